@@ -1,0 +1,9 @@
+//! lspgate: the agent's headless editor. Real language servers, served over MCP and a CLI.
+//!
+//! Layers, top to bottom: `cli` and `mcp` (front ends) → `ops` (one function per tool) →
+//! `documents` (open files, freshness, overlays, diagnostics) and `workspace` (root, languages,
+//! servers) → `lsp` (client and transport; the only place that knows LSP types). `text` holds the
+//! pure position logic every layer shares.
+
+pub mod lsp;
+pub mod text;

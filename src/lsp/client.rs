@@ -1,0 +1,1007 @@
+//! The typed LSP client: `initialize` handshake, capability checks, answers to the server's own
+//! requests, diagnostics and `$/progress` tracking, and one method per request lspgate makes.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lsp_types as lt;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use url::Url;
+
+use super::transport::{Inbound, SpawnSpec, Transport};
+use super::wire::*;
+use super::{CONTENT_MODIFIED, LspError, SERVER_CANCELLED};
+use crate::text::Encoding;
+
+/// Capabilities lspgate asks about, by what it would call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cap {
+    Hover,
+    Definition,
+    Declaration,
+    TypeDefinition,
+    Implementation,
+    References,
+    DocumentSymbols,
+    WorkspaceSymbols,
+    SignatureHelp,
+    Completion,
+    CallHierarchy,
+    PullDiagnostics,
+}
+
+impl Cap {
+    fn provider_key(self) -> &'static str {
+        match self {
+            Cap::Hover => "hoverProvider",
+            Cap::Definition => "definitionProvider",
+            Cap::Declaration => "declarationProvider",
+            Cap::TypeDefinition => "typeDefinitionProvider",
+            Cap::Implementation => "implementationProvider",
+            Cap::References => "referencesProvider",
+            Cap::DocumentSymbols => "documentSymbolProvider",
+            Cap::WorkspaceSymbols => "workspaceSymbolProvider",
+            Cap::SignatureHelp => "signatureHelpProvider",
+            Cap::Completion => "completionProvider",
+            Cap::CallHierarchy => "callHierarchyProvider",
+            Cap::PullDiagnostics => "diagnosticProvider",
+        }
+    }
+
+    fn method(self) -> &'static str {
+        match self {
+            Cap::Hover => "textDocument/hover",
+            Cap::Definition => "textDocument/definition",
+            Cap::Declaration => "textDocument/declaration",
+            Cap::TypeDefinition => "textDocument/typeDefinition",
+            Cap::Implementation => "textDocument/implementation",
+            Cap::References => "textDocument/references",
+            Cap::DocumentSymbols => "textDocument/documentSymbol",
+            Cap::WorkspaceSymbols => "workspace/symbol",
+            Cap::SignatureHelp => "textDocument/signatureHelp",
+            Cap::Completion => "textDocument/completion",
+            Cap::CallHierarchy => "textDocument/prepareCallHierarchy",
+            Cap::PullDiagnostics => "textDocument/diagnostic",
+        }
+    }
+}
+
+/// Knobs of one client.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Bound on `initialize`.
+    pub init_timeout: Duration,
+    /// Bound on any other request.
+    pub request_timeout: Duration,
+    /// Served on `workspace/configuration`, looked up by section.
+    pub settings: Value,
+    /// Sent as `initializationOptions`.
+    pub initialization: Value,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            init_timeout: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(30),
+            settings: Value::Null,
+            initialization: Value::Null,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Published {
+    version: Option<i32>,
+    diags: Arc<Vec<WireDiagnostic>>,
+    seq: u64,
+}
+
+#[derive(Default)]
+struct State {
+    diags: Mutex<HashMap<Url, Published>>,
+    publish_seq: Mutex<u64>,
+    /// Active `$/progress` tokens and their titles.
+    progress: Mutex<HashMap<String, String>>,
+    /// Dynamic registrations: id → method.
+    registrations: Mutex<HashMap<String, String>>,
+}
+
+/// One initialized language server.
+pub struct LspClient {
+    transport: Arc<Transport>,
+    caps: Value,
+    encoding: Encoding,
+    server_version: Option<String>,
+    opts: ClientOptions,
+    state: Arc<State>,
+    diag_tx: watch::Sender<u64>,
+    progress_tx: watch::Sender<u64>,
+}
+
+impl LspClient {
+    /// Spawns the server in `root` and completes the `initialize` handshake.
+    pub async fn start(
+        spec: &SpawnSpec,
+        root: &Path,
+        opts: ClientOptions,
+    ) -> Result<Arc<LspClient>, LspError> {
+        let (transport, inbound) = Transport::spawn(spec, root)?;
+        let root_uri = Url::from_directory_path(root)
+            .map_err(|_| LspError::Protocol(format!("root {} is not absolute", root.display())))?;
+        let state = Arc::new(State::default());
+        let (diag_tx, _) = watch::channel(0u64);
+        let (progress_tx, _) = watch::channel(0u64);
+        tokio::spawn(serve_inbound(
+            inbound,
+            transport.clone(),
+            state.clone(),
+            diag_tx.clone(),
+            progress_tx.clone(),
+            opts.settings.clone(),
+            root_uri.clone(),
+        ));
+        let params = initialize_params(&root_uri, root, &opts.initialization);
+        let init = transport
+            .request("initialize", params, opts.init_timeout)
+            .await;
+        let result = match init {
+            Ok(r) => r,
+            Err(e) => {
+                transport.kill_group();
+                return Err(with_stderr(e, &transport));
+            }
+        };
+        let caps = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        let encoding = caps
+            .get("positionEncoding")
+            .and_then(Value::as_str)
+            .and_then(Encoding::from_lsp)
+            .unwrap_or(Encoding::Utf16);
+        let server_version = result
+            .get("serverInfo")
+            .map(|i| {
+                let name = i.get("name").and_then(Value::as_str).unwrap_or("");
+                match i.get("version").and_then(Value::as_str) {
+                    Some(v) => format!("{name} {v}"),
+                    None => name.to_string(),
+                }
+            })
+            .filter(|s| !s.is_empty());
+        transport.notify("initialized", json!({}));
+        tracing::info!(server = %spec.name, ?encoding, "initialized");
+        Ok(Arc::new(LspClient {
+            transport,
+            caps,
+            encoding,
+            server_version,
+            opts,
+            state,
+            diag_tx,
+            progress_tx,
+        }))
+    }
+
+    pub fn name(&self) -> &str {
+        self.transport.name()
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.transport.pid()
+    }
+
+    pub fn is_alive(&self) -> bool {
+        !self.transport.is_closed()
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    pub fn server_version(&self) -> Option<&str> {
+        self.server_version.as_deref()
+    }
+
+    /// The raw capabilities the server announced.
+    pub fn capabilities(&self) -> &Value {
+        &self.caps
+    }
+
+    /// Whether the server serves `cap`, statically or through a dynamic registration.
+    pub fn supports(&self, cap: Cap) -> bool {
+        let static_on = !matches!(
+            self.caps.get(cap.provider_key()),
+            None | Some(Value::Null) | Some(Value::Bool(false))
+        );
+        static_on || self.registered(cap.method())
+    }
+
+    fn registered(&self, method: &str) -> bool {
+        self.state
+            .registrations
+            .lock()
+            .map(|r| r.values().any(|m| m == method))
+            .unwrap_or(false)
+    }
+
+    pub async fn shutdown(&self) {
+        self.transport.shutdown(Duration::from_secs(2)).await;
+    }
+
+    async fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, LspError> {
+        self.call_with(method, params, self.opts.request_timeout).await
+    }
+
+    /// A request, retried (bounded) when the server says the content changed under it or it
+    /// cancelled the request on its own.
+    async fn call_with<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<T, LspError> {
+        let mut attempt = 0;
+        loop {
+            let r = self.transport.request(method, params.clone(), timeout).await;
+            match r {
+                Err(LspError::Server { code, .. })
+                    if (code == CONTENT_MODIFIED || code == SERVER_CANCELLED) && attempt < 3 =>
+                {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+                }
+                Err(e) => return Err(e),
+                Ok(v) => {
+                    return serde_json::from_value(v)
+                        .map_err(|e| LspError::Protocol(format!("{method}: {e}")));
+                }
+            }
+        }
+    }
+
+    // ---- document synchronization ----
+
+    pub fn did_open(&self, uri: &Url, language_id: &str, version: i32, text: &str) {
+        self.transport.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": language_id, "version": version, "text": text}}),
+        );
+    }
+
+    /// Sends the whole new text (valid whatever sync kind the server chose).
+    pub fn did_change(&self, uri: &Url, version: i32, text: &str) {
+        self.transport.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+
+    pub fn did_save(&self, uri: &Url, text: &str) {
+        let sync = self.caps.get("textDocumentSync");
+        let save = sync.and_then(|s| s.get("save"));
+        let wants = match save {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::Object(_)) => true,
+            _ => false,
+        };
+        if !wants {
+            return;
+        }
+        let include = save
+            .and_then(|s| s.get("includeText"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let mut params = json!({"textDocument": {"uri": uri}});
+        if include {
+            params["text"] = Value::String(text.to_string());
+        }
+        self.transport.notify("textDocument/didSave", params);
+    }
+
+    pub fn did_close(&self, uri: &Url) {
+        self.transport
+            .notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+    }
+
+    // ---- diagnostics ----
+
+    /// The publish counter; record it before a change, then wait for a publish after it.
+    pub fn publish_seq(&self) -> u64 {
+        self.state.publish_seq.lock().map(|s| *s).unwrap_or(0)
+    }
+
+    /// Pull diagnostics for one document.
+    pub async fn pull_diagnostics(&self, uri: &Url) -> Result<Vec<WireDiagnostic>, LspError> {
+        let report: lt::DocumentDiagnosticReportResult = self
+            .call(
+                "textDocument/diagnostic",
+                json!({"textDocument": {"uri": uri}}),
+            )
+            .await?;
+        let items = match report {
+            lt::DocumentDiagnosticReportResult::Report(lt::DocumentDiagnosticReport::Full(f)) => {
+                f.full_document_diagnostic_report.items
+            }
+            lt::DocumentDiagnosticReportResult::Report(lt::DocumentDiagnosticReport::Unchanged(
+                _,
+            )) => Vec::new(),
+            lt::DocumentDiagnosticReportResult::Partial(_) => Vec::new(),
+        };
+        Ok(items.into_iter().map(convert_diag).collect())
+    }
+
+    /// Waits for the pushed diagnostics of `uri` at `version` (or, for servers that send no
+    /// version, the first publish after `after_seq` followed by `quiet` without another one).
+    /// Returns the diagnostics and whether they are known to be fresh.
+    pub async fn wait_pushed(
+        &self,
+        uri: &Url,
+        version: i32,
+        after_seq: u64,
+        timeout: Duration,
+        quiet: Duration,
+    ) -> (Vec<WireDiagnostic>, bool) {
+        let deadline = Instant::now() + timeout;
+        let mut rx = self.diag_tx.subscribe();
+        loop {
+            rx.borrow_and_update();
+            let current = self.published(uri);
+            if let Some(p) = &current {
+                match p.version {
+                    Some(v) if v >= version => return ((*p.diags).clone(), true),
+                    None if p.seq > after_seq => {
+                        return self.settle(uri, p.clone(), deadline, quiet, &mut rx).await;
+                    }
+                    _ => {}
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero()
+                || tokio::time::timeout(left, rx.changed()).await.is_err()
+                || !self.is_alive()
+            {
+                let diags = current.map(|p| (*p.diags).clone()).unwrap_or_default();
+                return (diags, false);
+            }
+        }
+    }
+
+    async fn settle(
+        &self,
+        uri: &Url,
+        mut last: Published,
+        deadline: Instant,
+        quiet: Duration,
+        rx: &mut watch::Receiver<u64>,
+    ) -> (Vec<WireDiagnostic>, bool) {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now()).min(quiet);
+            if left.is_zero() || tokio::time::timeout(left, rx.changed()).await.is_err() {
+                return ((*last.diags).clone(), true);
+            }
+            if let Some(p) = self.published(uri) {
+                last = p;
+            }
+        }
+    }
+
+    fn published(&self, uri: &Url) -> Option<Published> {
+        self.state.diags.lock().ok()?.get(uri).cloned()
+    }
+
+    // ---- readiness ----
+
+    /// Titles of the server's work in progress (indexing, analysis); empty when idle.
+    pub fn busy(&self) -> Busy {
+        let titles = self
+            .state
+            .progress
+            .lock()
+            .map(|p| p.values().cloned().collect())
+            .unwrap_or_default();
+        Busy { titles }
+    }
+
+    /// Waits until no `$/progress` is active, at most `timeout`. Returns what is still running
+    /// when the bound is hit.
+    pub async fn wait_idle(&self, timeout: Duration) -> Result<(), Busy> {
+        let deadline = Instant::now() + timeout;
+        let mut rx = self.progress_tx.subscribe();
+        loop {
+            rx.borrow_and_update();
+            let busy = self.busy();
+            if busy.titles.is_empty() {
+                return Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, rx.changed()).await.is_err() {
+                return Err(busy);
+            }
+        }
+    }
+
+    // ---- requests ----
+
+    pub async fn hover(&self, uri: &Url, pos: WirePos) -> Result<Option<WireHover>, LspError> {
+        let h: Option<lt::Hover> = self
+            .call("textDocument/hover", text_pos(uri, pos))
+            .await?;
+        Ok(h.map(|h| WireHover {
+            contents: hover_text(h.contents),
+            range: h.range.map(range),
+        })
+        .filter(|h| !h.contents.trim().is_empty()))
+    }
+
+    pub async fn goto(
+        &self,
+        kind: GotoKind,
+        uri: &Url,
+        pos: WirePos,
+    ) -> Result<Vec<WireLocation>, LspError> {
+        let method = match kind {
+            GotoKind::Definition => "textDocument/definition",
+            GotoKind::Declaration => "textDocument/declaration",
+            GotoKind::TypeDefinition => "textDocument/typeDefinition",
+            GotoKind::Implementation => "textDocument/implementation",
+        };
+        let r: Option<lt::GotoDefinitionResponse> = self.call(method, text_pos(uri, pos)).await?;
+        Ok(match r {
+            None => Vec::new(),
+            Some(lt::GotoDefinitionResponse::Scalar(l)) => vec![location(l)],
+            Some(lt::GotoDefinitionResponse::Array(ls)) => ls.into_iter().map(location).collect(),
+            Some(lt::GotoDefinitionResponse::Link(links)) => links
+                .into_iter()
+                .map(|l| WireLocation {
+                    uri: l.target_uri,
+                    range: range(l.target_selection_range),
+                })
+                .collect(),
+        })
+    }
+
+    pub async fn references(
+        &self,
+        uri: &Url,
+        pos: WirePos,
+        include_declaration: bool,
+    ) -> Result<Vec<WireLocation>, LspError> {
+        let mut params = text_pos(uri, pos);
+        params["context"] = json!({"includeDeclaration": include_declaration});
+        let r: Option<Vec<lt::Location>> = self.call("textDocument/references", params).await?;
+        Ok(r.unwrap_or_default().into_iter().map(location).collect())
+    }
+
+    pub async fn document_symbols(&self, uri: &Url) -> Result<Vec<WireSymbol>, LspError> {
+        let r: Option<lt::DocumentSymbolResponse> = self
+            .call(
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": uri}}),
+            )
+            .await?;
+        Ok(match r {
+            None => Vec::new(),
+            Some(lt::DocumentSymbolResponse::Nested(s)) => s.into_iter().map(doc_symbol).collect(),
+            Some(lt::DocumentSymbolResponse::Flat(s)) => s
+                .into_iter()
+                .map(|s| WireSymbol {
+                    name: s.name,
+                    kind: symbol_kind(s.kind),
+                    detail: s.container_name,
+                    range: range(s.location.range),
+                    selection: range(s.location.range),
+                    children: Vec::new(),
+                })
+                .collect(),
+        })
+    }
+
+    pub async fn workspace_symbols(&self, query: &str) -> Result<Vec<WireWorkspaceSymbol>, LspError> {
+        let r: Option<lt::WorkspaceSymbolResponse> = self
+            .call("workspace/symbol", json!({"query": query}))
+            .await?;
+        Ok(match r {
+            None => Vec::new(),
+            Some(lt::WorkspaceSymbolResponse::Flat(s)) => s
+                .into_iter()
+                .map(|s| WireWorkspaceSymbol {
+                    name: s.name,
+                    kind: symbol_kind(s.kind),
+                    container: s.container_name,
+                    location: location(s.location),
+                })
+                .collect(),
+            Some(lt::WorkspaceSymbolResponse::Nested(s)) => s
+                .into_iter()
+                .map(|s| WireWorkspaceSymbol {
+                    name: s.name,
+                    kind: symbol_kind(s.kind),
+                    container: s.container_name,
+                    location: match s.location {
+                        lt::OneOf::Left(l) => location(l),
+                        lt::OneOf::Right(w) => WireLocation {
+                            uri: w.uri,
+                            range: WireRange::default(),
+                        },
+                    },
+                })
+                .collect(),
+        })
+    }
+
+    pub async fn signature_help(
+        &self,
+        uri: &Url,
+        pos: WirePos,
+    ) -> Result<WireSignatures, LspError> {
+        let r: Option<lt::SignatureHelp> = self
+            .call("textDocument/signatureHelp", text_pos(uri, pos))
+            .await?;
+        let Some(h) = r else {
+            return Ok(WireSignatures {
+                signatures: Vec::new(),
+                active_signature: None,
+            });
+        };
+        let signatures = h
+            .signatures
+            .into_iter()
+            .map(|s| {
+                let parameters = s
+                    .parameters
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|p| match p.label {
+                        lt::ParameterLabel::Simple(s) => s,
+                        lt::ParameterLabel::LabelOffsets([a, b]) => s
+                            .label
+                            .encode_utf16()
+                            .skip(a as usize)
+                            .take(b.saturating_sub(a) as usize)
+                            .collect::<Vec<u16>>()
+                            .pipe(|u| String::from_utf16_lossy(&u)),
+                    })
+                    .collect();
+                WireSignature {
+                    label: s.label,
+                    parameters,
+                    active_parameter: s.active_parameter.or(h.active_parameter),
+                }
+            })
+            .collect();
+        Ok(WireSignatures {
+            signatures,
+            active_signature: h.active_signature,
+        })
+    }
+
+    pub async fn completions(&self, uri: &Url, pos: WirePos) -> Result<WireCompletions, LspError> {
+        let r: Option<lt::CompletionResponse> = self
+            .call("textDocument/completion", text_pos(uri, pos))
+            .await?;
+        let (items, incomplete) = match r {
+            None => (Vec::new(), false),
+            Some(lt::CompletionResponse::Array(a)) => (a, false),
+            Some(lt::CompletionResponse::List(l)) => (l.items, l.is_incomplete),
+        };
+        let mut items: Vec<lt::CompletionItem> = items;
+        items.sort_by(|a, b| {
+            a.sort_text
+                .as_deref()
+                .unwrap_or(&a.label)
+                .cmp(b.sort_text.as_deref().unwrap_or(&b.label))
+        });
+        Ok(WireCompletions {
+            items: items
+                .into_iter()
+                .map(|i| WireCompletion {
+                    label: i.label,
+                    kind: i.kind.map(completion_kind),
+                    detail: i.detail,
+                })
+                .collect(),
+            incomplete,
+        })
+    }
+
+    pub async fn call_hierarchy(
+        &self,
+        uri: &Url,
+        pos: WirePos,
+        direction: CallDirection,
+    ) -> Result<Vec<WireCall>, LspError> {
+        let items: Option<Vec<lt::CallHierarchyItem>> = self
+            .call("textDocument/prepareCallHierarchy", text_pos(uri, pos))
+            .await?;
+        let mut out = Vec::new();
+        for item in items.unwrap_or_default() {
+            let origin = item.uri.clone();
+            let item = serde_json::to_value(&item)
+                .map_err(|e| LspError::Protocol(e.to_string()))?;
+            match direction {
+                CallDirection::Incoming => {
+                    let calls: Option<Vec<lt::CallHierarchyIncomingCall>> = self
+                        .call("callHierarchy/incomingCalls", json!({"item": item}))
+                        .await?;
+                    for c in calls.unwrap_or_default() {
+                        out.push(WireCall {
+                            name: c.from.name,
+                            kind: symbol_kind(c.from.kind),
+                            sites_uri: c.from.uri.clone(),
+                            location: WireLocation {
+                                uri: c.from.uri,
+                                range: range(c.from.selection_range),
+                            },
+                            call_sites: c.from_ranges.into_iter().map(range).collect(),
+                        });
+                    }
+                }
+                CallDirection::Outgoing => {
+                    let calls: Option<Vec<lt::CallHierarchyOutgoingCall>> = self
+                        .call("callHierarchy/outgoingCalls", json!({"item": item}))
+                        .await?;
+                    for c in calls.unwrap_or_default() {
+                        out.push(WireCall {
+                            name: c.to.name,
+                            kind: symbol_kind(c.to.kind),
+                            location: WireLocation {
+                                uri: c.to.uri,
+                                range: range(c.to.selection_range),
+                            },
+                            sites_uri: origin.clone(),
+                            call_sites: c.from_ranges.into_iter().map(range).collect(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for LspClient {
+    fn drop(&mut self) {
+        self.transport.kill_group();
+    }
+}
+
+trait Pipe: Sized {
+    fn pipe<R>(self, f: impl FnOnce(Self) -> R) -> R {
+        f(self)
+    }
+}
+impl<T> Pipe for T {}
+
+fn with_stderr(e: LspError, t: &Transport) -> LspError {
+    match e {
+        LspError::StreamClosed { reason, .. } => LspError::StreamClosed {
+            reason,
+            stderr: t.stderr_tail(),
+        },
+        other => other,
+    }
+}
+
+fn initialize_params(root_uri: &Url, root: &Path, init_options: &Value) -> Value {
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into());
+    let symbol_kinds: Vec<u32> = (1..=26).collect();
+    let completion_kinds: Vec<u32> = (1..=25).collect();
+    let mut params = json!({
+        "processId": std::process::id(),
+        "clientInfo": {"name": "lspgate", "version": env!("CARGO_PKG_VERSION")},
+        "rootUri": root_uri,
+        "rootPath": root,
+        "workspaceFolders": [{"uri": root_uri, "name": name}],
+        "capabilities": {
+            "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
+            "workspace": {
+                "configuration": true,
+                "workspaceFolders": true,
+                "applyEdit": true,
+                "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]},
+                "symbol": {"dynamicRegistration": false, "symbolKind": {"valueSet": symbol_kinds}},
+                "didChangeConfiguration": {"dynamicRegistration": true},
+                "diagnostics": {"refreshSupport": false}
+            },
+            "window": {"workDoneProgress": true, "showMessage": {}},
+            "textDocument": {
+                "synchronization": {"dynamicRegistration": false, "didSave": true, "willSave": false},
+                "hover": {"contentFormat": ["markdown", "plaintext"]},
+                "definition": {"linkSupport": true},
+                "declaration": {"linkSupport": true},
+                "typeDefinition": {"linkSupport": true},
+                "implementation": {"linkSupport": true},
+                "references": {},
+                "documentSymbol": {
+                    "hierarchicalDocumentSymbolSupport": true,
+                    "symbolKind": {"valueSet": symbol_kinds}
+                },
+                "signatureHelp": {
+                    "signatureInformation": {
+                        "documentationFormat": ["markdown", "plaintext"],
+                        "parameterInformation": {"labelOffsetSupport": true},
+                        "activeParameterSupport": true
+                    }
+                },
+                "completion": {
+                    "completionItem": {"snippetSupport": false, "documentationFormat": ["markdown", "plaintext"]},
+                    "completionItemKind": {"valueSet": completion_kinds}
+                },
+                "callHierarchy": {"dynamicRegistration": false},
+                "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
+                "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false}
+            }
+        }
+    });
+    if !init_options.is_null() {
+        params["initializationOptions"] = init_options.clone();
+    }
+    params
+}
+
+async fn serve_inbound(
+    mut inbound: mpsc::UnboundedReceiver<Inbound>,
+    transport: Arc<Transport>,
+    state: Arc<State>,
+    diag_tx: watch::Sender<u64>,
+    progress_tx: watch::Sender<u64>,
+    settings: Value,
+    root_uri: Url,
+) {
+    while let Some(msg) = inbound.recv().await {
+        match msg {
+            Inbound::Notification { method, params } => match method.as_str() {
+                "textDocument/publishDiagnostics" => {
+                    let Ok(p) = serde_json::from_value::<lt::PublishDiagnosticsParams>(params)
+                    else {
+                        tracing::debug!("bad publishDiagnostics");
+                        continue;
+                    };
+                    let seq = match state.publish_seq.lock() {
+                        Ok(mut s) => {
+                            *s += 1;
+                            *s
+                        }
+                        Err(_) => continue,
+                    };
+                    let published = Published {
+                        version: p.version,
+                        diags: Arc::new(p.diagnostics.into_iter().map(convert_diag).collect()),
+                        seq,
+                    };
+                    if let Ok(mut d) = state.diags.lock() {
+                        d.insert(p.uri, published);
+                    }
+                    diag_tx.send_replace(seq);
+                }
+                "$/progress" => {
+                    let token = match params.get("token") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                        None => continue,
+                    };
+                    let value = params.get("value");
+                    let kind = value.and_then(|v| v.get("kind")).and_then(Value::as_str);
+                    if let Ok(mut p) = state.progress.lock() {
+                        match kind {
+                            Some("begin") => {
+                                let title = value
+                                    .and_then(|v| v.get("title"))
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("working")
+                                    .to_string();
+                                p.insert(token, title);
+                            }
+                            Some("end") => {
+                                p.remove(&token);
+                            }
+                            _ => {}
+                        }
+                    }
+                    progress_tx.send_modify(|n| *n += 1);
+                }
+                "window/logMessage" | "window/showMessage" => {
+                    let text = params.get("message").and_then(Value::as_str).unwrap_or("");
+                    tracing::debug!(server = %transport.name(), "{method}: {text}");
+                }
+                _ => {}
+            },
+            Inbound::Request { id, method, params } => {
+                let reply = answer_server_request(&method, &params, &state, &settings, &root_uri);
+                transport.respond(id, reply);
+            }
+        }
+    }
+}
+
+fn answer_server_request(
+    method: &str,
+    params: &Value,
+    state: &State,
+    settings: &Value,
+    root_uri: &Url,
+) -> Result<Value, (i64, String)> {
+    match method {
+        "workspace/configuration" => {
+            let items = params
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let answers: Vec<Value> = items
+                .iter()
+                .map(|item| match item.get("section").and_then(Value::as_str) {
+                    Some(section) => section
+                        .split('.')
+                        .try_fold(settings, |v, k| v.get(k))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    None => settings.clone(),
+                })
+                .collect();
+            Ok(Value::Array(answers))
+        }
+        "window/workDoneProgress/create" => Ok(Value::Null),
+        "client/registerCapability" => {
+            if let (Some(regs), Ok(mut r)) = (
+                params.get("registrations").and_then(Value::as_array),
+                state.registrations.lock(),
+            ) {
+                for reg in regs {
+                    if let (Some(id), Some(m)) = (
+                        reg.get("id").and_then(Value::as_str),
+                        reg.get("method").and_then(Value::as_str),
+                    ) {
+                        r.insert(id.to_string(), m.to_string());
+                    }
+                }
+            }
+            Ok(Value::Null)
+        }
+        "client/unregisterCapability" => {
+            let list = params
+                .get("unregisterations")
+                .or_else(|| params.get("unregistrations"))
+                .and_then(Value::as_array);
+            if let (Some(list), Ok(mut r)) = (list, state.registrations.lock()) {
+                for u in list {
+                    if let Some(id) = u.get("id").and_then(Value::as_str) {
+                        r.remove(id);
+                    }
+                }
+            }
+            Ok(Value::Null)
+        }
+        "workspace/applyEdit" => Ok(json!({
+            "applied": false,
+            "failureReason": "lspgate applies edits only through its edit tools"
+        })),
+        "window/showMessageRequest" => Ok(Value::Null),
+        "window/showDocument" => Ok(json!({"success": false})),
+        "workspace/workspaceFolders" => Ok(json!([{"uri": root_uri, "name": "root"}])),
+        "workspace/diagnostic/refresh"
+        | "workspace/semanticTokens/refresh"
+        | "workspace/inlayHint/refresh"
+        | "workspace/inlineValue/refresh"
+        | "workspace/codeLens/refresh" => Ok(Value::Null),
+        _ => Err((-32601, format!("lspgate does not handle {method}"))),
+    }
+}
+
+fn text_pos(uri: &Url, pos: WirePos) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": pos.line, "character": pos.character}})
+}
+
+fn range(r: lt::Range) -> WireRange {
+    WireRange {
+        start: WirePos {
+            line: r.start.line,
+            character: r.start.character,
+        },
+        end: WirePos {
+            line: r.end.line,
+            character: r.end.character,
+        },
+    }
+}
+
+fn location(l: lt::Location) -> WireLocation {
+    WireLocation {
+        uri: l.uri,
+        range: range(l.range),
+    }
+}
+
+fn convert_diag(d: lt::Diagnostic) -> WireDiagnostic {
+    WireDiagnostic {
+        range: range(d.range),
+        severity: match d.severity {
+            Some(lt::DiagnosticSeverity::WARNING) => Severity::Warning,
+            Some(lt::DiagnosticSeverity::INFORMATION) => Severity::Info,
+            Some(lt::DiagnosticSeverity::HINT) => Severity::Hint,
+            _ => Severity::Error,
+        },
+        code: d.code.map(|c| match c {
+            lt::NumberOrString::Number(n) => n.to_string(),
+            lt::NumberOrString::String(s) => s,
+        }),
+        source: d.source,
+        message: d.message,
+    }
+}
+
+fn doc_symbol(s: lt::DocumentSymbol) -> WireSymbol {
+    WireSymbol {
+        name: s.name,
+        kind: symbol_kind(s.kind),
+        detail: s.detail.filter(|d| !d.is_empty()),
+        range: range(s.range),
+        selection: range(s.selection_range),
+        children: s
+            .children
+            .unwrap_or_default()
+            .into_iter()
+            .map(doc_symbol)
+            .collect(),
+    }
+}
+
+fn hover_text(c: lt::HoverContents) -> String {
+    fn marked(m: lt::MarkedString) -> String {
+        match m {
+            lt::MarkedString::String(s) => s,
+            lt::MarkedString::LanguageString(ls) => {
+                format!("```{}\n{}\n```", ls.language, ls.value)
+            }
+        }
+    }
+    match c {
+        lt::HoverContents::Scalar(m) => marked(m),
+        lt::HoverContents::Array(ms) => ms.into_iter().map(marked).collect::<Vec<_>>().join("\n\n"),
+        lt::HoverContents::Markup(m) => m.value,
+    }
+}
+
+fn symbol_kind(k: lt::SymbolKind) -> &'static str {
+    const NAMES: [&str; 26] = [
+        "file", "module", "namespace", "package", "class", "method", "property", "field",
+        "constructor", "enum", "interface", "function", "variable", "constant", "string",
+        "number", "boolean", "array", "object", "key", "null", "enum_member", "struct", "event",
+        "operator", "type_parameter",
+    ];
+    let n: i32 = serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0) as i32;
+    NAMES
+        .get((n - 1).max(0) as usize)
+        .copied()
+        .filter(|_| n >= 1)
+        .unwrap_or("unknown")
+}
+
+fn completion_kind(k: lt::CompletionItemKind) -> &'static str {
+    const NAMES: [&str; 25] = [
+        "text", "method", "function", "constructor", "field", "variable", "class", "interface",
+        "module", "property", "unit", "value", "enum", "keyword", "snippet", "color", "file",
+        "reference", "folder", "enum_member", "constant", "struct", "event", "operator",
+        "type_parameter",
+    ];
+    let n = serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    if n >= 1 {
+        NAMES.get(n as usize - 1).copied().unwrap_or("unknown")
+    } else {
+        "unknown"
+    }
+}

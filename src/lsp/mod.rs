@@ -1,0 +1,32 @@
+//! The LSP layer: process transport, typed client and the neutral `wire` types it hands upward.
+//! Architecture invariant: `lsp_types` is used only inside this module; callers see `wire` types.
+
+pub mod client;
+pub mod framing;
+pub mod transport;
+pub mod wire;
+
+pub use client::{Cap, ClientOptions, LspClient};
+pub use transport::SpawnSpec;
+
+use std::time::Duration;
+
+/// Failures of talking to a language server.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LspError {
+    #[error("could not start `{command}`: {reason}")]
+    Spawn { command: String, reason: String },
+    #[error("{method} got no answer within {}s", after.as_secs_f64())]
+    Timeout { method: String, after: Duration },
+    #[error("server stream closed: {reason}")]
+    StreamClosed { reason: String, stderr: String },
+    #[error("server error {code}: {message}")]
+    Server { code: i64, message: String },
+    #[error("unexpected answer from server: {0}")]
+    Protocol(String),
+}
+
+/// LSP error code for a request the server dropped because the document changed.
+pub const CONTENT_MODIFIED: i64 = -32801;
+/// LSP error code for a request the server cancelled by itself.
+pub const SERVER_CANCELLED: i64 = -32802;

@@ -1,0 +1,358 @@
+//! A language-server process and its JSON-RPC channel: spawn, read/write/stderr tasks, request
+//! correlation, per-request timeouts, `$/cancelRequest` on drop, and shutdown.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
+
+use super::LspError;
+use super::framing::{self, FrameError};
+
+/// Largest message we accept from a server. Larger ones mean the server is broken.
+pub const MAX_SERVER_FRAME: usize = 32 * 1024 * 1024;
+const STDERR_TAIL_LINES: usize = 20;
+
+/// What the server sent that is not a response to one of our requests.
+#[derive(Debug)]
+pub enum Inbound {
+    Notification { method: String, params: Value },
+    Request { id: Value, method: String, params: Value },
+}
+
+type Reply = Result<Value, LspError>;
+type PendingMap = HashMap<i64, oneshot::Sender<Reply>>;
+
+/// How to start a server process.
+#[derive(Debug, Clone)]
+pub struct SpawnSpec {
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// The live channel to one server process.
+pub struct Transport {
+    name: String,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Arc<Mutex<PendingMap>>,
+    next_id: AtomicI64,
+    closed: Arc<AtomicBool>,
+    child: Mutex<Option<Child>>,
+    pid: Option<u32>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Transport {
+    /// Starts the process in `root` and the tasks that serve its pipes. Messages that are not
+    /// responses arrive on the returned receiver, in order.
+    pub fn spawn(
+        spec: &SpawnSpec,
+        root: &Path,
+    ) -> Result<(Arc<Transport>, mpsc::UnboundedReceiver<Inbound>), LspError> {
+        let mut cmd = Command::new(&spec.command);
+        cmd.args(&spec.args)
+            .current_dir(root)
+            .envs(spec.env.iter().cloned())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| LspError::Spawn {
+            command: spec.command.clone(),
+            reason: e.to_string(),
+        })?;
+        let pid = child.id();
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(LspError::Spawn {
+                command: spec.command.clone(),
+                reason: "pipes unavailable".into(),
+            });
+        };
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (in_tx, in_rx) = mpsc::unbounded_channel();
+        let pending: Arc<Mutex<PendingMap>> = Arc::default();
+        let closed = Arc::new(AtomicBool::new(false));
+        let stderr_tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
+        let name = spec.name.clone();
+
+        // Writer: one task owns stdin, so frames never interleave.
+        let wname = name.clone();
+        tokio::spawn(async move {
+            let mut stdin = stdin;
+            while let Some(frame) = out_rx.recv().await {
+                if let Err(e) = stdin.write_all(&frame).await {
+                    tracing::debug!(server = %wname, "write to server failed: {e}");
+                    break;
+                }
+                if out_rx.is_empty() && stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+
+        // Stderr: logged, and the tail kept for error messages.
+        let sname = name.clone();
+        let tail = stderr_tail.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(server = %sname, "stderr: {line}");
+                if let Ok(mut t) = tail.lock() {
+                    if t.len() == STDERR_TAIL_LINES {
+                        t.pop_front();
+                    }
+                    t.push_back(line);
+                }
+            }
+        });
+
+        // Reader: responses complete pending requests here; everything else goes to the client.
+        let rname = name.clone();
+        let rpending = pending.clone();
+        let rclosed = closed.clone();
+        let rtail = stderr_tail.clone();
+        tokio::spawn(async move {
+            let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+            let why = loop {
+                match framing::read_frame(&mut reader, MAX_SERVER_FRAME).await {
+                    Ok(body) => match serde_json::from_slice::<Value>(&body) {
+                        Ok(msg) => dispatch(msg, &rpending, &in_tx),
+                        Err(e) => break format!("server sent invalid JSON: {e}"),
+                    },
+                    Err(FrameError::Eof) => break "server closed its output".to_string(),
+                    Err(e) => break format!("server sent a bad frame: {e}"),
+                }
+            };
+            tracing::info!(server = %rname, "stream ended: {why}");
+            rclosed.store(true, Ordering::SeqCst);
+            let tail = tail_text(&rtail);
+            let drained: Vec<_> = match rpending.lock() {
+                Ok(mut p) => p.drain().map(|(_, tx)| tx).collect(),
+                Err(_) => Vec::new(),
+            };
+            for tx in drained {
+                let _ = tx.send(Err(LspError::StreamClosed {
+                    reason: why.clone(),
+                    stderr: tail.clone(),
+                }));
+            }
+        });
+
+        Ok((
+            Arc::new(Transport {
+                name,
+                out: out_tx,
+                pending,
+                next_id: AtomicI64::new(1),
+                closed,
+                child: Mutex::new(Some(child)),
+                pid,
+                stderr_tail,
+            }),
+            in_rx,
+        ))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// The last lines the server wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        tail_text(&self.stderr_tail)
+    }
+
+    fn send_value(&self, v: &Value) {
+        if let Ok(body) = serde_json::to_vec(v) {
+            let _ = self.out.send(framing::encode(&body));
+        }
+    }
+
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send_value(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    pub fn respond(&self, id: Value, result: Result<Value, (i64, String)>) {
+        let msg = match result {
+            Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
+            Err((code, message)) => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            }
+        };
+        self.send_value(&msg);
+    }
+
+    /// Sends a request and waits for its answer, at most `timeout`. The request is queued
+    /// before this future is first polled; if the future is dropped or times out, the server
+    /// gets `$/cancelRequest`.
+    pub fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<Value, LspError>> + Send + 'static {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let queued = if self.is_closed() {
+            Err(LspError::StreamClosed {
+                reason: "server is not running".into(),
+                stderr: self.stderr_tail(),
+            })
+        } else {
+            if let Ok(mut p) = self.pending.lock() {
+                p.insert(id, tx);
+            }
+            self.send_value(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+            Ok(())
+        };
+        let mut guard = CancelGuard {
+            transport: self.clone(),
+            id,
+            armed: queued.is_ok(),
+        };
+        let method = method.to_string();
+        async move {
+            queued?;
+            let out = match tokio::time::timeout(timeout, rx).await {
+                Ok(Ok(reply)) => {
+                    guard.armed = false;
+                    reply
+                }
+                Ok(Err(_)) => {
+                    guard.armed = false;
+                    Err(LspError::StreamClosed {
+                        reason: "server closed its output".into(),
+                        stderr: guard.transport.stderr_tail(),
+                    })
+                }
+                Err(_) => Err(LspError::Timeout { method, after: timeout }),
+            };
+            drop(guard);
+            out
+        }
+    }
+
+    /// `shutdown`, `exit`, a bounded wait, then kill of the whole process group.
+    pub async fn shutdown(self: &Arc<Self>, grace: Duration) {
+        if !self.is_closed() {
+            let _ = self.request("shutdown", Value::Null, grace).await;
+            self.notify("exit", Value::Null);
+        }
+        let child = self.child.lock().ok().and_then(|mut c| c.take());
+        if let Some(mut child) = child {
+            if tokio::time::timeout(grace, child.wait()).await.is_err() {
+                let _ = child.start_kill();
+            }
+        }
+        self.kill_group();
+    }
+
+    /// Kills the server's process group (the server and anything it spawned).
+    pub fn kill_group(&self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid {
+            // SAFETY: killpg with a pid we spawned as a group leader; errors are ignored.
+            unsafe {
+                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for Transport {
+    fn drop(&mut self) {
+        self.kill_group();
+    }
+}
+
+struct CancelGuard {
+    transport: Arc<Transport>,
+    id: i64,
+    armed: bool,
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let was_pending = self
+            .transport
+            .pending
+            .lock()
+            .map(|mut p| p.remove(&self.id).is_some())
+            .unwrap_or(false);
+        if was_pending && !self.transport.is_closed() {
+            self.transport
+                .notify("$/cancelRequest", json!({"id": self.id}));
+        }
+    }
+}
+
+fn dispatch(msg: Value, pending: &Mutex<PendingMap>, inbound: &mpsc::UnboundedSender<Inbound>) {
+    let Value::Object(mut obj) = msg else {
+        tracing::debug!("server sent a non-object message");
+        return;
+    };
+    let method = obj.remove("method").and_then(|m| match m {
+        Value::String(s) => Some(s),
+        _ => None,
+    });
+    let id = obj.remove("id");
+    match (method, id) {
+        (Some(method), Some(id)) => {
+            let params = obj.remove("params").unwrap_or(Value::Null);
+            let _ = inbound.send(Inbound::Request { id, method, params });
+        }
+        (Some(method), None) => {
+            let params = obj.remove("params").unwrap_or(Value::Null);
+            let _ = inbound.send(Inbound::Notification { method, params });
+        }
+        (None, Some(id)) => {
+            let Some(id) = id.as_i64() else { return };
+            let tx = pending.lock().ok().and_then(|mut p| p.remove(&id));
+            let Some(tx) = tx else { return };
+            let reply = if let Some(err) = obj.remove("error") {
+                Err(LspError::Server {
+                    code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    message: err
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                })
+            } else {
+                Ok(obj.remove("result").unwrap_or(Value::Null))
+            };
+            let _ = tx.send(reply);
+        }
+        (None, None) => tracing::debug!("server sent a message with neither id nor method"),
+    }
+}
+
+fn tail_text(tail: &Mutex<VecDeque<String>>) -> String {
+    tail.lock()
+        .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
+}

@@ -1,0 +1,127 @@
+//! Neutral types the LSP layer returns: positions still in the server's encoding, everything else
+//! already in lspgate's own vocabulary. No `lsp_types` here.
+
+use serde::Serialize;
+use url::Url;
+
+/// A position as the server counts it (0-based line, character in the negotiated encoding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WirePos {
+    pub line: u32,
+    pub character: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WireRange {
+    pub start: WirePos,
+    pub end: WirePos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireLocation {
+    pub uri: Url,
+    pub range: WireRange,
+}
+
+/// Diagnostic severity, as SPEC §3 names it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+    Hint,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireDiagnostic {
+    pub range: WireRange,
+    pub severity: Severity,
+    pub code: Option<String>,
+    pub source: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct WireHover {
+    pub contents: String,
+    pub range: Option<WireRange>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WireSymbol {
+    pub name: String,
+    pub kind: &'static str,
+    pub detail: Option<String>,
+    pub range: WireRange,
+    pub selection: WireRange,
+    pub children: Vec<WireSymbol>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WireWorkspaceSymbol {
+    pub name: String,
+    pub kind: &'static str,
+    pub container: Option<String>,
+    pub location: WireLocation,
+}
+
+#[derive(Debug, Clone)]
+pub struct WireSignature {
+    pub label: String,
+    pub parameters: Vec<String>,
+    pub active_parameter: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WireSignatures {
+    pub signatures: Vec<WireSignature>,
+    pub active_signature: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WireCompletion {
+    pub label: String,
+    pub kind: Option<&'static str>,
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WireCompletions {
+    pub items: Vec<WireCompletion>,
+    pub incomplete: bool,
+}
+
+/// One caller or callee; `call_sites` are in `sites_uri`.
+#[derive(Debug, Clone)]
+pub struct WireCall {
+    pub name: String,
+    pub kind: &'static str,
+    pub location: WireLocation,
+    pub sites_uri: Url,
+    pub call_sites: Vec<WireRange>,
+}
+
+/// Which way `call_hierarchy` walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallDirection {
+    Incoming,
+    Outgoing,
+}
+
+/// Which of the four "go to" requests `definition` sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GotoKind {
+    Definition,
+    Declaration,
+    TypeDefinition,
+    Implementation,
+}
+
+/// What indexing/progress state the server reports.
+#[derive(Debug, Clone, Default)]
+pub struct Busy {
+    pub titles: Vec<String>,
+}

@@ -1,0 +1,267 @@
+//! Pure text logic shared by every layer: line indexes, conversion between agents' 1-based
+//! code-point columns and the server's UTF-8/16/32 offsets, whole-word symbol search, digests.
+
+use sha2::{Digest, Sha256};
+
+/// A position encoding a server may negotiate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    Utf8,
+    #[default]
+    Utf16,
+    Utf32,
+}
+
+impl Encoding {
+    pub fn from_lsp(kind: &str) -> Option<Encoding> {
+        match kind {
+            "utf-8" => Some(Encoding::Utf8),
+            "utf-16" => Some(Encoding::Utf16),
+            "utf-32" => Some(Encoding::Utf32),
+            _ => None,
+        }
+    }
+
+    fn units(self, c: char) -> u32 {
+        match self {
+            Encoding::Utf8 => c.len_utf8() as u32,
+            Encoding::Utf16 => c.len_utf16() as u32,
+            Encoding::Utf32 => 1,
+        }
+    }
+}
+
+/// Start offsets of each line. Lines end at `\n`, `\r\n` or a lone `\r`, as LSP counts them.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let bytes = text.as_bytes();
+        let mut starts = vec![0];
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\n' => starts.push(i + 1),
+                b'\r' => {
+                    if bytes.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
+                    starts.push(i + 1);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        LineIndex {
+            starts,
+            len: text.len(),
+        }
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The text of 0-based line `line`, without its line ending.
+    pub fn line<'a>(&self, text: &'a str, line: usize) -> Option<&'a str> {
+        let start = *self.starts.get(line)?;
+        let end = self.starts.get(line + 1).copied().unwrap_or(self.len);
+        let s = text.get(start..end)?;
+        Some(s.trim_end_matches(['\n', '\r']))
+    }
+}
+
+/// Why a 1-based position does not fit the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PositionError {
+    #[error("line {line} is past the end of the file ({lines} lines)")]
+    LineOutOfRange { line: u32, lines: usize },
+    #[error("column {column} is past the end of line {line} ({chars} characters)")]
+    ColumnOutOfRange { line: u32, column: u32, chars: usize },
+}
+
+/// Converts an agent position (1-based line, 1-based code-point column) to the server's
+/// (0-based line, 0-based units of `enc`). A column one past the last character is allowed.
+pub fn to_wire(
+    text: &str,
+    index: &LineIndex,
+    line: u32,
+    column: u32,
+    enc: Encoding,
+) -> Result<(u32, u32), PositionError> {
+    let l = line.saturating_sub(1) as usize;
+    let Some(src) = index.line(text, l) else {
+        return Err(PositionError::LineOutOfRange {
+            line,
+            lines: index.line_count(),
+        });
+    };
+    let want = column.saturating_sub(1) as usize;
+    let mut units = 0u32;
+    let mut count = 0usize;
+    for c in src.chars() {
+        if count == want {
+            return Ok((l as u32, units));
+        }
+        units += enc.units(c);
+        count += 1;
+    }
+    if count == want {
+        return Ok((l as u32, units));
+    }
+    Err(PositionError::ColumnOutOfRange {
+        line,
+        column,
+        chars: count,
+    })
+}
+
+/// Converts a server position to an agent's (1-based line, 1-based code-point column).
+/// Positions past the line's end (or inside a character) are clamped, never an error: servers
+/// are not always exact, and an answer is better than none.
+pub fn from_wire(text: &str, index: &LineIndex, line: u32, character: u32, enc: Encoding) -> (u32, u32) {
+    let Some(src) = index.line(text, line as usize) else {
+        // Past the end (e.g. a range ending on the line after the last): clamp to the end.
+        let last = index.line_count().saturating_sub(1);
+        let chars = index.line(text, last).map_or(0, |s| s.chars().count());
+        return (last as u32 + 1, chars as u32 + 1);
+    };
+    let mut units = 0u32;
+    let mut col = 0u32;
+    for c in src.chars() {
+        if units >= character {
+            break;
+        }
+        units += enc.units(c);
+        col += 1;
+    }
+    (line + 1, col + 1)
+}
+
+/// Whether `c` can be part of an identifier for whole-word matching.
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// Finds the `occurrence`-th (1-based) whole-word match of `symbol` in `line_text` and returns
+/// its 1-based code-point column.
+pub fn find_symbol(line_text: &str, symbol: &str, occurrence: u32) -> Option<u32> {
+    if symbol.is_empty() || occurrence == 0 {
+        return None;
+    }
+    let starts_word = symbol.chars().next().is_some_and(is_word);
+    let ends_word = symbol.chars().next_back().is_some_and(is_word);
+    let mut seen = 0;
+    let mut from = 0;
+    while let Some(off) = line_text[from..].find(symbol) {
+        let at = from + off;
+        let end = at + symbol.len();
+        let before_ok = !starts_word || !line_text[..at].chars().next_back().is_some_and(is_word);
+        let after_ok = !ends_word || !line_text[end..].chars().next().is_some_and(is_word);
+        if before_ok && after_ok {
+            seen += 1;
+            if seen == occurrence {
+                return Some(line_text[..at].chars().count() as u32 + 1);
+            }
+        }
+        from = at + symbol.chars().next().map_or(1, char::len_utf8);
+    }
+    None
+}
+
+/// Hex SHA-256 of some bytes: the digest agents see (`expected_digest`, `revision_conflict`).
+pub fn digest(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in d {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(text: &str, line: u32, col: u32, enc: Encoding) -> (u32, u32) {
+        let idx = LineIndex::new(text);
+        let (l, c) = to_wire(text, &idx, line, col, enc).unwrap();
+        assert_eq!(from_wire(text, &idx, l, c, enc), (line, col), "{text:?} {enc:?}");
+        (l, c)
+    }
+
+    #[test]
+    fn emoji_counts_two_utf16_units_four_utf8_bytes() {
+        let t = "let s = \"😀\"; total\n";
+        // `total` starts at code-point column 14.
+        assert_eq!(find_symbol("let s = \"😀\"; total", "total", 1), Some(14));
+        assert_eq!(roundtrip(t, 1, 14, Encoding::Utf16), (0, 14));
+        assert_eq!(roundtrip(t, 1, 14, Encoding::Utf8), (0, 16));
+        assert_eq!(roundtrip(t, 1, 14, Encoding::Utf32), (0, 13));
+    }
+
+    #[test]
+    fn cjk_combining_marks_and_tabs() {
+        let t = "名前 = 1\n\te\u{301}x = 2\n";
+        assert_eq!(roundtrip(t, 1, 4, Encoding::Utf16), (0, 3));
+        assert_eq!(roundtrip(t, 1, 4, Encoding::Utf8), (0, 7));
+        // Tab is one character; the combining mark is its own code point.
+        assert_eq!(roundtrip(t, 2, 4, Encoding::Utf16), (1, 3));
+        assert_eq!(roundtrip(t, 2, 4, Encoding::Utf8), (1, 4));
+    }
+
+    #[test]
+    fn crlf_and_lone_cr_end_lines() {
+        let t = "a\r\nbé c\rlast";
+        let idx = LineIndex::new(t);
+        assert_eq!(idx.line_count(), 3);
+        assert_eq!(idx.line(t, 1), Some("bé c"));
+        assert_eq!(idx.line(t, 2), Some("last"));
+        assert_eq!(roundtrip(t, 2, 4, Encoding::Utf8), (1, 4));
+        // Column one past the end is the end of the line, not the line break.
+        assert_eq!(roundtrip(t, 1, 2, Encoding::Utf16), (0, 1));
+    }
+
+    #[test]
+    fn out_of_range_positions_are_errors_and_server_overshoot_clamps() {
+        let t = "ab\ncd";
+        let idx = LineIndex::new(t);
+        assert!(matches!(
+            to_wire(t, &idx, 3, 1, Encoding::Utf16),
+            Err(PositionError::LineOutOfRange { .. })
+        ));
+        assert!(matches!(
+            to_wire(t, &idx, 1, 4, Encoding::Utf16),
+            Err(PositionError::ColumnOutOfRange { .. })
+        ));
+        assert_eq!(from_wire(t, &idx, 0, 99, Encoding::Utf16), (1, 3));
+        assert_eq!(from_wire(t, &idx, 7, 0, Encoding::Utf16), (2, 3));
+        // A character offset inside a surrogate pair lands after the character.
+        let e = "😀x";
+        let ei = LineIndex::new(e);
+        assert_eq!(from_wire(e, &ei, 0, 1, Encoding::Utf16), (1, 2));
+    }
+
+    #[test]
+    fn symbol_search_is_whole_word_with_occurrences() {
+        let line = "total = subtotal + total_x + total";
+        assert_eq!(find_symbol(line, "total", 1), Some(1));
+        assert_eq!(find_symbol(line, "total", 2), Some(30));
+        assert_eq!(find_symbol(line, "total", 3), None);
+        assert_eq!(find_symbol("ß total", "total", 1), Some(3));
+        assert_eq!(find_symbol("a->b", "->", 1), Some(2));
+        assert_eq!(find_symbol("x", "", 1), None);
+    }
+
+    #[test]
+    fn digest_is_sha256_hex() {
+        assert_eq!(
+            digest(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}
