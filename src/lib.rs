@@ -5,5 +5,11 @@
 //! servers) → `lsp` (client and transport; the only place that knows LSP types). `text` holds the
 //! pure position logic every layer shares.
 
+pub mod cli;
+pub mod documents;
+pub mod error;
 pub mod lsp;
+pub mod mcp;
+pub mod ops;
 pub mod text;
+pub mod workspace;

@@ -1,1 +1,33 @@
-fn main() {}
+//! The `lspgate` binary: parses the command line, sends logs to stderr, runs, sets the exit code.
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+fn main() {
+    let cli = lspgate::cli::Cli::parse();
+    let default = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = EnvFilter::try_from_env("LSPGATE_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            std::process::exit(2);
+        }
+    };
+    let code = runtime.block_on(lspgate::cli::run(cli));
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    std::process::exit(code);
+}

@@ -81,7 +81,11 @@ pub enum PositionError {
     #[error("line {line} is past the end of the file ({lines} lines)")]
     LineOutOfRange { line: u32, lines: usize },
     #[error("column {column} is past the end of line {line} ({chars} characters)")]
-    ColumnOutOfRange { line: u32, column: u32, chars: usize },
+    ColumnOutOfRange {
+        line: u32,
+        column: u32,
+        chars: usize,
+    },
 }
 
 /// Converts an agent position (1-based line, 1-based code-point column) to the server's
@@ -123,7 +127,13 @@ pub fn to_wire(
 /// Converts a server position to an agent's (1-based line, 1-based code-point column).
 /// Positions past the line's end (or inside a character) are clamped, never an error: servers
 /// are not always exact, and an answer is better than none.
-pub fn from_wire(text: &str, index: &LineIndex, line: u32, character: u32, enc: Encoding) -> (u32, u32) {
+pub fn from_wire(
+    text: &str,
+    index: &LineIndex,
+    line: u32,
+    character: u32,
+    enc: Encoding,
+) -> (u32, u32) {
     let Some(src) = index.line(text, line as usize) else {
         // Past the end (e.g. a range ending on the line after the last): clamp to the end.
         let last = index.line_count().saturating_sub(1);
@@ -190,7 +200,11 @@ mod tests {
     fn roundtrip(text: &str, line: u32, col: u32, enc: Encoding) -> (u32, u32) {
         let idx = LineIndex::new(text);
         let (l, c) = to_wire(text, &idx, line, col, enc).unwrap();
-        assert_eq!(from_wire(text, &idx, l, c, enc), (line, col), "{text:?} {enc:?}");
+        assert_eq!(
+            from_wire(text, &idx, l, c, enc),
+            (line, col),
+            "{text:?} {enc:?}"
+        );
         (l, c)
     }
 

@@ -82,6 +82,10 @@ pub struct ClientOptions {
     pub settings: Value,
     /// Sent as `initializationOptions`.
     pub initialization: Value,
+    /// A text the server logs (`window/logMessage`) once its workspace is loaded, or the title
+    /// of a `$/progress` that ends then; until it is seen, workspace-wide questions wait
+    /// (bounded).
+    pub ready_marker: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -91,6 +95,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             settings: Value::Null,
             initialization: Value::Null,
+            ready_marker: None,
         }
     }
 }
@@ -110,7 +115,17 @@ struct State {
     progress: Mutex<HashMap<String, String>>,
     /// Dynamic registrations: id → method.
     registrations: Mutex<HashMap<String, String>>,
+    /// When the server last sent anything.
+    last_inbound: Mutex<Option<Instant>>,
+    /// Whether the ready marker was logged (true when there is none).
+    marker_seen: std::sync::atomic::AtomicBool,
 }
+
+/// While a server is this young, silence is part of being ready: it may not have announced its
+/// indexing yet.
+const STARTUP_WINDOW: Duration = Duration::from_secs(5);
+/// How long a young server must be quiet before it counts as settled.
+const STARTUP_QUIET: Duration = Duration::from_millis(200);
 
 /// One initialized language server.
 pub struct LspClient {
@@ -122,6 +137,7 @@ pub struct LspClient {
     state: Arc<State>,
     diag_tx: watch::Sender<u64>,
     progress_tx: watch::Sender<u64>,
+    started: Instant,
 }
 
 impl LspClient {
@@ -135,16 +151,23 @@ impl LspClient {
         let root_uri = Url::from_directory_path(root)
             .map_err(|_| LspError::Protocol(format!("root {} is not absolute", root.display())))?;
         let state = Arc::new(State::default());
+        state.marker_seen.store(
+            opts.ready_marker.is_none(),
+            std::sync::atomic::Ordering::SeqCst,
+        );
         let (diag_tx, _) = watch::channel(0u64);
         let (progress_tx, _) = watch::channel(0u64);
         tokio::spawn(serve_inbound(
             inbound,
-            transport.clone(),
-            state.clone(),
-            diag_tx.clone(),
-            progress_tx.clone(),
-            opts.settings.clone(),
-            root_uri.clone(),
+            Inbox {
+                transport: transport.clone(),
+                state: state.clone(),
+                diag_tx: diag_tx.clone(),
+                progress_tx: progress_tx.clone(),
+                settings: opts.settings.clone(),
+                root_uri: root_uri.clone(),
+                ready_marker: opts.ready_marker.clone(),
+            },
         ));
         let params = initialize_params(&root_uri, root, &opts.initialization);
         let init = transport
@@ -184,6 +207,7 @@ impl LspClient {
             state,
             diag_tx,
             progress_tx,
+            started: Instant::now(),
         }))
     }
 
@@ -234,7 +258,8 @@ impl LspClient {
     }
 
     async fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, LspError> {
-        self.call_with(method, params, self.opts.request_timeout).await
+        self.call_with(method, params, self.opts.request_timeout)
+            .await
     }
 
     /// A request, retried (bounded) when the server says the content changed under it or it
@@ -247,7 +272,10 @@ impl LspClient {
     ) -> Result<T, LspError> {
         let mut attempt = 0;
         loop {
-            let r = self.transport.request(method, params.clone(), timeout).await;
+            let r = self
+                .transport
+                .request(method, params.clone(), timeout)
+                .await;
             match r {
                 Err(LspError::Server { code, .. })
                     if (code == CONTENT_MODIFIED || code == SERVER_CANCELLED) && attempt < 3 =>
@@ -304,8 +332,10 @@ impl LspClient {
     }
 
     pub fn did_close(&self, uri: &Url) {
-        self.transport
-            .notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+        self.transport.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        );
     }
 
     // ---- diagnostics ----
@@ -327,9 +357,9 @@ impl LspClient {
             lt::DocumentDiagnosticReportResult::Report(lt::DocumentDiagnosticReport::Full(f)) => {
                 f.full_document_diagnostic_report.items
             }
-            lt::DocumentDiagnosticReportResult::Report(lt::DocumentDiagnosticReport::Unchanged(
-                _,
-            )) => Vec::new(),
+            lt::DocumentDiagnosticReportResult::Report(
+                lt::DocumentDiagnosticReport::Unchanged(_),
+            ) => Vec::new(),
             lt::DocumentDiagnosticReportResult::Partial(_) => Vec::new(),
         };
         Ok(items.into_iter().map(convert_diag).collect())
@@ -380,7 +410,9 @@ impl LspClient {
         rx: &mut watch::Receiver<u64>,
     ) -> (Vec<WireDiagnostic>, bool) {
         loop {
-            let left = deadline.saturating_duration_since(Instant::now()).min(quiet);
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .min(quiet);
             if left.is_zero() || tokio::time::timeout(left, rx.changed()).await.is_err() {
                 return ((*last.diags).clone(), true);
             }
@@ -388,6 +420,22 @@ impl LspClient {
                 last = p;
             }
         }
+    }
+
+    /// The latest diagnostics the server pushed for `uri`, if any.
+    pub fn latest_pushed(&self, uri: &Url) -> Vec<WireDiagnostic> {
+        self.published(uri)
+            .map(|p| (*p.diags).clone())
+            .unwrap_or_default()
+    }
+
+    /// Every document the server has pushed diagnostics for.
+    pub fn pushed_uris(&self) -> Vec<Url> {
+        self.state
+            .diags
+            .lock()
+            .map(|d| d.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     fn published(&self, uri: &Url) -> Option<Published> {
@@ -398,27 +446,83 @@ impl LspClient {
 
     /// Titles of the server's work in progress (indexing, analysis); empty when idle.
     pub fn busy(&self) -> Busy {
-        let titles = self
+        let mut titles: Vec<String> = self
             .state
             .progress
             .lock()
             .map(|p| p.values().cloned().collect())
             .unwrap_or_default();
+        if !self
+            .state
+            .marker_seen
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            titles.push("loading the workspace".into());
+        }
         Busy { titles }
     }
 
-    /// Waits until no `$/progress` is active, at most `timeout`. Returns what is still running
-    /// when the bound is hit.
+    /// Waits (at most `timeout`) until a server with a ready marker has shown it: answers
+    /// computed before the workspace is loaded are wrong, not just slow.
+    pub async fn wait_loaded(&self, timeout: Duration) -> Result<(), Busy> {
+        let mut rx = self.progress_tx.subscribe();
+        let marker = || {
+            self.state
+                .marker_seen
+                .load(std::sync::atomic::Ordering::SeqCst)
+        };
+        let wait = async {
+            loop {
+                rx.borrow_and_update();
+                if marker() || !self.is_alive() {
+                    return;
+                }
+                if rx.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(timeout, wait).await;
+        if marker() {
+            Ok(())
+        } else {
+            Err(Busy {
+                titles: vec!["loading the workspace".into()],
+            })
+        }
+    }
+
+    /// Waits until the server is ready for workspace-wide questions, at most `timeout`: no
+    /// `$/progress` active and, while the server is young, a short silence (servers often
+    /// announce their indexing only after a few messages). Returns what is still running when
+    /// the bound is hit.
     pub async fn wait_idle(&self, timeout: Duration) -> Result<(), Busy> {
         let deadline = Instant::now() + timeout;
         let mut rx = self.progress_tx.subscribe();
         loop {
             rx.borrow_and_update();
             let busy = self.busy();
+            let now = Instant::now();
+            let left = deadline.saturating_duration_since(now);
             if busy.titles.is_empty() {
-                return Ok(());
+                let last = self.state.last_inbound.lock().ok().and_then(|l| *l);
+                let young = now.duration_since(self.started) < STARTUP_WINDOW;
+                let settle_at = if young {
+                    last.unwrap_or(self.started).max(self.started) + STARTUP_QUIET
+                } else {
+                    now
+                };
+                if settle_at <= now {
+                    return Ok(());
+                }
+                if left.is_zero() {
+                    return Err(Busy {
+                        titles: vec!["starting up".into()],
+                    });
+                }
+                let _ = tokio::time::timeout((settle_at - now).min(left), rx.changed()).await;
+                continue;
             }
-            let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() || tokio::time::timeout(left, rx.changed()).await.is_err() {
                 return Err(busy);
             }
@@ -428,9 +532,7 @@ impl LspClient {
     // ---- requests ----
 
     pub async fn hover(&self, uri: &Url, pos: WirePos) -> Result<Option<WireHover>, LspError> {
-        let h: Option<lt::Hover> = self
-            .call("textDocument/hover", text_pos(uri, pos))
-            .await?;
+        let h: Option<lt::Hover> = self.call("textDocument/hover", text_pos(uri, pos)).await?;
         Ok(h.map(|h| WireHover {
             contents: hover_text(h.contents),
             range: h.range.map(range),
@@ -501,7 +603,10 @@ impl LspClient {
         })
     }
 
-    pub async fn workspace_symbols(&self, query: &str) -> Result<Vec<WireWorkspaceSymbol>, LspError> {
+    pub async fn workspace_symbols(
+        &self,
+        query: &str,
+    ) -> Result<Vec<WireWorkspaceSymbol>, LspError> {
         let r: Option<lt::WorkspaceSymbolResponse> = self
             .call("workspace/symbol", json!({"query": query}))
             .await?;
@@ -621,8 +726,8 @@ impl LspClient {
         let mut out = Vec::new();
         for item in items.unwrap_or_default() {
             let origin = item.uri.clone();
-            let item = serde_json::to_value(&item)
-                .map_err(|e| LspError::Protocol(e.to_string()))?;
+            let item =
+                serde_json::to_value(&item).map_err(|e| LspError::Protocol(e.to_string()))?;
             match direction {
                 CallDirection::Incoming => {
                     let calls: Option<Vec<lt::CallHierarchyIncomingCall>> = self
@@ -747,16 +852,34 @@ fn initialize_params(root_uri: &Url, root: &Path, init_options: &Value) -> Value
     params
 }
 
-async fn serve_inbound(
-    mut inbound: mpsc::UnboundedReceiver<Inbound>,
+/// What the task that serves a server's own messages needs.
+struct Inbox {
     transport: Arc<Transport>,
     state: Arc<State>,
     diag_tx: watch::Sender<u64>,
     progress_tx: watch::Sender<u64>,
     settings: Value,
     root_uri: Url,
-) {
+    ready_marker: Option<String>,
+}
+
+async fn serve_inbound(mut inbound: mpsc::UnboundedReceiver<Inbound>, inbox: Inbox) {
+    let Inbox {
+        transport,
+        state,
+        diag_tx,
+        progress_tx,
+        settings,
+        root_uri,
+        ready_marker,
+    } = inbox;
     while let Some(msg) = inbound.recv().await {
+        if let Ok(mut l) = state.last_inbound.lock() {
+            *l = Some(Instant::now());
+        }
+        if tracing::enabled!(tracing::Level::TRACE) {
+            tracing::trace!(server = %transport.name(), "inbound {msg:?}");
+        }
         match msg {
             Inbound::Notification { method, params } => match method.as_str() {
                 "textDocument/publishDiagnostics" => {
@@ -801,7 +924,14 @@ async fn serve_inbound(
                                 p.insert(token, title);
                             }
                             Some("end") => {
-                                p.remove(&token);
+                                let title = p.remove(&token);
+                                if let (Some(t), Some(m)) = (title, ready_marker.as_deref())
+                                    && t.contains(m)
+                                {
+                                    state
+                                        .marker_seen
+                                        .store(true, std::sync::atomic::Ordering::SeqCst);
+                                }
                             }
                             _ => {}
                         }
@@ -810,6 +940,12 @@ async fn serve_inbound(
                 }
                 "window/logMessage" | "window/showMessage" => {
                     let text = params.get("message").and_then(Value::as_str).unwrap_or("");
+                    if ready_marker.as_deref().is_some_and(|m| text.contains(m)) {
+                        state
+                            .marker_seen
+                            .store(true, std::sync::atomic::Ordering::SeqCst);
+                        progress_tx.send_modify(|n| *n += 1);
+                    }
                     tracing::debug!(server = %transport.name(), "{method}: {text}");
                 }
                 _ => {}
@@ -972,10 +1108,32 @@ fn hover_text(c: lt::HoverContents) -> String {
 
 fn symbol_kind(k: lt::SymbolKind) -> &'static str {
     const NAMES: [&str; 26] = [
-        "file", "module", "namespace", "package", "class", "method", "property", "field",
-        "constructor", "enum", "interface", "function", "variable", "constant", "string",
-        "number", "boolean", "array", "object", "key", "null", "enum_member", "struct", "event",
-        "operator", "type_parameter",
+        "file",
+        "module",
+        "namespace",
+        "package",
+        "class",
+        "method",
+        "property",
+        "field",
+        "constructor",
+        "enum",
+        "interface",
+        "function",
+        "variable",
+        "constant",
+        "string",
+        "number",
+        "boolean",
+        "array",
+        "object",
+        "key",
+        "null",
+        "enum_member",
+        "struct",
+        "event",
+        "operator",
+        "type_parameter",
     ];
     let n: i32 = serde_json::to_value(k)
         .ok()
@@ -990,9 +1148,30 @@ fn symbol_kind(k: lt::SymbolKind) -> &'static str {
 
 fn completion_kind(k: lt::CompletionItemKind) -> &'static str {
     const NAMES: [&str; 25] = [
-        "text", "method", "function", "constructor", "field", "variable", "class", "interface",
-        "module", "property", "unit", "value", "enum", "keyword", "snippet", "color", "file",
-        "reference", "folder", "enum_member", "constant", "struct", "event", "operator",
+        "text",
+        "method",
+        "function",
+        "constructor",
+        "field",
+        "variable",
+        "class",
+        "interface",
+        "module",
+        "property",
+        "unit",
+        "value",
+        "enum",
+        "keyword",
+        "snippet",
+        "color",
+        "file",
+        "reference",
+        "folder",
+        "enum_member",
+        "constant",
+        "struct",
+        "event",
+        "operator",
         "type_parameter",
     ];
     let n = serde_json::to_value(k)

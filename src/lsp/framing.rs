@@ -109,10 +109,7 @@ mod tests {
             b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\ncontent-length: 2\r\n\r\n{}",
         );
         let frames = read_all(&input, 100).await;
-        assert_eq!(
-            frames,
-            vec![Ok(br#"{"a":1}"#.to_vec()), Ok(b"{}".to_vec())]
-        );
+        assert_eq!(frames, vec![Ok(br#"{"a":1}"#.to_vec()), Ok(b"{}".to_vec())]);
     }
 
     #[tokio::test]

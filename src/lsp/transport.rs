@@ -23,8 +23,15 @@ const STDERR_TAIL_LINES: usize = 20;
 /// What the server sent that is not a response to one of our requests.
 #[derive(Debug)]
 pub enum Inbound {
-    Notification { method: String, params: Value },
-    Request { id: Value, method: String, params: Value },
+    Notification {
+        method: String,
+        params: Value,
+    },
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
 }
 
 type Reply = Result<Value, LspError>;
@@ -223,7 +230,10 @@ impl Transport {
             if let Ok(mut p) = self.pending.lock() {
                 p.insert(id, tx);
             }
-            self.send_value(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+            tracing::trace!(server = %self.name, id, method, "request");
+            self.send_value(
+                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+            );
             Ok(())
         };
         let mut guard = CancelGuard {
@@ -246,7 +256,10 @@ impl Transport {
                         stderr: guard.transport.stderr_tail(),
                     })
                 }
-                Err(_) => Err(LspError::Timeout { method, after: timeout }),
+                Err(_) => Err(LspError::Timeout {
+                    method,
+                    after: timeout,
+                }),
             };
             drop(guard);
             out
@@ -260,10 +273,10 @@ impl Transport {
             self.notify("exit", Value::Null);
         }
         let child = self.child.lock().ok().and_then(|mut c| c.take());
-        if let Some(mut child) = child {
-            if tokio::time::timeout(grace, child.wait()).await.is_err() {
-                let _ = child.start_kill();
-            }
+        if let Some(mut child) = child
+            && tokio::time::timeout(grace, child.wait()).await.is_err()
+        {
+            let _ = child.start_kill();
         }
         self.kill_group();
     }
@@ -333,6 +346,7 @@ fn dispatch(msg: Value, pending: &Mutex<PendingMap>, inbound: &mpsc::UnboundedSe
             let Some(id) = id.as_i64() else { return };
             let tx = pending.lock().ok().and_then(|mut p| p.remove(&id));
             let Some(tx) = tx else { return };
+            tracing::trace!(id, "response {obj:?}");
             let reply = if let Some(err) = obj.remove("error") {
                 Err(LspError::Server {
                     code: err.get("code").and_then(Value::as_i64).unwrap_or(0),

@@ -1,0 +1,501 @@
+//! The command line: `serve`, one subcommand per tool (same operation code as the MCP tools),
+//! `install` and `doctor`. Human-readable output by default, `--json` for scripts.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Map, Value, json};
+
+use crate::error::ToolError;
+use crate::mcp;
+use crate::ops::{Engine, EngineOptions, tools};
+use crate::workspace::Root;
+use crate::workspace::presets::{self, PRESETS, Preset, ServerSpec};
+
+/// lspgate: real language servers for coding agents, over MCP and on the command line.
+///
+/// Every tool is also a subcommand: `lspgate hover src/app.py:12:5`,
+/// `lspgate references src/app.py:12 --symbol total`, `lspgate diagnostics src/app.py`.
+/// Servers come from built-in presets found on PATH or installed by `lspgate install`, or from
+/// a command after `--`.
+#[derive(Debug, Parser)]
+#[command(name = "lspgate", version, about, long_about = None)]
+pub struct Cli {
+    /// Workspace root (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Print the structured result as JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Minimal text output (`path:line:col message`).
+    #[arg(long, global = true)]
+    pub terse: bool,
+    /// Install a missing preset server (npm or PyPI) into lspgate's data folder on first use.
+    #[arg(long, global = true)]
+    pub install: bool,
+    /// Cap on a text reply, in characters.
+    #[arg(long, global = true, default_value_t = 20_000, value_name = "CHARS")]
+    pub max_output: usize,
+    /// Log more to stderr (-v info, -vv debug). `LSPGATE_LOG` takes filter directives.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdio (for Claude Code, Codex, Cursor, …).
+    Serve {
+        /// Largest JSON-RPC frame accepted from the client, in bytes.
+        #[arg(long, default_value_t = mcp::stdio::DEFAULT_MAX_FRAME)]
+        max_frame: usize,
+        /// Serve exactly this server command for every file, with no config.
+        #[arg(last = true, value_name = "CMD")]
+        server: Vec<String>,
+    },
+    /// Type and docs of the symbol at FILE:LINE[:COL].
+    Hover(PosArgs),
+    /// Where the symbol at FILE:LINE[:COL] is defined.
+    Definition {
+        #[command(flatten)]
+        at: PosArgs,
+        /// definition, declaration, type-definition or implementation.
+        #[arg(long, value_enum, default_value_t = GotoKind::Definition)]
+        kind: GotoKind,
+    },
+    /// Every reference to the symbol at FILE:LINE[:COL].
+    References {
+        #[command(flatten)]
+        at: PosArgs,
+        /// Leave the declaration out.
+        #[arg(long)]
+        no_declaration: bool,
+        #[arg(long)]
+        limit: Option<u32>,
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// The outline of a file.
+    #[command(
+        name = "document-symbols",
+        alias = "document_symbols",
+        alias = "symbols"
+    )]
+    DocumentSymbols {
+        file: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Find symbols by name across the workspace.
+    #[command(name = "workspace-symbols", alias = "workspace_symbols")]
+    WorkspaceSymbols {
+        query: String,
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long)]
+        limit: Option<u32>,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// The signature of the call at FILE:LINE[:COL].
+    #[command(name = "signature-help", alias = "signature_help")]
+    SignatureHelp(PosArgs),
+    /// Completions at FILE:LINE:COL.
+    Completions {
+        #[command(flatten)]
+        at: PosArgs,
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// Callers or callees of the function at FILE:LINE[:COL].
+    #[command(name = "call-hierarchy", alias = "call_hierarchy")]
+    CallHierarchy {
+        #[command(flatten)]
+        at: PosArgs,
+        #[arg(long, value_enum, default_value_t = CallDir::Incoming)]
+        direction: CallDir,
+    },
+    /// Fresh diagnostics for FILE (or every file the servers report on).
+    Diagnostics {
+        file: Option<String>,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Install a server (npm or PyPI) into lspgate's own data folder.
+    Install {
+        /// Preset name, e.g. pyright, typescript-language-server, pylsp.
+        name: String,
+    },
+    /// What servers lspgate knows, which are found, and how to install the missing ones.
+    Doctor,
+}
+
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Use exactly this server command instead of the presets.
+    #[arg(last = true, value_name = "CMD")]
+    pub server: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PosArgs {
+    /// FILE:LINE[:COL] (1-based line, 1-based column in characters).
+    pub at: String,
+    /// A name on that line to point at, instead of a column.
+    #[arg(long)]
+    pub symbol: Option<String>,
+    /// Which match of --symbol on the line.
+    #[arg(long)]
+    pub occurrence: Option<u32>,
+    /// Analyse this file's text instead of FILE's (FILE on disk is not touched).
+    #[arg(long, value_name = "PATH")]
+    pub source_from: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GotoKind {
+    Definition,
+    Declaration,
+    TypeDefinition,
+    Implementation,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CallDir {
+    Incoming,
+    Outgoing,
+}
+
+/// Splits `FILE:LINE[:COL]`.
+fn split_at(at: &str) -> Result<(String, u32, Option<u32>), ToolError> {
+    let parts: Vec<&str> = at.rsplitn(3, ':').collect();
+    let num = |s: &str| s.parse::<u32>().ok();
+    match parts.as_slice() {
+        [c, l, f] if num(c).is_some() && num(l).is_some() => {
+            Ok((f.to_string(), num(l).unwrap_or(1), num(c)))
+        }
+        [l, f, ..] if num(l).is_some() => {
+            let file = if parts.len() == 3 {
+                format!("{}:{}", parts[2], parts[1])
+            } else {
+                f.to_string()
+            };
+            Ok((file, num(l).unwrap_or(1), None))
+        }
+        _ => Err(ToolError::invalid(format!(
+            "`{at}` is not FILE:LINE or FILE:LINE:COL"
+        ))),
+    }
+}
+
+impl PosArgs {
+    fn to_json(&self, terse: bool) -> Result<Map<String, Value>, ToolError> {
+        let (file, line, column) = split_at(&self.at)?;
+        let mut m = Map::new();
+        m.insert("file".into(), json!(file));
+        m.insert("line".into(), json!(line));
+        if let Some(c) = column {
+            m.insert("column".into(), json!(c));
+        }
+        if let Some(s) = &self.symbol {
+            m.insert("symbol".into(), json!(s));
+        }
+        if let Some(o) = self.occurrence {
+            m.insert("occurrence".into(), json!(o));
+        }
+        if let Some(p) = &self.source_from {
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                ToolError::invalid(format!("cannot read --source-from {}: {e}", p.display()))
+            })?;
+            m.insert("source".into(), json!(text));
+        }
+        if terse {
+            m.insert("terse".into(), json!(true));
+        }
+        Ok(m)
+    }
+}
+
+/// A tool to run: its name, its JSON arguments, and the explicit server command, if any.
+type ToolCall = (&'static str, Value, Vec<String>);
+
+fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
+    let terse = cli.terse;
+    let opt = |m: &mut Map<String, Value>, k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            m.insert(k.into(), v);
+        }
+    };
+    Ok(Some(match &cli.command {
+        Command::Hover(a) => (
+            "hover",
+            Value::Object(a.to_json(terse)?),
+            a.server.server.clone(),
+        ),
+        Command::SignatureHelp(a) => (
+            "signature_help",
+            Value::Object(a.to_json(terse)?),
+            a.server.server.clone(),
+        ),
+        Command::Definition { at, kind } => {
+            let mut m = at.to_json(terse)?;
+            let k = match kind {
+                GotoKind::Definition => "definition",
+                GotoKind::Declaration => "declaration",
+                GotoKind::TypeDefinition => "type_definition",
+                GotoKind::Implementation => "implementation",
+            };
+            m.insert("kind".into(), json!(k));
+            ("definition", Value::Object(m), at.server.server.clone())
+        }
+        Command::References {
+            at,
+            no_declaration,
+            limit,
+            cursor,
+        } => {
+            let mut m = at.to_json(terse)?;
+            m.insert("include_declaration".into(), json!(!no_declaration));
+            opt(&mut m, "limit", limit.map(|l| json!(l)));
+            opt(&mut m, "cursor", cursor.as_ref().map(|c| json!(c)));
+            ("references", Value::Object(m), at.server.server.clone())
+        }
+        Command::Completions { at, limit } => {
+            let mut m = at.to_json(terse)?;
+            opt(&mut m, "limit", limit.map(|l| json!(l)));
+            ("completions", Value::Object(m), at.server.server.clone())
+        }
+        Command::CallHierarchy { at, direction } => {
+            let mut m = at.to_json(terse)?;
+            let d = match direction {
+                CallDir::Incoming => "incoming",
+                CallDir::Outgoing => "outgoing",
+            };
+            m.insert("direction".into(), json!(d));
+            ("call_hierarchy", Value::Object(m), at.server.server.clone())
+        }
+        Command::DocumentSymbols { file, server } => (
+            "document_symbols",
+            json!({"file": file, "terse": terse}),
+            server.server.clone(),
+        ),
+        Command::WorkspaceSymbols {
+            query,
+            kind,
+            limit,
+            server,
+        } => {
+            let mut m = Map::new();
+            m.insert("query".into(), json!(query));
+            m.insert("terse".into(), json!(terse));
+            opt(&mut m, "kind", kind.as_ref().map(|k| json!(k)));
+            opt(&mut m, "limit", limit.map(|l| json!(l)));
+            ("workspace_symbols", Value::Object(m), server.server.clone())
+        }
+        Command::Diagnostics { file, server } => {
+            let mut m = Map::new();
+            m.insert("terse".into(), json!(terse));
+            opt(&mut m, "file", file.as_ref().map(|f| json!(f)));
+            ("diagnostics", Value::Object(m), server.server.clone())
+        }
+        Command::Serve { .. } | Command::Install { .. } | Command::Doctor => return Ok(None),
+    }))
+}
+
+fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
+    let root_dir = match &cli.root {
+        Some(r) => r.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| ToolError::invalid(format!("no current directory: {e}")))?,
+    };
+    let root = Root::new(&root_dir)?;
+    let opts = EngineOptions {
+        max_output: cli.max_output,
+        install: cli.install,
+        ..EngineOptions::default()
+    };
+    Ok(match ServerSpec::explicit(explicit) {
+        Some(spec) => Engine::new(root, vec![spec], opts),
+        None => Engine::with_presets(root, opts),
+    })
+}
+
+/// Runs the CLI; returns the process exit code.
+pub async fn run(cli: Cli) -> i32 {
+    match &cli.command {
+        Command::Install { name } => return install(name),
+        Command::Doctor => return doctor(),
+        Command::Serve { max_frame, server } => return serve(&cli, *max_frame, server).await,
+        _ => {}
+    }
+    let call = match tool_call(&cli) {
+        Ok(Some(c)) => c,
+        Ok(None) => return 2,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let (name, args, explicit) = call;
+    let engine = match engine_for(&cli, &explicit) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let result = tools::call(&engine, name, args).await;
+    engine.shutdown().await;
+    match result {
+        Ok(out) => {
+            if cli.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&out.structured).unwrap_or_default()
+                );
+            } else {
+                println!("{}", out.text);
+            }
+            0
+        }
+        Err(e) => {
+            if cli.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&e.to_json()).unwrap_or_default()
+                );
+            }
+            eprintln!("{e}");
+            1
+        }
+    }
+}
+
+async fn serve(cli: &Cli, max_frame: usize, server: &[String]) -> i32 {
+    let engine = match engine_for(cli, server) {
+        Ok(e) => Arc::new(e),
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    if !server.is_empty() {
+        for r in engine.start_all().await {
+            if let Err(e) = r {
+                eprintln!("{e}");
+                return 2;
+            }
+        }
+    }
+    let code = tokio::select! {
+        r = mcp::serve_stdio(engine.clone(), max_frame) => match r {
+            Ok(()) => 0,
+            Err(e) => {
+                tracing::error!("MCP session failed: {e:#}");
+                1
+            }
+        },
+        _ = terminated() => 0,
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), engine.shutdown()).await;
+    code
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn install(name: &str) -> i32 {
+    let Some(preset) = Preset::by_name(name) else {
+        let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
+        eprintln!(
+            "invalid_params: no preset `{name}`; known: {}",
+            names.join(", ")
+        );
+        return 2;
+    };
+    eprintln!(
+        "installing {} into {} …",
+        preset.name,
+        presets::install_dir(preset).display()
+    );
+    match presets::install(preset) {
+        Ok(exe) => {
+            println!("{} installed: {}", preset.name, exe.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("install failed: {e}");
+            1
+        }
+    }
+}
+
+fn doctor() -> i32 {
+    println!(
+        "lspgate {} — data folder {}",
+        env!("CARGO_PKG_VERSION"),
+        presets::data_dir().display()
+    );
+    for p in PRESETS {
+        match presets::locate(p) {
+            Some(exe) => println!(
+                "  found    {:<40} {} ({})",
+                p.name,
+                p.languages.join(", "),
+                exe.display()
+            ),
+            None => println!(
+                "  missing  {:<40} {} — install: {}",
+                p.name,
+                p.languages.join(", "),
+                p.install_hint()
+            ),
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_line_col_parsing() {
+        assert_eq!(
+            split_at("src/a.py:12:5").unwrap(),
+            ("src/a.py".into(), 12, Some(5))
+        );
+        assert_eq!(
+            split_at("src/a.py:12").unwrap(),
+            ("src/a.py".into(), 12, None)
+        );
+        assert_eq!(
+            split_at("c:/x/a.py:3").unwrap(),
+            ("c:/x/a.py".into(), 3, None)
+        );
+        assert!(split_at("src/a.py").is_err());
+    }
+}

@@ -1,0 +1,398 @@
+//! Open documents of one server: opened on demand, checked against the disk on every access
+//! (size, mtime, then content) so no answer is computed on stale text, capped by an LRU,
+//! `source` overlays that never touch the disk, and fresh diagnostics per document version.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
+use tokio::time::Instant;
+use url::Url;
+
+use crate::error::{Code, ToolError};
+use crate::lsp::wire::{WireDiagnostic, WirePos, WireRange};
+use crate::lsp::{Cap, LspClient};
+use crate::text::{self, Encoding, LineIndex};
+use crate::workspace::detect_language;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    mtime: Option<SystemTime>,
+}
+
+struct DocState {
+    open: bool,
+    version: i32,
+    text: Arc<str>,
+    index: Arc<LineIndex>,
+    /// The disk stamp `text` was read at; `None` while an overlay is in place.
+    disk: Option<Stamp>,
+    /// Publish counter when the last open/change went out.
+    change_seq: u64,
+}
+
+struct Doc {
+    uri: Url,
+    path: PathBuf,
+    language_id: &'static str,
+    state: Arc<RwLock<DocState>>,
+    last_used: AtomicU64,
+    /// Version whose pushed diagnostics have settled (-1: none).
+    settled: AtomicI64,
+}
+
+/// An immutable view of a document as the server has it, for the duration of one operation.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub uri: Url,
+    pub path: PathBuf,
+    pub version: i32,
+    pub text: Arc<str>,
+    pub index: Arc<LineIndex>,
+    pub encoding: Encoding,
+    change_seq: u64,
+}
+
+impl Snapshot {
+    /// 1-based line and code-point column to the server's position.
+    pub fn to_wire(&self, line: u32, column: u32) -> Result<WirePos, ToolError> {
+        let (line, character) = text::to_wire(&self.text, &self.index, line, column, self.encoding)
+            .map_err(|e| ToolError::invalid(e.to_string()))?;
+        Ok(WirePos { line, character })
+    }
+
+    /// The server's position to 1-based line and code-point column.
+    pub fn from_wire(&self, pos: WirePos) -> (u32, u32) {
+        text::from_wire(
+            &self.text,
+            &self.index,
+            pos.line,
+            pos.character,
+            self.encoding,
+        )
+    }
+
+    pub fn range(&self, r: WireRange) -> (u32, u32, u32, u32) {
+        let (l, c) = self.from_wire(r.start);
+        let (el, ec) = self.from_wire(r.end);
+        (l, c, el, ec)
+    }
+
+    /// The text of 1-based `line`, without its line ending.
+    pub fn line(&self, line: u32) -> Option<&str> {
+        self.index.line(&self.text, line.checked_sub(1)? as usize)
+    }
+}
+
+enum Guard {
+    Shared(#[allow(dead_code)] OwnedRwLockReadGuard<DocState>),
+    Overlay(OwnedRwLockWriteGuard<DocState>),
+}
+
+/// A document held for one operation: no other operation can change what the server sees
+/// of it until the lease is dropped. An overlay lease restores the disk content when dropped.
+pub struct Lease {
+    pub snap: Snapshot,
+    guard: Guard,
+    client: Arc<LspClient>,
+    doc: Arc<Doc>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Guard::Overlay(st) = &mut self.guard {
+            match read_disk(&self.doc.path) {
+                Ok((text, stamp)) => set_text(&self.client, &self.doc, st, text, Some(stamp)),
+                Err(_) => {
+                    self.client.did_close(&self.doc.uri);
+                    st.open = false;
+                }
+            }
+        }
+    }
+}
+
+/// The documents one server has open.
+pub struct Documents {
+    client: Arc<LspClient>,
+    docs: Mutex<HashMap<PathBuf, Arc<Doc>>>,
+    cap: usize,
+    clock: AtomicU64,
+}
+
+/// Diagnostics of one document, and whether they are known to match its current content.
+pub struct DocDiagnostics {
+    pub diagnostics: Vec<WireDiagnostic>,
+    pub fresh: bool,
+}
+
+impl Documents {
+    pub fn new(client: Arc<LspClient>, cap: usize) -> Documents {
+        Documents {
+            client,
+            docs: Mutex::default(),
+            cap: cap.max(1),
+            clock: AtomicU64::new(0),
+        }
+    }
+
+    pub fn client(&self) -> &Arc<LspClient> {
+        &self.client
+    }
+
+    /// How many documents the server has open now.
+    pub fn open_count(&self) -> usize {
+        self.docs.lock().map(|d| d.len()).unwrap_or(0)
+    }
+
+    /// Holds `path` for an operation, synchronized with the disk first; with `overlay`, the
+    /// server sees that text instead until the lease is dropped.
+    pub async fn lease(&self, path: &Path, overlay: Option<&str>) -> Result<Lease, ToolError> {
+        let doc = self.entry(path)?;
+        if let Some(src) = overlay {
+            let mut st = doc.state.clone().write_owned().await;
+            set_text(&self.client, &doc, &mut st, Arc::from(src), None);
+            let snap = self.snapshot(&doc, &st);
+            return Ok(Lease {
+                snap,
+                guard: Guard::Overlay(st),
+                client: self.client.clone(),
+                doc,
+            });
+        }
+        {
+            let st = doc.state.clone().read_owned().await;
+            if st.open && is_fresh(&doc.path, &st) {
+                return Ok(self.shared(doc, st));
+            }
+        }
+        let mut st = doc.state.clone().write_owned().await;
+        if !(st.open && is_fresh(&doc.path, &st)) {
+            match read_disk(&doc.path) {
+                Ok((text, stamp)) => set_text(&self.client, &doc, &mut st, text, Some(stamp)),
+                Err(e) => {
+                    if st.open {
+                        self.client.did_close(&doc.uri);
+                        st.open = false;
+                    }
+                    drop(st);
+                    self.forget(&doc.path);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(self.shared(doc, st.downgrade()))
+    }
+
+    fn shared(&self, doc: Arc<Doc>, st: OwnedRwLockReadGuard<DocState>) -> Lease {
+        let snap = self.snapshot(&doc, &st);
+        Lease {
+            snap,
+            guard: Guard::Shared(st),
+            client: self.client.clone(),
+            doc,
+        }
+    }
+
+    fn snapshot(&self, doc: &Doc, st: &DocState) -> Snapshot {
+        Snapshot {
+            uri: doc.uri.clone(),
+            path: doc.path.clone(),
+            version: st.version,
+            text: st.text.clone(),
+            index: st.index.clone(),
+            encoding: self.client.encoding(),
+            change_seq: st.change_seq,
+        }
+    }
+
+    fn entry(&self, path: &Path) -> Result<Arc<Doc>, ToolError> {
+        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
+        let mut docs = self
+            .docs
+            .lock()
+            .map_err(|_| ToolError::new(Code::ServerFailed, "document table poisoned"))?;
+        if let Some(d) = docs.get(path) {
+            d.last_used.store(tick, Ordering::Relaxed);
+            return Ok(d.clone());
+        }
+        let uri = Url::from_file_path(path).map_err(|_| {
+            ToolError::invalid(format!("{} is not an absolute path", path.display()))
+        })?;
+        let doc = Arc::new(Doc {
+            uri,
+            path: path.to_path_buf(),
+            language_id: detect_language(path),
+            state: Arc::new(RwLock::new(DocState {
+                open: false,
+                version: 0,
+                text: Arc::from(""),
+                index: Arc::new(LineIndex::new("")),
+                disk: None,
+                change_seq: 0,
+            })),
+            last_used: AtomicU64::new(tick),
+            settled: AtomicI64::new(-1),
+        });
+        docs.insert(path.to_path_buf(), doc.clone());
+        // Past the cap, close the least recently used documents nobody is using right now.
+        while docs.len() > self.cap {
+            let victim = docs
+                .values()
+                .filter(|d| !Arc::ptr_eq(d, &doc))
+                .filter(|d| Arc::strong_count(d) == 1)
+                .min_by_key(|d| d.last_used.load(Ordering::Relaxed))
+                .cloned();
+            let Some(victim) = victim else { break };
+            let Ok(mut st) = victim.state.try_write() else {
+                break;
+            };
+            if st.open {
+                self.client.did_close(&victim.uri);
+                st.open = false;
+            }
+            drop(st);
+            docs.remove(&victim.path);
+        }
+        Ok(doc)
+    }
+
+    fn forget(&self, path: &Path) {
+        if let Ok(mut docs) = self.docs.lock() {
+            docs.remove(path);
+        }
+    }
+
+    /// Paths of the documents open now.
+    pub fn open_paths(&self) -> Vec<PathBuf> {
+        self.docs
+            .lock()
+            .map(|d| d.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Diagnostics for the leased document's exact content: pulled where the server offers
+    /// it, else the push for this version, bounded by `timeout`.
+    pub async fn diagnostics(
+        &self,
+        lease: &Lease,
+        timeout: Duration,
+    ) -> Result<DocDiagnostics, ToolError> {
+        let snap = &lease.snap;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.client.supports(Cap::PullDiagnostics) {
+                let d = self.client.pull_diagnostics(&snap.uri).await?;
+                return Ok(DocDiagnostics {
+                    diagnostics: d,
+                    fresh: true,
+                });
+            }
+            if lease.doc.settled.load(Ordering::Acquire) == i64::from(snap.version) {
+                // This version's push has arrived; later pushes (cross-file effects) are newer.
+                return Ok(DocDiagnostics {
+                    diagnostics: self.client.latest_pushed(&snap.uri),
+                    fresh: true,
+                });
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            // Waits in slices so a pull registration arriving meanwhile is noticed.
+            let (d, fresh) = self
+                .client
+                .wait_pushed(
+                    &snap.uri,
+                    snap.version,
+                    snap.change_seq,
+                    left.min(Duration::from_millis(250)),
+                    Duration::from_millis(150),
+                )
+                .await;
+            if fresh {
+                lease
+                    .doc
+                    .settled
+                    .store(i64::from(snap.version), Ordering::Release);
+                return Ok(DocDiagnostics {
+                    diagnostics: d,
+                    fresh: true,
+                });
+            }
+            if left.is_zero() || !self.client.is_alive() {
+                return Ok(DocDiagnostics {
+                    diagnostics: d,
+                    fresh: false,
+                });
+            }
+        }
+    }
+}
+
+fn set_text(client: &LspClient, doc: &Doc, st: &mut DocState, text: Arc<str>, disk: Option<Stamp>) {
+    let seq = client.publish_seq();
+    st.version += 1;
+    if st.open {
+        client.did_change(&doc.uri, st.version, &text);
+        if disk.is_some() {
+            client.did_save(&doc.uri, &text);
+        }
+    } else {
+        client.did_open(&doc.uri, doc.language_id, st.version, &text);
+        st.open = true;
+    }
+    st.index = Arc::new(LineIndex::new(&text));
+    st.text = text;
+    st.disk = disk;
+    st.change_seq = seq;
+}
+
+fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
+    Stamp {
+        len: meta.len(),
+        mtime: meta.modified().ok(),
+    }
+}
+
+/// Whether the server's text is still what is on disk: size and mtime first, then content
+/// (a same-size rewrite within one mtime tick, or with the mtime restored, is caught too).
+fn is_fresh(path: &Path, st: &DocState) -> bool {
+    let Some(disk) = st.disk else { return false };
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if stamp_of(&meta) != disk {
+        return false;
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => match std::str::from_utf8(&bytes) {
+            Ok(s) => *s == *st.text,
+            Err(_) => String::from_utf8_lossy(&bytes) == *st.text,
+        },
+        Err(_) => false,
+    }
+}
+
+fn read_disk(path: &Path) -> Result<(Arc<str>, Stamp), ToolError> {
+    let not_found = |e: std::io::Error| {
+        ToolError::new(
+            Code::FileNotFound,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    };
+    let meta = std::fs::metadata(path).map_err(not_found)?;
+    if !meta.is_file() {
+        return Err(ToolError::new(
+            Code::FileNotFound,
+            format!("{} is not a file", path.display()),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(not_found)?;
+    let text: Arc<str> = match String::from_utf8(bytes) {
+        Ok(s) => Arc::from(s),
+        Err(e) => Arc::from(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    };
+    Ok((text, stamp_of(&meta)))
+}

@@ -1,0 +1,117 @@
+//! The MCP front end: an rmcp `ServerHandler` that lists the tools the servers can serve and
+//! calls the operations layer, behind our stdio framing guard. Thin: no logic of its own.
+
+pub mod stdio;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::error::{Code, ToolError};
+use crate::ops::Engine;
+use crate::ops::tools;
+
+/// The MCP server over one engine.
+#[derive(Clone)]
+pub struct McpServer {
+    engine: Arc<Engine>,
+}
+
+impl McpServer {
+    pub fn new(engine: Arc<Engine>) -> McpServer {
+        McpServer { engine }
+    }
+
+    fn tool_list(&self) -> Vec<Tool> {
+        tools::tools()
+            .iter()
+            .filter(|d| tools::offered(&self.engine, d))
+            .map(|d| {
+                let input = as_object((d.input_schema)());
+                let output = as_object((d.output_schema)());
+                Tool::new(d.name, tools::description(d), Arc::new(input))
+                    .with_raw_output_schema(Arc::new(output))
+            })
+            .collect()
+    }
+}
+
+fn as_object(v: Value) -> serde_json::Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn error_result(e: &ToolError) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+    r.structured_content = Some(e.to_json());
+    r
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("lspgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "lspgate serves real language servers: hover, definition, references, symbols, \
+                 completions, call hierarchy and always-fresh diagnostics. Positions are 1-based \
+                 lines and code-point columns, or `symbol` names on a line.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tool_list()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !tools::tools().iter().any(|d| d.name == name) {
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
+        }
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let engine = self.engine.clone();
+        let outcome = tokio::select! {
+            r = tools::call(&engine, &name, args) => r,
+            _ = context.ct.cancelled() => Err(ToolError::new(Code::Cancelled, "the client cancelled the call")),
+        };
+        let result = match outcome {
+            Ok(out) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+                r.structured_content = Some(out.structured);
+                r
+            }
+            Err(e) => {
+                tracing::debug!(tool = %name, "tool failed: {e}");
+                error_result(&e)
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub async fn serve_stdio(engine: Arc<Engine>, max_frame: usize) -> anyhow::Result<()> {
+    let stream = stdio::guard(tokio::io::stdin(), tokio::io::stdout(), max_frame);
+    let (r, w) = tokio::io::split(stream);
+    let running = McpServer::new(engine).serve((r, w)).await?;
+    running.waiting().await?;
+    Ok(())
+}

@@ -1,0 +1,355 @@
+//! Text renderings of tool results: a compact default and a minimal `terse` form, both capped.
+//! Locations are grouped per file so a reference costs a few characters, not a path each.
+
+use std::fmt::Write;
+
+use super::types::*;
+
+/// A result that has a text form.
+pub trait Render {
+    fn render(&self, terse: bool) -> String;
+}
+
+/// Cuts `text` to at most `max` characters at a line boundary, saying what was cut and how to
+/// get the rest.
+pub fn cap(text: String, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text;
+    }
+    let mut end = text
+        .char_indices()
+        .nth(max.saturating_sub(120))
+        .map_or(text.len(), |(i, _)| i);
+    if let Some(nl) = text[..end].rfind('\n') {
+        end = nl;
+    }
+    let kept = &text[..end];
+    let cut_lines = text[end..].lines().filter(|l| !l.is_empty()).count();
+    format!(
+        "{kept}\n… output cut: {cut_lines} more lines not shown (structuredContent has every \
+         item; pass `limit`/`cursor` to page, or narrow the query)"
+    )
+}
+
+/// Locations grouped by file: `file` then `  line:col text` (terse: `file line:col …`).
+fn render_locs(out: &mut String, locs: &[Loc], terse: bool) {
+    let mut i = 0;
+    while i < locs.len() {
+        let file = &locs[i].file;
+        let mut j = i;
+        while j < locs.len() && locs[j].file == *file {
+            j += 1;
+        }
+        if terse {
+            let _ = write!(out, "{file}");
+            for l in &locs[i..j] {
+                let _ = write!(out, " {}:{}", l.line, l.column);
+            }
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "{file}");
+            for l in &locs[i..j] {
+                let _ = writeln!(out, "  {}:{} {}", l.line, l.column, short(&l.text, 60));
+            }
+        }
+        i = j;
+    }
+}
+
+fn short(s: &str, max: usize) -> Cow<'_, str> {
+    if s.chars().count() <= max {
+        Cow::Borrowed(s)
+    } else {
+        let cut: String = s.chars().take(max - 1).collect();
+        Cow::Owned(format!("{cut}…"))
+    }
+}
+use std::borrow::Cow;
+
+fn partial_note(out: &mut String, partial: bool, reason: &Option<String>) {
+    if partial {
+        let _ = writeln!(
+            out,
+            "partial: {}",
+            reason.as_deref().unwrap_or("the server was not ready")
+        );
+    }
+}
+
+fn more_note(out: &mut String, shown: usize, total: usize, next: &Option<String>) {
+    if let Some(c) = next {
+        let _ = writeln!(out, "… {shown} of {total} shown; cursor \"{c}\" for more");
+    }
+}
+
+impl Render for HoverResult {
+    fn render(&self, _terse: bool) -> String {
+        self.contents.trim().to_string()
+    }
+}
+
+impl Render for LocationsResult {
+    fn render(&self, terse: bool) -> String {
+        if self.locations.is_empty() {
+            return "no locations".into();
+        }
+        let mut out = String::new();
+        render_locs(&mut out, &self.locations, terse);
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for ReferencesResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        partial_note(&mut out, self.partial, &self.reason);
+        if !terse {
+            let files = {
+                let mut f: Vec<&str> = self.locations.iter().map(|l| l.file.as_str()).collect();
+                f.dedup();
+                f.len()
+            };
+            let _ = writeln!(out, "{} references in {} files", self.total, files);
+        }
+        render_locs(&mut out, &self.locations, terse);
+        more_note(
+            &mut out,
+            self.locations.len(),
+            self.total,
+            &self.next_cursor,
+        );
+        out.trim_end().to_string()
+    }
+}
+
+fn render_symbols(out: &mut String, syms: &[Symbol], depth: usize, terse: bool) {
+    for s in syms {
+        let indent = "  ".repeat(depth);
+        if terse {
+            let _ = writeln!(out, "{indent}{} {} {}", s.line, s.kind, s.name);
+        } else {
+            let detail = s
+                .detail
+                .as_deref()
+                .map(|d| format!(" — {}", short(d, 60)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{indent}{} {} {}-{}{}",
+                s.kind, s.name, s.line, s.end_line, detail
+            );
+        }
+        render_symbols(out, &s.children, depth + 1, terse);
+    }
+}
+
+impl Render for DocumentSymbolsResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        if self.source == SymbolSource::Fallback {
+            out.push_str("(fallback: the server has no document symbols; lspgate's text scan)\n");
+        }
+        if self.symbols.is_empty() {
+            out.push_str("no symbols");
+        }
+        render_symbols(&mut out, &self.symbols, 0, terse);
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for WorkspaceSymbolsResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        partial_note(&mut out, self.partial, &self.reason);
+        if self.symbols.is_empty() {
+            out.push_str("no symbols\n");
+        }
+        for s in &self.symbols {
+            if terse {
+                let _ = writeln!(
+                    out,
+                    "{}:{}:{} {}",
+                    s.loc.file, s.loc.line, s.loc.column, s.name
+                );
+            } else {
+                let container = s
+                    .container
+                    .as_deref()
+                    .map(|c| format!(" in {c}"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{} {}{} {}:{}:{}",
+                    s.kind, s.name, container, s.loc.file, s.loc.line, s.loc.column
+                );
+            }
+        }
+        more_note(&mut out, self.symbols.len(), self.total, &self.next_cursor);
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for SignatureHelpResult {
+    fn render(&self, _terse: bool) -> String {
+        if self.signatures.is_empty() {
+            return "no signature here".into();
+        }
+        let mut out = String::new();
+        for s in &self.signatures {
+            let active = s
+                .active_parameter
+                .and_then(|i| s.parameters.get(i as usize))
+                .map(|p| format!("  (at: {p})"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "{}{active}", s.label);
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for CompletionsResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        for i in &self.items {
+            match (&i.detail, terse) {
+                (Some(d), false) => {
+                    let _ = writeln!(out, "{} ({}) {}", i.label, i.kind, short(d, 60));
+                }
+                _ => {
+                    let _ = writeln!(out, "{} ({})", i.label, i.kind);
+                }
+            }
+        }
+        if self.total > self.items.len() {
+            let _ = writeln!(out, "… {} of {} shown", self.items.len(), self.total);
+        }
+        if out.is_empty() {
+            out.push_str("no completions");
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for CallHierarchyResult {
+    fn render(&self, terse: bool) -> String {
+        if self.calls.is_empty() {
+            return "no calls".into();
+        }
+        let mut out = String::new();
+        for c in &self.calls {
+            let _ = writeln!(
+                out,
+                "{} {} {}:{}:{}",
+                c.kind, c.name, c.loc.file, c.loc.line, c.loc.column
+            );
+            if !terse {
+                for s in &c.call_sites {
+                    let _ = writeln!(
+                        out,
+                        "  {}:{}:{} {}",
+                        s.file,
+                        s.line,
+                        s.column,
+                        short(&s.text, 60)
+                    );
+                }
+            }
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for DiagnosticsResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        partial_note(&mut out, self.partial, &self.reason);
+        let mut shown = 0;
+        for f in &self.files {
+            for d in &f.diagnostics {
+                if terse && d.severity > crate::lsp::wire::Severity::Warning {
+                    continue;
+                }
+                shown += 1;
+                if terse {
+                    let _ = writeln!(out, "{}:{}:{} {}", f.file, d.line, d.column, d.message);
+                } else {
+                    let code = d
+                        .code
+                        .as_deref()
+                        .map(|c| format!(" [{c}]"))
+                        .unwrap_or_default();
+                    let sev = serde_json::to_value(d.severity)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "{}:{}:{} {sev}{code}: {}",
+                        f.file, d.line, d.column, d.message
+                    );
+                }
+            }
+        }
+        if shown == 0 {
+            let n = self.files.len();
+            let _ = write!(
+                out,
+                "no problems in {n} file{}",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+        out.trim_end().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc(file: &str, line: u32) -> Loc {
+        Loc {
+            file: file.into(),
+            line,
+            column: 5,
+            end_line: line,
+            end_column: 12,
+            text: "total = compute(x, y)".into(),
+        }
+    }
+
+    #[test]
+    fn references_group_by_file_and_stay_short() {
+        let locs: Vec<Loc> = (1..=3)
+            .flat_map(|f| (1..=3).map(move |l| loc(&format!("pkg/mod{f}.py"), l * 10)))
+            .collect();
+        let r = ReferencesResult {
+            total: locs.len(),
+            locations: locs,
+            next_cursor: None,
+            partial: false,
+            reason: None,
+        };
+        let terse = r.render(true);
+        assert_eq!(terse.lines().next(), Some("pkg/mod1.py 10:5 20:5 30:5"));
+        assert!(terse.chars().count() / 9 <= 12, "{terse}");
+        let full = r.render(false);
+        assert!(full.contains("  10:5 total = compute(x, y)"));
+        assert!(full.chars().count() / 9 <= 40, "{full}");
+    }
+
+    #[test]
+    fn cap_cuts_at_a_line_and_says_so() {
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let capped = cap(text, 500);
+        assert!(capped.chars().count() <= 700);
+        assert!(capped.contains("output cut"));
+        assert!(
+            capped
+                .lines()
+                .rev()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("line "))
+        );
+        assert_eq!(cap("short".into(), 500), "short");
+    }
+}

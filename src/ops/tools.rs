@@ -1,0 +1,207 @@
+//! The tool table: every tool's name, description, schemas and required capability, and one
+//! dispatcher from `(name, JSON arguments)` to the operation. MCP and the CLI both call it.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::Engine;
+use super::render::{Render, cap};
+use super::types::*;
+use crate::error::ToolError;
+use crate::lsp::Cap;
+
+/// One tool as agents see it.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub input_schema: fn() -> Value,
+    pub output_schema: fn() -> Value,
+    /// Offered when a server may support any of these (empty: always).
+    pub caps: &'static [Cap],
+}
+
+fn schema<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+const POS: &str = " Position: `file` (root-relative path, absolute path in the root, or file:// URI), \
+1-based `line`, and 1-based `column` in Unicode code points, or `symbol` (a name on that line) \
+with optional `occurrence`. `source` analyses that text instead of the disk (never written).";
+
+/// Every reading and navigation tool.
+pub fn tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef {
+            name: "hover",
+            description: "Type, signature and documentation of the symbol at a position, from the language server.",
+            input_schema: schema::<PositionParams>,
+            output_schema: schema::<HoverResult>,
+            caps: &[Cap::Hover],
+        },
+        ToolDef {
+            name: "definition",
+            description: "Where the symbol at a position is defined; `kind` picks definition (default), declaration, type_definition or implementation.",
+            input_schema: schema::<DefinitionParams>,
+            output_schema: schema::<LocationsResult>,
+            caps: &[
+                Cap::Definition,
+                Cap::Declaration,
+                Cap::TypeDefinition,
+                Cap::Implementation,
+            ],
+        },
+        ToolDef {
+            name: "references",
+            description: "Every reference to the symbol at a position, across the workspace (files never opened included), grouped by file. Waits for indexing; says `partial` if it could not.",
+            input_schema: schema::<ReferencesParams>,
+            output_schema: schema::<ReferencesResult>,
+            caps: &[Cap::References],
+        },
+        ToolDef {
+            name: "document_symbols",
+            description: "The outline of a file: classes, functions, methods and variables with their lines, nested.",
+            input_schema: schema::<FileParams>,
+            output_schema: schema::<DocumentSymbolsResult>,
+            caps: &[],
+        },
+        ToolDef {
+            name: "workspace_symbols",
+            description: "Find symbols by name across the workspace; `kind` filters (function, class, method, …).",
+            input_schema: schema::<WorkspaceSymbolsParams>,
+            output_schema: schema::<WorkspaceSymbolsResult>,
+            caps: &[Cap::WorkspaceSymbols],
+        },
+        ToolDef {
+            name: "signature_help",
+            description: "The signature of the call at a position and which parameter the position is in.",
+            input_schema: schema::<PositionParams>,
+            output_schema: schema::<SignatureHelpResult>,
+            caps: &[Cap::SignatureHelp],
+        },
+        ToolDef {
+            name: "completions",
+            description: "What the language server would complete at a position (`limit`, default 20).",
+            input_schema: schema::<CompletionsParams>,
+            output_schema: schema::<CompletionsResult>,
+            caps: &[Cap::Completion],
+        },
+        ToolDef {
+            name: "call_hierarchy",
+            description: "Callers (`direction: incoming`) or callees (`outgoing`) of the function at a position, with each call site.",
+            input_schema: schema::<CallHierarchyParams>,
+            output_schema: schema::<CallHierarchyResult>,
+            caps: &[Cap::CallHierarchy],
+        },
+        ToolDef {
+            name: "diagnostics",
+            description: "Errors and warnings for a file, always for its current content (re-read from disk on every call), or for every file the servers reported on. `partial` if the server did not answer in time.",
+            input_schema: schema::<DiagnosticsParams>,
+            output_schema: schema::<DiagnosticsResult>,
+            caps: &[],
+        },
+    ]
+}
+
+/// Text under `POS` for tools that take a position.
+pub fn description(def: &ToolDef) -> String {
+    let positional = matches!(
+        def.name,
+        "hover" | "definition" | "references" | "signature_help" | "completions" | "call_hierarchy"
+    );
+    if positional {
+        format!("{}{POS}", def.description)
+    } else {
+        def.description.to_string()
+    }
+}
+
+/// Whether a tool is offered given what the servers support.
+pub fn offered(engine: &Engine, def: &ToolDef) -> bool {
+    def.caps.is_empty() || def.caps.iter().any(|c| engine.may_support(*c))
+}
+
+/// A tool's answer: the structured result and its (capped) text.
+pub struct ToolOutput {
+    pub structured: Value,
+    pub text: String,
+}
+
+fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    let args = if args.is_null() {
+        Value::Object(Default::default())
+    } else {
+        args
+    };
+    serde_json::from_value(args).map_err(|e| ToolError::invalid(format!("bad arguments: {e}")))
+}
+
+fn finish<T: Serialize + Render>(
+    engine: &Engine,
+    result: T,
+    terse: Option<bool>,
+) -> Result<ToolOutput, ToolError> {
+    let terse = terse.unwrap_or_else(default_terse);
+    let text = cap(result.render(terse), engine.options().max_output);
+    let structured = serde_json::to_value(&result)
+        .map_err(|e| ToolError::new(crate::error::Code::ServerError, e.to_string()))?;
+    Ok(ToolOutput { structured, text })
+}
+
+/// `LSPGATE_TERSE=1` makes terse output the default.
+fn default_terse() -> bool {
+    std::env::var("LSPGATE_TERSE").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+}
+
+/// Runs tool `name` with JSON `args`.
+pub async fn call(engine: &Engine, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+    match name {
+        "hover" => {
+            let p: PositionParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.hover(p).await?, t)
+        }
+        "definition" => {
+            let p: DefinitionParams = parse(args)?;
+            let t = p.at.terse;
+            finish(engine, engine.definition(p).await?, t)
+        }
+        "references" => {
+            let p: ReferencesParams = parse(args)?;
+            let t = p.at.terse;
+            finish(engine, engine.references(p).await?, t)
+        }
+        "document_symbols" => {
+            let p: FileParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.document_symbols(p).await?, t)
+        }
+        "workspace_symbols" => {
+            let p: WorkspaceSymbolsParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.workspace_symbols(p).await?, t)
+        }
+        "signature_help" => {
+            let p: PositionParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.signature_help(p).await?, t)
+        }
+        "completions" => {
+            let p: CompletionsParams = parse(args)?;
+            let t = p.at.terse;
+            finish(engine, engine.completions(p).await?, t)
+        }
+        "call_hierarchy" => {
+            let p: CallHierarchyParams = parse(args)?;
+            let t = p.at.terse;
+            finish(engine, engine.call_hierarchy(p).await?, t)
+        }
+        "diagnostics" => {
+            let p: DiagnosticsParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.diagnostics(p).await?, t)
+        }
+        other => Err(ToolError::invalid(format!("unknown tool `{other}`"))),
+    }
+}

@@ -1,0 +1,338 @@
+//! Parameters and results of the tools, in SPEC §1–3 shapes, with their JSON Schemas and their
+//! text renderings (default and terse). Shared by every front end.
+
+use std::borrow::Cow;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::lsp::wire::Severity;
+
+/// A whole number that may also arrive as a numeric string ("12").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Num(pub i64);
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            I(i64),
+            F(f64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::I(i) => Ok(Num(i)),
+            Raw::F(f) if f.fract() == 0.0 && f.abs() < 1e15 => Ok(Num(f as i64)),
+            Raw::F(f) => Err(serde::de::Error::custom(format!(
+                "{f} is not a whole number"
+            ))),
+            Raw::S(s) => s
+                .trim()
+                .parse()
+                .map(Num)
+                .map_err(|_| serde::de::Error::custom(format!("\"{s}\" is not a whole number"))),
+        }
+    }
+}
+
+impl JsonSchema for Num {
+    fn schema_name() -> Cow<'static, str> {
+        "Num".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": ["integer", "string"],
+            "description": "a whole number (numeric strings accepted)"
+        })
+    }
+}
+
+/// A position in a file: `line` plus `column`, or `symbol` (+ `occurrence`) on that line.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct PositionParams {
+    /// File: root-relative path, absolute path inside the root, or file:// URI.
+    pub file: String,
+    /// 1-based line.
+    pub line: Num,
+    /// 1-based column in Unicode code points. Give this or `symbol`.
+    #[serde(default)]
+    pub column: Option<Num>,
+    /// A name on that line to point at (whole-word match), instead of `column`.
+    #[serde(default)]
+    pub symbol: Option<String>,
+    /// Which match of `symbol` on the line, 1-based (default 1).
+    #[serde(default)]
+    pub occurrence: Option<Num>,
+    /// Use this text instead of the file on disk (an unsaved buffer); the disk is never written.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Minimal text output.
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct DefinitionParams {
+    #[serde(flatten)]
+    pub at: PositionParams,
+    /// definition (default), declaration, type_definition or implementation.
+    #[serde(default)]
+    pub kind: Option<GotoKindParam>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GotoKindParam {
+    Definition,
+    Declaration,
+    TypeDefinition,
+    Implementation,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ReferencesParams {
+    #[serde(flatten)]
+    pub at: PositionParams,
+    /// Include the declaration itself (default true).
+    #[serde(default)]
+    pub include_declaration: Option<bool>,
+    /// Most locations to return (default 200).
+    #[serde(default)]
+    pub limit: Option<Num>,
+    /// `next_cursor` of a previous call, to get the rest.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct FileParams {
+    /// File: root-relative path, absolute path inside the root, or file:// URI.
+    pub file: String,
+    /// Use this text instead of the file on disk; the disk is never written.
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct DiagnosticsParams {
+    /// One file; without it, every file the servers have reported on.
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct WorkspaceSymbolsParams {
+    /// Name or fragment to look for.
+    pub query: String,
+    /// Only symbols of this kind (function, class, method, variable, …).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Most symbols to return (default 100).
+    #[serde(default)]
+    pub limit: Option<Num>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CompletionsParams {
+    #[serde(flatten)]
+    pub at: PositionParams,
+    /// Most items to return (default 20).
+    #[serde(default)]
+    pub limit: Option<Num>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CallHierarchyParams {
+    #[serde(flatten)]
+    pub at: PositionParams,
+    /// incoming (who calls this) or outgoing (what this calls).
+    pub direction: Direction,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Incoming,
+    Outgoing,
+}
+
+// ---- results ----
+
+/// A place in the workspace with its trimmed source line.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct Loc {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Range {
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct HoverResult {
+    pub contents: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<Range>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LocationsResult {
+    pub locations: Vec<Loc>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReferencesResult {
+    pub locations: Vec<Loc>,
+    pub total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Symbol {
+    pub name: String,
+    pub kind: String,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Option<Vec<serde_json::Value>>")]
+    pub children: Vec<Symbol>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SymbolSource {
+    Server,
+    Fallback,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DocumentSymbolsResult {
+    pub symbols: Vec<Symbol>,
+    pub source: SymbolSource,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WorkspaceSymbol {
+    pub name: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    #[serde(flatten)]
+    pub loc: Loc,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WorkspaceSymbolsResult {
+    pub symbols: Vec<WorkspaceSymbol>,
+    pub total: usize,
+    pub source: SymbolSource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Signature {
+    pub label: String,
+    pub parameters: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_parameter: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SignatureHelpResult {
+    pub signatures: Vec<Signature>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CompletionItem {
+    pub label: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CompletionsResult {
+    pub items: Vec<CompletionItem>,
+    pub total: usize,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Call {
+    pub name: String,
+    pub kind: String,
+    #[serde(flatten)]
+    pub loc: Loc,
+    pub call_sites: Vec<Loc>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CallHierarchyResult {
+    pub calls: Vec<Call>,
+}
+
+/// A diagnostic (SPEC §3 `Diag`).
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct Diag {
+    pub severity: Severity,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileDiagnostics {
+    pub file: String,
+    pub diagnostics: Vec<Diag>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DiagnosticsResult {
+    pub files: Vec<FileDiagnostics>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
