@@ -37,6 +37,18 @@ pub struct Cli {
     /// Cap on a text reply, in characters.
     #[arg(long, global = true, default_value_t = 20_000, value_name = "CHARS")]
     pub max_output: usize,
+    /// Bound on each request to a language server, in seconds.
+    #[arg(long, global = true, default_value_t = 30.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// How long workspace-wide questions wait for a server to finish indexing, in seconds.
+    #[arg(long, global = true, default_value_t = 15.0, value_name = "SECS")]
+    pub ready_timeout: f64,
+    /// How long `diagnostics` waits for a server's fresh report, in seconds.
+    #[arg(long, global = true, default_value_t = 15.0, value_name = "SECS")]
+    pub diagnostics_timeout: f64,
+    /// Most documents each server keeps open (least recently used ones are closed).
+    #[arg(long, global = true, default_value_t = 200, value_name = "N")]
+    pub open_documents: usize,
     /// Log more to stderr (-v info, -vv debug). `LSPGATE_LOG` takes filter directives.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -313,10 +325,18 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
             .map_err(|e| ToolError::invalid(format!("no current directory: {e}")))?,
     };
     let root = Root::new(&root_dir)?;
+    let secs = |v: f64, what: &str| {
+        std::time::Duration::try_from_secs_f64(v).map_err(|_| {
+            ToolError::invalid(format!("--{what} must be a number of seconds, got {v}"))
+        })
+    };
     let opts = EngineOptions {
         max_output: cli.max_output,
         install: cli.install,
-        ..EngineOptions::default()
+        request_timeout: secs(cli.timeout, "timeout")?,
+        ready_timeout: secs(cli.ready_timeout, "ready-timeout")?,
+        diagnostics_timeout: secs(cli.diagnostics_timeout, "diagnostics-timeout")?,
+        open_documents: cli.open_documents,
     };
     Ok(match ServerSpec::explicit(explicit) {
         Some(spec) => Engine::new(root, vec![spec], opts),

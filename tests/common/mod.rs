@@ -1,0 +1,192 @@
+//! Shared test harness: starts `lspgate serve` as a child process and drives it with rmcp's MCP
+//! client (a real client over real stdio), and copies example workspaces into temp folders.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+pub const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
+pub const FIXTURE: &str = env!("CARGO_BIN_EXE_lspgate-fixture-server");
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// PATH with the test servers `scripts/install-test-servers.sh` puts in `.tools/` first.
+pub fn test_path() -> String {
+    let tools = repo().join(".tools/node_modules/.bin");
+    format!(
+        "{}:{}",
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Fails loudly (never skips) when a server the test needs is missing.
+pub fn require(command: &str) {
+    let found = std::env::split_paths(&test_path()).any(|d| d.join(command).is_file());
+    assert!(
+        found,
+        "`{command}` is not installed: run scripts/install-test-servers.sh (the README's test command does)"
+    );
+}
+
+/// A fresh copy of `examples/NAME` in a temp folder.
+pub fn example(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("lspgate-test-")
+        .tempdir()
+        .unwrap();
+    copy_dir(&repo().join("examples").join(name), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir` with its bytes, to show nothing was written.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// An lspgate MCP server driven by rmcp's client.
+pub struct Gate {
+    pub client: RunningService<RoleClient, ()>,
+    pub root: PathBuf,
+    pub pid: Option<u32>,
+}
+
+impl Gate {
+    /// `lspgate serve --root ROOT FLAGS… [-- SERVER…]`.
+    pub async fn start(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
+        let home = tempfile::tempdir().unwrap().keep();
+        let mut cmd = tokio::process::Command::new(LSPGATE);
+        cmd.arg("serve").arg("--root").arg(root).args(flags);
+        if !server.is_empty() {
+            cmd.arg("--").args(server);
+        }
+        cmd.env("PATH", test_path())
+            .env("LSPGATE_HOME", home.join("lspgate-home"))
+            .env_remove("LSPGATE_TERSE");
+        let transport = TokioChildProcess::new(cmd).expect("spawn lspgate");
+        let pid = transport.id();
+        let client = ().serve(transport).await.expect("MCP initialize");
+        Gate {
+            client,
+            root: root.to_path_buf(),
+            pid,
+        }
+    }
+
+    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
+        let Value::Object(map) = args else {
+            panic!("arguments must be an object")
+        };
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(map);
+        tokio::time::timeout(Duration::from_secs(90), self.client.call_tool(params))
+            .await
+            .unwrap_or_else(|_| panic!("{name} did not answer within 90s"))
+            .unwrap_or_else(|e| panic!("{name}: protocol error {e}"))
+    }
+
+    /// Calls a tool that must succeed; returns its structured content and text.
+    pub async fn ok(&self, name: &str, args: Value) -> (Value, String) {
+        let r = self.call(name, args.clone()).await;
+        let text = text_of(&r);
+        assert_ne!(r.is_error, Some(true), "{name} {args} failed: {text}");
+        (
+            r.structured_content.clone().expect("structuredContent"),
+            text,
+        )
+    }
+
+    /// Calls a tool that must fail; returns its error code and message.
+    pub async fn err(&self, name: &str, args: Value) -> (String, String) {
+        let r = self.call(name, args.clone()).await;
+        let text = text_of(&r);
+        assert_eq!(
+            r.is_error,
+            Some(true),
+            "{name} {args} should fail, got: {text}"
+        );
+        let s = r.structured_content.expect("structured error");
+        (
+            s["error"]["code"].as_str().unwrap_or("").to_string(),
+            s["error"]["message"].as_str().unwrap_or("").to_string(),
+        )
+    }
+
+    pub async fn tool_names(&self) -> Vec<String> {
+        let tools = self.client.list_all_tools().await.expect("tools/list");
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    }
+
+    pub async fn stop(self) {
+        let _ = self.client.cancel().await;
+    }
+}
+
+pub fn text_of(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The files named in a list of `Loc`s.
+pub fn files_of(locations: &Value) -> Vec<String> {
+    let mut f: Vec<String> = locations
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["file"].as_str().unwrap().to_string())
+        .collect();
+    f.sort();
+    f.dedup();
+    f
+}
+
+/// Replaces a file's content, keeping its size and mtime when asked (a same-size rewrite in one
+/// mtime tick).
+pub fn rewrite(path: &Path, text: &str, keep_mtime: bool) {
+    let before = std::fs::metadata(path).unwrap().modified().unwrap();
+    std::fs::write(path, text).unwrap();
+    if keep_mtime {
+        let f = std::fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(before).unwrap();
+    }
+}
