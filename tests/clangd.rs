@@ -28,12 +28,24 @@ async fn clangd_tools() {
     let gate = Gate::start(ws.path(), &[], &[]).await;
 
     let (refs, text) = gate
-        .ok("references", json!({"file": "util.h", "line": 10, "symbol": "add"}))
+        .ok(
+            "references",
+            json!({"file": "util.h", "line": 10, "symbol": "add"}),
+        )
         .await;
-    assert_eq!(files_of(&refs["locations"]), ["main.c", "util.c", "util.h"], "{text}");
+    assert_eq!(
+        files_of(&refs["locations"]),
+        ["main.c", "util.c", "util.h"],
+        "{text}"
+    );
 
     let line5 = "  const char *greeting = \"héllo 🌍\"; int total = add(1, 2);";
-    let (h, text) = gate.ok("hover", json!({"file": "main.c", "line": 5, "symbol": "add"})).await;
+    let (h, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "main.c", "line": 5, "symbol": "add"}),
+        )
+        .await;
     assert!(text.contains("int add(int a, int b)"), "{text}");
     assert_eq!(h["range"]["column"], col_of(line5, "add(1"));
 
@@ -41,53 +53,125 @@ async fn clangd_tools() {
     let diags = d["files"][0]["diagnostics"].as_array().unwrap();
     let errors: Vec<_> = diags.iter().filter(|d| d["severity"] == "error").collect();
     assert_eq!(errors.len(), 1, "{text}");
-    assert_eq!((errors[0]["line"].as_u64(), errors[0]["column"].as_u64()), (Some(6), Some(16)));
+    assert_eq!(
+        (errors[0]["line"].as_u64(), errors[0]["column"].as_u64()),
+        (Some(6), Some(16))
+    );
 
     let (d, _) = gate
-        .ok("definition", json!({"file": "main.c", "line": 5, "symbol": "add", "kind": "declaration"}))
+        .ok(
+            "definition",
+            json!({"file": "main.c", "line": 5, "symbol": "add", "kind": "declaration"}),
+        )
         .await;
     assert_eq!(d["locations"][0]["file"], "util.h");
     assert_eq!(d["locations"][0]["line"], 10);
-    let (d, _) = gate.ok("definition", json!({"file": "main.c", "line": 5, "symbol": "add"})).await;
+    let (d, _) = gate
+        .ok(
+            "definition",
+            json!({"file": "main.c", "line": 5, "symbol": "add"}),
+        )
+        .await;
     assert_eq!(d["locations"][0]["file"], "util.c");
     let (d, _) = gate
-        .ok("definition", json!({"file": "main.c", "line": 6, "symbol": "p", "kind": "type_definition"}))
+        .ok(
+            "definition",
+            json!({"file": "main.c", "line": 6, "symbol": "p", "kind": "type_definition"}),
+        )
         .await;
     assert_eq!(d["locations"][0]["file"], "util.h");
     assert_eq!(d["locations"][0]["line"], 4);
 
     let (syms, _) = gate.ok("document_symbols", json!({"file": "util.h"})).await;
-    let names: Vec<&str> = syms["symbols"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"add") && names.contains(&"point"), "{names:?}");
+    let names: Vec<&str> = syms["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"add") && names.contains(&"point"),
+        "{names:?}"
+    );
 
     let (ws_syms, text) = gate.ok("workspace_symbols", json!({"query": "add"})).await;
-    assert!(ws_syms["symbols"].as_array().unwrap().iter().any(|s| s["name"] == "add"), "{text}");
+    assert!(
+        ws_syms["symbols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "add"),
+        "{text}"
+    );
 
     let line6 = "  struct point p = add(3, 4); /* deliberate type error */";
     let (sig, _) = gate
-        .ok("signature_help", json!({"file": "main.c", "line": 6, "column": col_of(line6, "4)")}))
+        .ok(
+            "signature_help",
+            json!({"file": "main.c", "line": 6, "column": col_of(line6, "4)")}),
+        )
         .await;
     let s0 = &sig["signatures"][0];
-    assert!(s0["label"].as_str().unwrap().contains("add(int a, int b)"), "{sig}");
+    assert!(
+        s0["label"].as_str().unwrap().contains("add(int a, int b)"),
+        "{sig}"
+    );
     assert_eq!(s0["active_parameter"], 1);
 
     let main = std::fs::read_to_string(ws.path().join("main.c")).unwrap();
     let buffer = main.replace("  return 0;", "  p.");
     let (comp, _) = gate
-        .ok("completions", json!({"file": "main.c", "line": 8, "column": 5, "source": buffer}))
+        .ok(
+            "completions",
+            json!({"file": "main.c", "line": 8, "column": 5, "source": buffer}),
+        )
         .await;
-    let labels: Vec<String> = comp["items"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().trim().to_string()).collect();
-    assert!(labels.iter().any(|l| l == "x") && labels.iter().any(|l| l == "y"), "{labels:?}");
-    assert_eq!(std::fs::read_to_string(ws.path().join("main.c")).unwrap(), main);
+    let labels: Vec<String> = comp["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().trim().to_string())
+        .collect();
+    assert!(
+        labels.iter().any(|l| l == "x") && labels.iter().any(|l| l == "y"),
+        "{labels:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("main.c")).unwrap(),
+        main
+    );
 
     let (calls, text) = gate
-        .ok("call_hierarchy", json!({"file": "util.c", "line": 3, "symbol": "add", "direction": "incoming"}))
+        .ok(
+            "call_hierarchy",
+            json!({"file": "util.c", "line": 3, "symbol": "add", "direction": "incoming"}),
+        )
         .await;
-    let main_call = calls["calls"].as_array().unwrap().iter().find(|c| c["name"] == "main").unwrap_or_else(|| panic!("{text}"));
-    assert_eq!(main_call["call_sites"].as_array().unwrap().len(), 2, "{text}");
+    let main_call = calls["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "main")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        main_call["call_sites"].as_array().unwrap().len(),
+        2,
+        "{text}"
+    );
 
-    std::fs::write(ws.path().join("main.c"), main.replace("struct point p = add(3, 4);", "struct point p = {3, 4};  ")).unwrap();
+    std::fs::write(
+        ws.path().join("main.c"),
+        main.replace("struct point p = add(3, 4);", "struct point p = {3, 4};  "),
+    )
+    .unwrap();
     let (d, text) = gate.ok("diagnostics", json!({"file": "main.c"})).await;
-    assert!(d["files"][0]["diagnostics"].as_array().unwrap().iter().all(|d| d["severity"] != "error"), "{text}");
+    assert!(
+        d["files"][0]["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["severity"] != "error"),
+        "{text}"
+    );
     gate.stop().await;
 }

@@ -20,40 +20,64 @@ async fn typescript_tools() {
     let (d, text) = gate.ok("diagnostics", json!({"file": "src/main.ts"})).await;
     let diags = d["files"][0]["diagnostics"].as_array().unwrap();
     assert_eq!(diags.len(), 1, "{text}");
-    assert_eq!((diags[0]["line"].as_u64(), diags[0]["column"].as_u64()), (Some(5), Some(14)));
+    assert_eq!(
+        (diags[0]["line"].as_u64(), diags[0]["column"].as_u64()),
+        (Some(5), Some(14))
+    );
     assert_eq!(diags[0]["code"], "2322");
 
     let (refs, text) = gate
-        .ok("references", json!({"file": "src/shapes.ts", "line": 13, "symbol": "totalArea"}))
+        .ok(
+            "references",
+            json!({"file": "src/shapes.ts", "line": 13, "symbol": "totalArea"}),
+        )
         .await;
     assert_eq!(refs["total"], 6, "{text}");
-    assert_eq!(files_of(&refs["locations"]), ["src/main.ts", "src/report.ts", "src/shapes.ts"]);
+    assert_eq!(
+        files_of(&refs["locations"]),
+        ["src/main.ts", "src/report.ts", "src/shapes.ts"]
+    );
 
     // Ω is one UTF-16 unit, 🚀 two; agents count both as one column.
     let line3 = "const label = \"Ωmega 🚀\"; const shapes = [new Circle(1), new Circle(2)];";
     let (h, text) = gate
-        .ok("hover", json!({"file": "src/main.ts", "line": 3, "symbol": "Circle"}))
+        .ok(
+            "hover",
+            json!({"file": "src/main.ts", "line": 3, "symbol": "Circle"}),
+        )
         .await;
     assert!(text.contains("Circle"), "{text}");
     assert_eq!(h["range"]["column"], col_of(line3, "Circle(1)"));
     let (h2, _) = gate
-        .ok("hover", json!({"file": "src/main.ts", "line": 3, "symbol": "Circle", "occurrence": 2}))
+        .ok(
+            "hover",
+            json!({"file": "src/main.ts", "line": 3, "symbol": "Circle", "occurrence": 2}),
+        )
         .await;
     assert_eq!(h2["range"]["column"], col_of(line3, "Circle(2)"));
 
     let (d, _) = gate
-        .ok("definition", json!({"file": "src/main.ts", "line": 4, "symbol": "totalArea"}))
+        .ok(
+            "definition",
+            json!({"file": "src/main.ts", "line": 4, "symbol": "totalArea"}),
+        )
         .await;
     assert_eq!(d["locations"][0]["file"], "src/shapes.ts");
     assert_eq!(d["locations"][0]["line"], 13);
     assert_eq!(d["locations"][0]["column"], 17);
     // typescript-language-server offers no declarationProvider: said, not faked.
     let (code, _) = gate
-        .err("definition", json!({"file": "src/main.ts", "line": 4, "symbol": "totalArea", "kind": "declaration"}))
+        .err(
+            "definition",
+            json!({"file": "src/main.ts", "line": 4, "symbol": "totalArea", "kind": "declaration"}),
+        )
         .await;
     assert_eq!(code, "not_supported");
     let (d, _) = gate
-        .ok("definition", json!({"file": "src/main.ts", "line": 3, "symbol": "label", "kind": "type_definition"}))
+        .ok(
+            "definition",
+            json!({"file": "src/main.ts", "line": 3, "symbol": "label", "kind": "type_definition"}),
+        )
         .await;
     assert!(d["locations"].is_array());
     let (d, text) = gate
@@ -62,43 +86,108 @@ async fn typescript_tools() {
     assert_eq!(d["locations"][0]["line"], 5, "{text}");
     assert_eq!(d["locations"][0]["file"], "src/shapes.ts");
 
-    let (syms, _) = gate.ok("document_symbols", json!({"file": "src/shapes.ts"})).await;
-    let names: Vec<&str> = syms["symbols"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"Shape") && names.contains(&"Circle") && names.contains(&"totalArea"), "{names:?}");
+    let (syms, _) = gate
+        .ok("document_symbols", json!({"file": "src/shapes.ts"}))
+        .await;
+    let names: Vec<&str> = syms["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"Shape") && names.contains(&"Circle") && names.contains(&"totalArea"),
+        "{names:?}"
+    );
 
-    let (ws_syms, _) = gate.ok("workspace_symbols", json!({"query": "Circle"})).await;
-    assert!(ws_syms["symbols"].as_array().unwrap().iter().any(|s| s["name"] == "Circle" && s["file"] == "src/shapes.ts"));
+    let (ws_syms, _) = gate
+        .ok("workspace_symbols", json!({"query": "Circle"}))
+        .await;
+    assert!(
+        ws_syms["symbols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "Circle" && s["file"] == "src/shapes.ts")
+    );
 
     let line4 = "export const sum: number = totalArea(shapes);";
     let (sig, _) = gate
-        .ok("signature_help", json!({"file": "src/main.ts", "line": 4, "column": col_of(line4, "shapes)")}))
+        .ok(
+            "signature_help",
+            json!({"file": "src/main.ts", "line": 4, "column": col_of(line4, "shapes)")}),
+        )
         .await;
-    assert!(sig["signatures"][0]["label"].as_str().unwrap().contains("totalArea(shapes: Shape[])"), "{sig}");
+    assert!(
+        sig["signatures"][0]["label"]
+            .as_str()
+            .unwrap()
+            .contains("totalArea(shapes: Shape[])"),
+        "{sig}"
+    );
 
     let original = std::fs::read_to_string(&main).unwrap();
     let buffer = original.replace("console.log(label, sum, wrong);", "new Circle(1).");
     let (comp, _) = gate
-        .ok("completions", json!({"file": "src/main.ts", "line": 6, "column": 15, "source": buffer}))
+        .ok(
+            "completions",
+            json!({"file": "src/main.ts", "line": 6, "column": 15, "source": buffer}),
+        )
         .await;
-    let labels: Vec<&str> = comp["items"].as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
-    assert!(labels.contains(&"area") && labels.contains(&"radius"), "{labels:?}");
+    let labels: Vec<&str> = comp["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        labels.contains(&"area") && labels.contains(&"radius"),
+        "{labels:?}"
+    );
     assert_eq!(std::fs::read_to_string(&main).unwrap(), original);
 
     let (calls, text) = gate
         .ok("call_hierarchy", json!({"file": "src/shapes.ts", "line": 13, "symbol": "totalArea", "direction": "incoming"}))
         .await;
-    assert!(calls["calls"].as_array().unwrap().iter().any(|c| c["name"] == "report" && c["file"] == "src/report.ts"), "{text}");
+    assert!(
+        calls["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "report" && c["file"] == "src/report.ts"),
+        "{text}"
+    );
     let (out, text) = gate
         .ok("call_hierarchy", json!({"file": "src/shapes.ts", "line": 13, "symbol": "totalArea", "direction": "outgoing"}))
         .await;
-    assert!(out["calls"].as_array().unwrap().iter().any(|c| c["name"] == "reduce"), "{text}");
+    assert!(
+        out["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "reduce"),
+        "{text}"
+    );
 
     // Fixed on disk: diagnostics follow.
-    std::fs::write(&main, original.replace("export const wrong: string", "export const wrong: number")).unwrap();
+    std::fs::write(
+        &main,
+        original.replace("export const wrong: string", "export const wrong: number"),
+    )
+    .unwrap();
     let (d, text) = gate.ok("diagnostics", json!({"file": "src/main.ts"})).await;
-    assert_eq!(d["files"][0]["diagnostics"].as_array().unwrap().len(), 0, "{text}");
+    assert_eq!(
+        d["files"][0]["diagnostics"].as_array().unwrap().len(),
+        0,
+        "{text}"
+    );
 
-    let (code, _) = gate.err("references", json!({"file": "src/main.ts", "line": 4, "symbol": "nothing"})).await;
+    let (code, _) = gate
+        .err(
+            "references",
+            json!({"file": "src/main.ts", "line": 4, "symbol": "nothing"}),
+        )
+        .await;
     assert_eq!(code, "symbol_not_found");
     gate.stop().await;
 }

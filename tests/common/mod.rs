@@ -10,6 +10,8 @@ use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 pub const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_lspgate-fixture-server");
@@ -188,5 +190,70 @@ pub fn rewrite(path: &Path, text: &str, keep_mtime: bool) {
     if keep_mtime {
         let f = std::fs::File::options().write(true).open(path).unwrap();
         f.set_modified(before).unwrap();
+    }
+}
+
+/// lspgate over raw stdio, for what a well-behaved client library will not send.
+pub struct Raw {
+    pub child: tokio::process::Child,
+    pub stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+}
+
+impl Raw {
+    /// The MCP handshake; returns the initialize response.
+    pub async fn initialize(&mut self) -> Value {
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}})
+            .to_string(),
+        )
+        .await;
+        let init = self.recv().await;
+        assert_eq!(init["id"], 1);
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        init
+    }
+
+    /// `lspgate serve --root ROOT FLAGS… -- SERVER…`, spoken to line by line.
+    pub async fn start(root: &Path, flags: &[&str], server: &[&str]) -> Raw {
+        let mut child = tokio::process::Command::new(LSPGATE)
+            .arg("serve")
+            .arg("--root")
+            .arg(root)
+            .args(flags)
+            .arg("--")
+            .args(server)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Raw {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    pub async fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    pub async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+            .await
+            .expect("no reply within 20s")
+            .unwrap()
+            .expect("stdout closed");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout is not JSON-RPC ({e}): {line}"))
     }
 }

@@ -1,0 +1,329 @@
+//! lspgate against the fixture server, for what real servers can't be made to do on demand:
+//! negotiate UTF-8, hang, crash, write garbage, flood, index for a long time, publish without
+//! versions. Each test also shows lspgate stays up and answers afterwards.
+
+mod common;
+use common::*;
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+fn log_of(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// Waits until `cond` holds for the log, at most 10 s.
+async fn log_shows(path: &Path, cond: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let log = log_of(path);
+        if cond(&log) || Instant::now() > deadline {
+            return log;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+const EMOJI_LINE: &str = "x = \"😀é\"; target = 1\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn positions_follow_the_negotiated_encoding() {
+    let ws = workspace(&[("a.py", EMOJI_LINE)]);
+    // `target` is at code-point column 11: byte 14 in UTF-8, unit 11 in UTF-16.
+    for (flag, expect) in [("--utf8", "at=0:14"), ("--utf16", "at=0:11")] {
+        let gate = Gate::start(ws.path(), &[], &[FIXTURE, flag]).await;
+        let (h, text) = gate
+            .ok(
+                "hover",
+                json!({"file": "a.py", "line": 1, "symbol": "target"}),
+            )
+            .await;
+        assert!(
+            text.contains("word=target") && text.contains(expect),
+            "{flag}: {text}"
+        );
+        assert!(h["contents"].as_str().unwrap().contains(expect));
+        let (refs, _) = gate
+            .ok(
+                "references",
+                json!({"file": "a.py", "line": 1, "column": 11}),
+            )
+            .await;
+        let l = &refs["locations"][0];
+        assert_eq!(
+            (l["column"].as_u64(), l["end_column"].as_u64()),
+            (Some(11), Some(17)),
+            "{flag}"
+        );
+        gate.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_offered_by_capability() {
+    let ws = workspace(&[("a.py", "def alpha():\n    pass\n")]);
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE, "--no-symbols"]).await;
+    let names = gate.tool_names().await;
+    for t in [
+        "hover",
+        "definition",
+        "references",
+        "workspace_symbols",
+        "diagnostics",
+        "document_symbols",
+    ] {
+        assert!(names.contains(&t.to_string()), "{t} missing: {names:?}");
+    }
+    for t in ["signature_help", "completions", "call_hierarchy"] {
+        assert!(
+            !names.contains(&t.to_string()),
+            "{t} offered without the capability: {names:?}"
+        );
+    }
+    // No documentSymbol capability: lspgate's own scan, flagged as such.
+    let (syms, text) = gate.ok("document_symbols", json!({"file": "a.py"})).await;
+    assert_eq!(syms["source"], "fallback");
+    assert_eq!(syms["symbols"][0]["name"], "alpha");
+    assert!(text.contains("fallback"));
+    // Called anyway: not_supported, not a crash.
+    let (code, _) = gate
+        .err(
+            "completions",
+            json!({"file": "a.py", "line": 1, "column": 1}),
+        )
+        .await;
+    assert_eq!(code, "not_supported");
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_request_times_out_and_is_cancelled_in_the_server() {
+    let ws = workspace(&[("a.py", "hang = 1\nok = 2\n")]);
+    let log = ws.path().join("fixture.log");
+    let gate = Gate::start(
+        ws.path(),
+        &["--timeout", "1"],
+        &[FIXTURE, "--log", log.to_str().unwrap()],
+    )
+    .await;
+    let t = Instant::now();
+    let (code, msg) = gate
+        .err(
+            "hover",
+            json!({"file": "a.py", "line": 1, "symbol": "hang"}),
+        )
+        .await;
+    assert_eq!(code, "timeout", "{msg}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let l = log_shows(&log, |l| l.contains("$/cancelRequest")).await;
+    assert!(l.contains("$/cancelRequest"), "{l}");
+    let (_, text) = gate
+        .ok("hover", json!({"file": "a.py", "line": 2, "symbol": "ok"}))
+        .await;
+    assert!(text.contains("word=ok"));
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_cancel_reaches_the_server() {
+    let ws = workspace(&[("a.py", "hang = 1\nok = 2\n")]);
+    let log = ws.path().join("fixture.log");
+    let mut raw = Raw::start(ws.path(), &[], &[FIXTURE, "--log", log.to_str().unwrap()]).await;
+    raw.initialize().await;
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "hover", "arguments": {"file": "a.py", "line": 1, "symbol": "hang"}}})
+        .to_string(),
+    )
+    .await;
+    let l = log_shows(&log, |l| l.contains("textDocument/hover")).await;
+    assert!(l.contains("textDocument/hover"), "{l}");
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}"#).await;
+    let l = log_shows(&log, |l| l.contains("$/cancelRequest")).await;
+    assert!(l.contains("$/cancelRequest"), "{l}");
+    // Still serving.
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "hover", "arguments": {"file": "a.py", "line": 2, "symbol": "ok"}}})
+        .to_string(),
+    )
+    .await;
+    let r = raw.recv().await;
+    assert_eq!(r["id"], 8, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("word=ok")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crashes_and_garbage_fail_fast_and_lspgate_stays_up() {
+    for word in ["crash", "garbage"] {
+        let ws = workspace(&[("a.py", &format!("{word} = 1\n"))]);
+        let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
+        let t = Instant::now();
+        let (code, msg) = gate
+            .err("hover", json!({"file": "a.py", "line": 1, "symbol": word}))
+            .await;
+        assert_eq!(code, "server_failed", "{word}: {msg}");
+        let (code, _) = gate
+            .err("hover", json!({"file": "a.py", "line": 1, "column": 1}))
+            .await;
+        assert_eq!(code, "server_failed");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{word} took {:?}",
+            t.elapsed()
+        );
+        assert!(
+            !gate.tool_names().await.is_empty(),
+            "lspgate stopped answering after {word}"
+        );
+        gate.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_notifications_does_not_block() {
+    let ws = workspace(&[("a.py", "flood = 1\nok = 2\n")]);
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
+    let (_, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "a.py", "line": 1, "symbol": "flood"}),
+        )
+        .await;
+    assert_eq!(text, "flooded");
+    let (_, text) = gate
+        .ok("hover", json!({"file": "a.py", "line": 2, "symbol": "ok"}))
+        .await;
+    assert!(text.contains("word=ok"));
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexing_is_waited_for_then_reported_as_partial() {
+    let ws = workspace(&[("a.py", "target = 1\n"), ("b.py", "target = 2\n")]);
+    // Indexing longer than the wait: the answer says it may be incomplete.
+    let gate = Gate::start(
+        ws.path(),
+        &["--ready-timeout", "0.5"],
+        &[FIXTURE, "--progress", "30000"],
+    )
+    .await;
+    let (r, text) = gate
+        .ok(
+            "references",
+            json!({"file": "a.py", "line": 1, "symbol": "target"}),
+        )
+        .await;
+    assert_eq!(r["partial"], true, "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("indexing"), "{r}");
+    assert!(text.starts_with("partial: "), "{text}");
+    let (w, _) = gate
+        .ok("workspace_symbols", json!({"query": "target"}))
+        .await;
+    assert_eq!(w["partial"], true);
+    gate.stop().await;
+    // Indexing within the wait: the answer waits for it and is not partial.
+    let gate = Gate::start(
+        ws.path(),
+        &["--ready-timeout", "20"],
+        &[FIXTURE, "--progress", "700"],
+    )
+    .await;
+    let t = Instant::now();
+    let (r, _) = gate
+        .ok(
+            "references",
+            json!({"file": "a.py", "line": 1, "symbol": "target"}),
+        )
+        .await;
+    assert!(r.get("partial").is_none(), "{r}");
+    assert!(
+        t.elapsed() >= Duration::from_millis(500),
+        "did not wait for indexing"
+    );
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_documents_are_capped_and_synced_on_change() {
+    let ws = workspace(&[
+        ("a.py", "a = 1\n"),
+        ("b.py", "b = 1\n"),
+        ("c.py", "c = 1\n"),
+    ]);
+    let log = ws.path().join("fixture.log");
+    let gate = Gate::start(
+        ws.path(),
+        &["--open-documents", "2"],
+        &[FIXTURE, "--log", log.to_str().unwrap()],
+    )
+    .await;
+    for f in ["a", "b", "c"] {
+        gate.ok(
+            "hover",
+            json!({"file": format!("{f}.py"), "line": 1, "column": 1}),
+        )
+        .await;
+    }
+    let l = log_shows(&log, |l| l.contains("didClose")).await;
+    assert_eq!(l.matches("textDocument/didClose").count(), 1, "{l}");
+    assert_eq!(l.matches("textDocument/didOpen").count(), 3, "{l}");
+    // A change on disk is sent (didChange + didSave) before the next answer.
+    std::fs::write(ws.path().join("c.py"), "changed = 1\n").unwrap();
+    let (_, text) = gate
+        .ok("hover", json!({"file": "c.py", "line": 1, "column": 1}))
+        .await;
+    assert!(text.contains("word=changed"), "{text}");
+    let l = log_of(&log);
+    assert!(
+        l.contains("textDocument/didChange") && l.contains("textDocument/didSave"),
+        "{l}"
+    );
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagnostics_are_fresh_with_versioned_unversioned_and_pulled_reports() {
+    for flag in ["--versioned", "--no-version", "--pull"] {
+        let ws = workspace(&[("a.py", "ok = 1\nERROR here\n")]);
+        let gate = Gate::start(ws.path(), &[], &[FIXTURE, flag]).await;
+        let (d, text) = gate.ok("diagnostics", json!({"file": "a.py"})).await;
+        let diags = d["files"][0]["diagnostics"].as_array().unwrap();
+        assert_eq!(diags.len(), 1, "{flag}: {text}");
+        assert_eq!(
+            (diags[0]["line"].as_u64(), diags[0]["column"].as_u64()),
+            (Some(2), Some(1))
+        );
+        assert_eq!(text, "a.py:2:1 error [E1]: found ERROR");
+        for round in 0..3 {
+            let body = if round % 2 == 0 {
+                "ok = 1\nfine\n"
+            } else {
+                "ERROR\nERROR\n"
+            };
+            std::fs::write(ws.path().join("a.py"), body).unwrap();
+            let (d, text) = gate.ok("diagnostics", json!({"file": "a.py"})).await;
+            let n = d["files"][0]["diagnostics"].as_array().unwrap().len();
+            assert_eq!(
+                n,
+                body.matches("ERROR").count(),
+                "{flag} round {round}: {text}"
+            );
+            assert!(d.get("partial").is_none(), "{flag}: {d}");
+        }
+        gate.stop().await;
+    }
+}
