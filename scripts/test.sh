@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-servers.sh
 export PATH="$PWD/.tools/node_modules/.bin:$PATH"
-cargo test --all-targets "$@"
+cargo test --all-targets --no-fail-fast "$@"

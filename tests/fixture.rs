@@ -327,3 +327,41 @@ async fn diagnostics_are_fresh_with_versioned_unversioned_and_pulled_reports() {
         gate.stop().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_server_process_outlives_lspgate() {
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    let log = ws.path().join("fixture.log");
+    let mut raw = Raw::start(ws.path(), &[], &[FIXTURE, "--log", log.to_str().unwrap()]).await;
+    raw.initialize().await;
+    let l = log_shows(&log, |l| l.contains("pid ")).await;
+    let pid: u32 = l
+        .lines()
+        .find_map(|l| l.strip_prefix("pid "))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {l}"));
+    assert!(Path::new(&format!("/proc/{pid}")).exists());
+    drop(raw.stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), raw.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+    let l = log_shows(&log, |l| l.contains("exit")).await;
+    assert!(
+        l.contains("shutdown") && l.contains("exit"),
+        "no orderly shutdown: {l}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while is_running(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!is_running(pid), "server {pid} outlived lspgate");
+}
+
+/// Whether a process exists and is not a zombie waiting to be reaped.
+fn is_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
+        .unwrap_or(false)
+}
