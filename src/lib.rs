@@ -11,5 +11,6 @@ pub mod error;
 pub mod lsp;
 pub mod mcp;
 pub mod ops;
+pub mod registry;
 pub mod text;
 pub mod workspace;

@@ -1,6 +1,7 @@
 //! The command line: `serve`, one subcommand per tool (same operation code as the MCP tools),
 //! `install` and `doctor`. Human-readable output by default, `--json` for scripts.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -10,8 +11,10 @@ use serde_json::{Map, Value, json};
 use crate::error::ToolError;
 use crate::mcp;
 use crate::ops::{Engine, EngineOptions, tools};
-use crate::workspace::Root;
+use crate::registry::{Registry, RegistryOptions};
+use crate::workspace::config::Config;
 use crate::workspace::presets::{self, PRESETS, Preset, ServerSpec};
+use crate::workspace::{Languages, Root};
 
 /// lspgate: real language servers for coding agents, over MCP and on the command line.
 ///
@@ -25,6 +28,9 @@ pub struct Cli {
     /// Workspace root (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Config file (default: lspgate.toml in the root, when there is one).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Print the structured result as JSON instead of text.
     #[arg(long, global = true)]
     pub json: bool,
@@ -60,6 +66,10 @@ pub struct Cli {
 pub enum Command {
     /// Serve MCP over stdio (for Claude Code, Codex, Cursor, …).
     Serve {
+        /// Start the servers for the languages found in the workspace right away, in the
+        /// background, instead of on first use.
+        #[arg(long)]
+        warm: bool,
         /// Largest JSON-RPC frame accepted from the client, in bytes.
         #[arg(long, default_value_t = mcp::stdio::DEFAULT_MAX_FRAME)]
         max_frame: usize,
@@ -135,6 +145,14 @@ pub enum Command {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// The language servers of this workspace and their state.
+    Servers {
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// The JSON Schema of lspgate.toml.
+    #[command(name = "config-schema")]
+    ConfigSchema,
     /// Install a server (npm or PyPI) into lspgate's own data folder.
     Install {
         /// Preset name, e.g. pyright, typescript-language-server, pylsp.
@@ -314,8 +332,29 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
             opt(&mut m, "file", file.as_ref().map(|f| json!(f)));
             ("diagnostics", Value::Object(m), server.server.clone())
         }
-        Command::Serve { .. } | Command::Install { .. } | Command::Doctor => return Ok(None),
+        Command::Servers { server } => ("servers", json!({"terse": terse}), server.server.clone()),
+        Command::Serve { .. }
+        | Command::Install { .. }
+        | Command::Doctor
+        | Command::ConfigSchema => {
+            return Ok(None);
+        }
     }))
+}
+
+/// lspgate.toml: `--config`, else the root's own file when there is one.
+fn load_config(cli: &Cli, root: &Root) -> Result<Config, ToolError> {
+    let path = match &cli.config {
+        Some(p) => p.clone(),
+        None => {
+            let p = root.path().join("lspgate.toml");
+            if !p.is_file() {
+                return Ok(Config::default());
+            }
+            p
+        }
+    };
+    Config::load(&path).map_err(|e| ToolError::invalid(format!("invalid config {e}")))
 }
 
 fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
@@ -325,6 +364,7 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
             .map_err(|e| ToolError::invalid(format!("no current directory: {e}")))?,
     };
     let root = Root::new(&root_dir)?;
+    let config = load_config(cli, &root)?;
     let secs = |v: f64, what: &str| {
         std::time::Duration::try_from_secs_f64(v).map_err(|_| {
             ToolError::invalid(format!("--{what} must be a number of seconds, got {v}"))
@@ -332,24 +372,43 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
     };
     let opts = EngineOptions {
         max_output: cli.max_output,
-        install: cli.install,
-        request_timeout: secs(cli.timeout, "timeout")?,
         ready_timeout: secs(cli.ready_timeout, "ready-timeout")?,
         diagnostics_timeout: secs(cli.diagnostics_timeout, "diagnostics-timeout")?,
-        open_documents: cli.open_documents,
     };
-    Ok(match ServerSpec::explicit(explicit) {
-        Some(spec) => Engine::new(root, vec![spec], opts),
-        None => Engine::with_presets(root, opts),
-    })
+    let reg_opts = RegistryOptions {
+        open_documents: cli.open_documents,
+        request_timeout: secs(cli.timeout, "timeout")?,
+        install: cli.install,
+    };
+    let languages = Languages::new(root.path(), &config.languages);
+    let registry = match ServerSpec::explicit(explicit) {
+        Some(spec) => {
+            let r = Registry::new(root, reg_opts);
+            r.register(spec);
+            r
+        }
+        None => Registry::with_config(root, &config, reg_opts),
+    };
+    Ok(Engine::new(registry, languages, opts))
 }
 
 /// Runs the CLI; returns the process exit code.
 pub async fn run(cli: Cli) -> i32 {
     match &cli.command {
         Command::Install { name } => return install(name),
-        Command::Doctor => return doctor(),
-        Command::Serve { max_frame, server } => return serve(&cli, *max_frame, server).await,
+        Command::Doctor => return doctor(&cli).await,
+        Command::ConfigSchema => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&Config::json_schema()).unwrap_or_default()
+            );
+            return 0;
+        }
+        Command::Serve {
+            max_frame,
+            server,
+            warm,
+        } => return serve(&cli, *max_frame, server, *warm).await,
         _ => {}
     }
     let call = match tool_call(&cli) {
@@ -395,7 +454,7 @@ pub async fn run(cli: Cli) -> i32 {
     }
 }
 
-async fn serve(cli: &Cli, max_frame: usize, server: &[String]) -> i32 {
+async fn serve(cli: &Cli, max_frame: usize, server: &[String], warm: bool) -> i32 {
     let engine = match engine_for(cli, server) {
         Ok(e) => Arc::new(e),
         Err(e) => {
@@ -404,12 +463,14 @@ async fn serve(cli: &Cli, max_frame: usize, server: &[String]) -> i32 {
         }
     };
     if !server.is_empty() {
-        for r in engine.start_all().await {
+        for r in engine.registry().start_all().await {
             if let Err(e) = r {
                 eprintln!("{e}");
                 return 2;
             }
         }
+    } else if warm {
+        engine.warm();
     }
     let code = tokio::select! {
         r = mcp::serve_stdio(engine.clone(), max_frame) => match r {
@@ -473,29 +534,99 @@ fn install(name: &str) -> i32 {
     }
 }
 
-fn doctor() -> i32 {
-    println!(
-        "lspgate {} — data folder {}",
-        env!("CARGO_PKG_VERSION"),
-        presets::data_dir().display()
-    );
-    for p in PRESETS {
-        match presets::locate(p) {
-            Some(exe) => println!(
-                "  found    {:<40} {} ({})",
-                p.name,
-                p.languages.join(", "),
-                exe.display()
-            ),
-            None => println!(
-                "  missing  {:<40} {} — install: {}",
-                p.name,
-                p.languages.join(", "),
-                p.install_hint()
-            ),
+/// For the workspace: the languages found, which server serves each (found, or how to install
+/// it), and each found server's version and capabilities (from a real `initialize`).
+async fn doctor(cli: &Cli) -> i32 {
+    let engine = match engine_for(cli, &[]) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
         }
+    };
+    let root = engine.root().clone();
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "lspgate {} — workspace {}",
+        env!("CARGO_PKG_VERSION"),
+        root.path().display()
+    );
+    let _ = writeln!(text, "data folder: {}", presets::data_dir().display());
+    let found = engine.languages().scan(20_000);
+    let mut report = Vec::new();
+    if found.is_empty() {
+        let _ = writeln!(text, "no source files found");
     }
-    0
+    for (language, files) in &found {
+        let names = engine.registry().by_language(language);
+        if names.is_empty() {
+            let e = engine.registry().no_server(language, root.path());
+            let _ = writeln!(
+                text,
+                "{language} ({files} files): no server — {}",
+                e.message
+            );
+            report.push(
+                json!({"language": language, "files": files, "servers": [], "missing": e.message}),
+            );
+            continue;
+        }
+        let _ = writeln!(text, "{language} ({files} files):");
+        let mut servers = Vec::new();
+        let file = engine.languages().first_file(20_000, |l| l == language);
+        let started = match &file {
+            Some(f) => engine.registry().servers_for(f, language).await,
+            None => Vec::new(),
+        };
+        for (name, result) in names.iter().zip(started) {
+            match result {
+                Ok(server) => {
+                    let c = server.client();
+                    let caps: Vec<&str> = crate::lsp::Cap::ALL
+                        .iter()
+                        .filter(|cap| server.supports(**cap))
+                        .map(|cap| cap.name())
+                        .collect();
+                    let _ = writeln!(
+                        text,
+                        "  ok       {name}  {}\n           capabilities: {}",
+                        c.server_version().unwrap_or("(no version given)"),
+                        caps.join(", ")
+                    );
+                    servers.push(json!({"name": name, "ok": true, "version": c.server_version(), "capabilities": caps}));
+                }
+                Err(e) => {
+                    let fix = e
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("install").or_else(|| d.get("fix")))
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_string();
+                    let _ = writeln!(text, "  missing  {name}  — {}", e.message);
+                    servers
+                        .push(json!({"name": name, "ok": false, "error": e.message, "fix": fix}));
+                }
+            }
+        }
+        report.push(json!({"language": language, "files": files, "servers": servers}));
+    }
+    engine.shutdown().await;
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"languages": report})).unwrap_or_default()
+        );
+    } else {
+        print!("{text}");
+    }
+    let all_ok = report.iter().all(|r| {
+        r["servers"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty() && s.iter().all(|x| x["ok"] == true))
+    });
+    i32::from(!all_ok)
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ use crate::error::{Code, ToolError};
 use crate::lsp::wire::{WireDiagnostic, WirePos, WireRange};
 use crate::lsp::{Cap, LspClient};
 use crate::text::{self, Encoding, LineIndex};
-use crate::workspace::detect_language;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
@@ -38,7 +37,7 @@ struct DocState {
 struct Doc {
     uri: Url,
     path: PathBuf,
-    language_id: &'static str,
+    language_id: String,
     state: Arc<RwLock<DocState>>,
     last_used: AtomicU64,
     /// Version whose pushed diagnostics have settled (-1: none).
@@ -151,8 +150,13 @@ impl Documents {
 
     /// Holds `path` for an operation, synchronized with the disk first; with `overlay`, the
     /// server sees that text instead until the lease is dropped.
-    pub async fn lease(&self, path: &Path, overlay: Option<&str>) -> Result<Lease, ToolError> {
-        let doc = self.entry(path)?;
+    pub async fn lease(
+        &self,
+        path: &Path,
+        language_id: &str,
+        overlay: Option<&str>,
+    ) -> Result<Lease, ToolError> {
+        let doc = self.entry(path, language_id)?;
         if let Some(src) = overlay {
             let mut st = doc.state.clone().write_owned().await;
             set_text(&self.client, &doc, &mut st, Arc::from(src), None);
@@ -210,7 +214,7 @@ impl Documents {
         }
     }
 
-    fn entry(&self, path: &Path) -> Result<Arc<Doc>, ToolError> {
+    fn entry(&self, path: &Path, language_id: &str) -> Result<Arc<Doc>, ToolError> {
         let tick = self.clock.fetch_add(1, Ordering::Relaxed);
         let mut docs = self
             .docs
@@ -226,7 +230,7 @@ impl Documents {
         let doc = Arc::new(Doc {
             uri,
             path: path.to_path_buf(),
-            language_id: detect_language(path),
+            language_id: language_id.to_string(),
             state: Arc::new(RwLock::new(DocState {
                 open: false,
                 version: 0,
@@ -267,11 +271,15 @@ impl Documents {
         }
     }
 
-    /// Paths of the documents open now.
-    pub fn open_paths(&self) -> Vec<PathBuf> {
+    /// Paths and languages of the documents open now.
+    pub fn open_paths(&self) -> Vec<(PathBuf, String)> {
         self.docs
             .lock()
-            .map(|d| d.keys().cloned().collect())
+            .map(|d| {
+                d.values()
+                    .map(|doc| (doc.path.clone(), doc.language_id.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -340,7 +348,7 @@ fn set_text(client: &LspClient, doc: &Doc, st: &mut DocState, text: Arc<str>, di
             client.did_save(&doc.uri, &text);
         }
     } else {
-        client.did_open(&doc.uri, doc.language_id, st.version, &text);
+        client.did_open(&doc.uri, &doc.language_id, st.version, &text);
         st.open = true;
     }
     st.index = Arc::new(LineIndex::new(&text));

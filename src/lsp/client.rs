@@ -36,6 +36,40 @@ pub enum Cap {
 }
 
 impl Cap {
+    /// Every capability, in the order tools list them.
+    pub const ALL: [Cap; 12] = [
+        Cap::Hover,
+        Cap::Definition,
+        Cap::Declaration,
+        Cap::TypeDefinition,
+        Cap::Implementation,
+        Cap::References,
+        Cap::DocumentSymbols,
+        Cap::WorkspaceSymbols,
+        Cap::SignatureHelp,
+        Cap::Completion,
+        Cap::CallHierarchy,
+        Cap::PullDiagnostics,
+    ];
+
+    /// lspgate's name for it (config allowlists, `servers`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Cap::Hover => "hover",
+            Cap::Definition => "definition",
+            Cap::Declaration => "declaration",
+            Cap::TypeDefinition => "type_definition",
+            Cap::Implementation => "implementation",
+            Cap::References => "references",
+            Cap::DocumentSymbols => "document_symbols",
+            Cap::WorkspaceSymbols => "workspace_symbols",
+            Cap::SignatureHelp => "signature_help",
+            Cap::Completion => "completions",
+            Cap::CallHierarchy => "call_hierarchy",
+            Cap::PullDiagnostics => "diagnostics",
+        }
+    }
+
     fn provider_key(self) -> &'static str {
         match self {
             Cap::Hover => "hoverProvider",
@@ -69,6 +103,15 @@ impl Cap {
             Cap::PullDiagnostics => "textDocument/diagnostic",
         }
     }
+}
+
+/// How to reach a server.
+#[derive(Debug, Clone)]
+pub enum Connect {
+    /// Start a process and talk over its stdio.
+    Spawn(SpawnSpec),
+    /// Connect to a server already listening on `address` (host:port).
+    Tcp { name: String, address: String },
 }
 
 /// Knobs of one client.
@@ -143,11 +186,14 @@ pub struct LspClient {
 impl LspClient {
     /// Spawns the server in `root` and completes the `initialize` handshake.
     pub async fn start(
-        spec: &SpawnSpec,
+        connect: &Connect,
         root: &Path,
         opts: ClientOptions,
     ) -> Result<Arc<LspClient>, LspError> {
-        let (transport, inbound) = Transport::spawn(spec, root)?;
+        let (transport, inbound) = match connect {
+            Connect::Spawn(spec) => Transport::spawn(spec, root)?,
+            Connect::Tcp { name, address } => Transport::connect(name, address).await?,
+        };
         let root_uri = Url::from_directory_path(root)
             .map_err(|_| LspError::Protocol(format!("root {} is not absolute", root.display())))?;
         let state = Arc::new(State::default());
@@ -197,7 +243,7 @@ impl LspClient {
             })
             .filter(|s| !s.is_empty());
         transport.notify("initialized", json!({}));
-        tracing::info!(server = %spec.name, ?encoding, "initialized");
+        tracing::info!(server = %transport.name(), ?encoding, "initialized");
         Ok(Arc::new(LspClient {
             transport,
             caps,
@@ -229,6 +275,20 @@ impl LspClient {
 
     pub fn server_version(&self) -> Option<&str> {
         self.server_version.as_deref()
+    }
+
+    /// The commands the server offers to `workspace/executeCommand`.
+    pub fn commands(&self) -> Vec<String> {
+        self.caps
+            .get("executeCommandProvider")
+            .and_then(|p| p.get("commands"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The raw capabilities the server announced.

@@ -6,7 +6,7 @@ pub mod framing;
 pub mod transport;
 pub mod wire;
 
-pub use client::{Cap, ClientOptions, LspClient};
+pub use client::{Cap, ClientOptions, Connect, LspClient};
 pub use transport::SpawnSpec;
 
 use std::time::Duration;

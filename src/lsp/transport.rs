@@ -88,12 +88,58 @@ impl Transport {
                 reason: "pipes unavailable".into(),
             });
         };
+        Ok(Transport::start(
+            spec.name.clone(),
+            stdout,
+            stdin,
+            Some(stderr),
+            Some(child),
+            pid,
+        ))
+    }
+
+    /// Connects to a server already listening on `address` (host:port).
+    pub async fn connect(
+        name: &str,
+        address: &str,
+    ) -> Result<(Arc<Transport>, mpsc::UnboundedReceiver<Inbound>), LspError> {
+        let stream =
+            tokio::net::TcpStream::connect(address)
+                .await
+                .map_err(|e| LspError::Spawn {
+                    command: format!("tcp://{address}"),
+                    reason: e.to_string(),
+                })?;
+        let _ = stream.set_nodelay(true);
+        let (read, write) = stream.into_split();
+        Ok(Transport::start(
+            name.to_string(),
+            read,
+            write,
+            None,
+            None,
+            None,
+        ))
+    }
+
+    /// The tasks that serve a server's channel, whatever it runs over.
+    fn start<R, W>(
+        name: String,
+        stdout: R,
+        stdin: W,
+        stderr: Option<tokio::process::ChildStderr>,
+        child: Option<Child>,
+        pid: Option<u32>,
+    ) -> (Arc<Transport>, mpsc::UnboundedReceiver<Inbound>)
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let (in_tx, in_rx) = mpsc::unbounded_channel();
         let pending: Arc<Mutex<PendingMap>> = Arc::default();
         let closed = Arc::new(AtomicBool::new(false));
         let stderr_tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let name = spec.name.clone();
 
         // Writer: one task owns stdin, so frames never interleave.
         let wname = name.clone();
@@ -113,18 +159,20 @@ impl Transport {
         // Stderr: logged, and the tail kept for error messages.
         let sname = name.clone();
         let tail = stderr_tail.clone();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(server = %sname, "stderr: {line}");
-                if let Ok(mut t) = tail.lock() {
-                    if t.len() == STDERR_TAIL_LINES {
-                        t.pop_front();
+        if let Some(stderr) = stderr {
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(server = %sname, "stderr: {line}");
+                    if let Ok(mut t) = tail.lock() {
+                        if t.len() == STDERR_TAIL_LINES {
+                            t.pop_front();
+                        }
+                        t.push_back(line);
                     }
-                    t.push_back(line);
                 }
-            }
-        });
+            });
+        }
 
         // Reader: responses complete pending requests here; everything else goes to the client.
         let rname = name.clone();
@@ -158,19 +206,19 @@ impl Transport {
             }
         });
 
-        Ok((
+        (
             Arc::new(Transport {
                 name,
                 out: out_tx,
                 pending,
                 next_id: AtomicI64::new(1),
                 closed,
-                child: Mutex::new(Some(child)),
+                child: Mutex::new(child),
                 pid,
                 stderr_tail,
             }),
             in_rx,
-        ))
+        )
     }
 
     pub fn name(&self) -> &str {

@@ -1,27 +1,26 @@
 //! The operations layer: one function per tool, shared by every front end. It resolves paths
-//! and positions, picks and starts the server for a file, holds the document for the request,
-//! and turns `wire` answers into SPEC-shaped results.
+//! and positions, routes a file to its server through the registry, holds the document for the
+//! request, and turns `wire` answers into SPEC-shaped results.
 
 pub mod render;
 pub mod tools;
 pub mod types;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::sync::OnceCell;
 use url::Url;
 
-use crate::documents::{Documents, Lease, Snapshot};
+use crate::documents::{Lease, Snapshot};
 use crate::error::{Code, ToolError};
+use crate::lsp::Cap;
 use crate::lsp::wire::{CallDirection, GotoKind, WireDiagnostic, WireLocation, WireSymbol};
-use crate::lsp::{Cap, ClientOptions, LspClient};
+use crate::registry::{Registry, Server};
 use crate::text;
-use crate::workspace::presets::{self, PRESETS, Preset, ServerSpec};
-use crate::workspace::{Root, detect_language};
+use crate::workspace::{Languages, Root};
 use types::*;
 
 /// Knobs of the operations layer.
@@ -29,225 +28,76 @@ use types::*;
 pub struct EngineOptions {
     /// Cap on a text reply, in characters.
     pub max_output: usize,
-    /// Most documents one server keeps open.
-    pub open_documents: usize,
     /// How long `references`/`workspace_symbols` wait for indexing to finish.
     pub ready_timeout: Duration,
     /// How long a `diagnostics` call waits for fresh diagnostics.
     pub diagnostics_timeout: Duration,
-    /// Bound on each request to a server.
-    pub request_timeout: Duration,
-    /// Install a missing preset server on first use.
-    pub install: bool,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             max_output: 20_000,
-            open_documents: 200,
             ready_timeout: Duration::from_secs(15),
             diagnostics_timeout: Duration::from_secs(15),
-            request_timeout: Duration::from_secs(30),
-            install: false,
         }
     }
 }
 
-/// A running server and its open documents.
-pub struct Server {
-    pub name: String,
-    pub docs: Documents,
-}
-
-impl Server {
-    pub fn client(&self) -> &Arc<LspClient> {
-        self.docs.client()
-    }
-}
-
-enum Source {
-    Spec(ServerSpec),
-    /// A preset not found at start; installed on first use when allowed.
-    Missing(&'static Preset),
-}
-
-struct Slot {
-    source: tokio::sync::Mutex<Source>,
-    languages: Vec<String>,
-    name: String,
-    cell: OnceCell<Result<Arc<Server>, ToolError>>,
-}
+/// Files a workspace walk looks at, at most.
+const WALK_LIMIT: usize = 20_000;
 
 /// The workspace's operations: every tool is a method here.
 pub struct Engine {
-    root: Root,
-    slots: Vec<Slot>,
+    registry: Arc<Registry>,
+    languages: Languages,
     opts: EngineOptions,
 }
 
 impl Engine {
-    /// An engine serving the given servers, first match per language wins.
-    pub fn new(root: Root, specs: Vec<ServerSpec>, opts: EngineOptions) -> Engine {
-        let slots = specs
-            .into_iter()
-            .map(|s| Slot {
-                name: s.spawn.name.clone(),
-                languages: s.languages.clone(),
-                source: tokio::sync::Mutex::new(Source::Spec(s)),
-                cell: OnceCell::new(),
-            })
-            .collect();
-        Engine { root, slots, opts }
-    }
-
-    /// An engine over the built-in presets: those found now, and (with `install`) the rest.
-    pub fn with_presets(root: Root, opts: EngineOptions) -> Engine {
-        let mut e = Engine::new(root, Vec::new(), opts);
-        for p in PRESETS {
-            let source = match presets::locate(p) {
-                Some(exe) => Source::Spec(p.spec(&exe)),
-                None => Source::Missing(p),
-            };
-            e.slots.push(Slot {
-                name: p.name.to_string(),
-                languages: p.languages.iter().map(|s| s.to_string()).collect(),
-                source: tokio::sync::Mutex::new(source),
-                cell: OnceCell::new(),
-            });
+    pub fn new(registry: Registry, languages: Languages, opts: EngineOptions) -> Engine {
+        Engine {
+            registry: Arc::new(registry),
+            languages,
+            opts,
         }
-        e
     }
 
     pub fn root(&self) -> &Root {
-        &self.root
+        self.registry.root()
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    pub fn languages(&self) -> &Languages {
+        &self.languages
     }
 
     pub fn options(&self) -> &EngineOptions {
         &self.opts
     }
 
-    /// Starts every configured server now (used when one explicit command is served).
-    pub async fn start_all(&self) -> Vec<Result<Arc<Server>, ToolError>> {
-        let mut out = Vec::new();
-        for slot in &self.slots {
-            out.push(self.start(slot).await);
-        }
-        out
-    }
-
-    /// The servers running now.
-    pub fn running(&self) -> Vec<Arc<Server>> {
-        self.slots
-            .iter()
-            .filter_map(|s| s.cell.get().and_then(|r| r.as_ref().ok()).cloned())
-            .collect()
-    }
-
-    /// Whether `cap` may be served: some running server has it, or a server not yet started
-    /// could have it.
+    /// Whether `cap` may be served by some server.
     pub fn may_support(&self, cap: Cap) -> bool {
-        self.slots.iter().any(|s| match s.cell.get() {
-            Some(Ok(server)) => server.client().supports(cap),
-            Some(Err(_)) => false,
-            None => true,
-        })
+        self.registry.may_support(cap)
+    }
+
+    /// Starts, in the background, the servers for the languages the workspace holds.
+    pub fn warm(&self) {
+        let langs: Vec<String> = self.languages.scan(WALK_LIMIT).into_keys().collect();
+        self.registry.warm(langs);
     }
 
     pub async fn shutdown(&self) {
-        for s in self.running() {
-            s.client().shutdown().await;
-        }
-    }
-
-    async fn start(&self, slot: &Slot) -> Result<Arc<Server>, ToolError> {
-        slot.cell
-            .get_or_init(|| async {
-                let mut source = slot.source.lock().await;
-                if let Source::Missing(p) = &*source {
-                    if !self.opts.install {
-                        return Err(missing(p, &slot.languages));
-                    }
-                    let preset: &'static Preset = p;
-                    tracing::info!(
-                        "installing {} into {}",
-                        preset.name,
-                        presets::data_dir().display()
-                    );
-                    let exe = tokio::task::spawn_blocking(move || presets::install(preset))
-                        .await
-                        .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
-                        .map_err(|e| {
-                            ToolError::new(
-                                Code::NoServer,
-                                format!("installing {} failed: {e}", preset.name),
-                            )
-                            .with_data(
-                                json!({"server": preset.name, "install": preset.install_hint()}),
-                            )
-                        })?;
-                    *source = Source::Spec(preset.spec(&exe));
-                }
-                let Source::Spec(spec) = &*source else {
-                    return Err(ToolError::new(Code::NoServer, "server unavailable"));
-                };
-                let opts = ClientOptions {
-                    request_timeout: self.opts.request_timeout,
-                    settings: spec.settings.clone(),
-                    initialization: spec.initialization.clone(),
-                    ready_marker: spec.ready_marker.clone(),
-                    ..ClientOptions::default()
-                };
-                let client = LspClient::start(&spec.spawn, self.root.path(), opts)
-                    .await
-                    .map_err(|e| {
-                        let mut err = ToolError::from(e);
-                        err.code = Code::ServerFailed;
-                        err.message = format!("{} could not start: {}", slot.name, err.message);
-                        err
-                    })?;
-                Ok(Arc::new(Server {
-                    name: slot.name.clone(),
-                    docs: Documents::new(client, self.opts.open_documents),
-                }))
-            })
-            .await
-            .clone()
-    }
-
-    /// The server for a file's language, started if needed.
-    pub async fn server_for(&self, path: &Path) -> Result<Arc<Server>, ToolError> {
-        let language = detect_language(path);
-        let mut first_err = None;
-        for slot in self
-            .slots
-            .iter()
-            .filter(|s| s.languages.is_empty() || s.languages.iter().any(|l| l == language))
-        {
-            match self.start(slot).await {
-                Ok(s) => return Ok(s),
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
-        Err(first_err.unwrap_or_else(|| {
-            let known: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
-            ToolError::new(
-                Code::NoServer,
-                format!(
-                    "no language server serves {language} files ({})",
-                    self.root.relative(path)
-                ),
-            )
-            .with_data(json!({"language": language, "known_servers": known}))
-        }))
+        self.registry.stop_all().await;
     }
 
     // ---- helpers ----
 
     fn resolve(&self, file: &str) -> Result<PathBuf, ToolError> {
-        self.root.resolve(file)
+        self.root().resolve(file)
     }
 
     async fn hold(
@@ -258,9 +108,12 @@ impl Engine {
         tool: &str,
     ) -> Result<(Arc<Server>, Lease), ToolError> {
         let path = self.resolve(file)?;
-        let server = self.server_for(&path).await?;
-        require(&server, cap, tool)?;
-        let lease = server.docs.lease(&path, source).await?;
+        let language = self.languages.detect(&path);
+        let server = self
+            .registry
+            .first_supporting(&path, &language, cap, tool)
+            .await?;
+        let lease = server.docs.lease(&path, &language, source).await?;
         if let Err(busy) = server.client().wait_loaded(self.opts.ready_timeout).await {
             tracing::warn!(server = %server.name, "answering before the server is loaded: {:?}", busy.titles);
         }
@@ -272,7 +125,7 @@ impl Engine {
         let mut files = FileCache::new(snap);
         locations
             .into_iter()
-            .filter_map(|l| files.loc(&self.root, &l.uri, l.range))
+            .filter_map(|l| files.loc(self.root(), &l.uri, l.range))
             .collect()
     }
 
@@ -354,20 +207,38 @@ impl Engine {
         &self,
         p: FileParams,
     ) -> Result<DocumentSymbolsResult, ToolError> {
-        let path = self.resolve(&p.file)?;
-        let server = self.server_for(&path).await?;
-        let lease = server.docs.lease(&path, p.source.as_deref()).await?;
-        if !server.client().supports(Cap::DocumentSymbols) {
-            return Ok(DocumentSymbolsResult {
-                symbols: fallback_symbols(&lease.snap),
-                source: SymbolSource::Fallback,
-            });
+        match self
+            .hold(
+                &p.file,
+                p.source.as_deref(),
+                Cap::DocumentSymbols,
+                "document_symbols",
+            )
+            .await
+        {
+            Ok((server, lease)) => {
+                let syms = server.client().document_symbols(&lease.snap.uri).await?;
+                Ok(DocumentSymbolsResult {
+                    symbols: syms.into_iter().map(|s| symbol(&lease.snap, s)).collect(),
+                    source: SymbolSource::Server,
+                })
+            }
+            // No server can outline this file: lspgate's own scan, flagged as such.
+            Err(e) if matches!(e.code, Code::NotSupported | Code::NoServer) => {
+                let path = self.resolve(&p.file)?;
+                let text = match p.source {
+                    Some(s) => s,
+                    None => std::fs::read_to_string(&path).map_err(|err| {
+                        ToolError::new(Code::FileNotFound, format!("cannot read {}: {err}", p.file))
+                    })?,
+                };
+                Ok(DocumentSymbolsResult {
+                    symbols: fallback_symbols(&text),
+                    source: SymbolSource::Fallback,
+                })
+            }
+            Err(e) => Err(e),
         }
-        let syms = server.client().document_symbols(&lease.snap.uri).await?;
-        Ok(DocumentSymbolsResult {
-            symbols: syms.into_iter().map(|s| symbol(&lease.snap, s)).collect(),
-            source: SymbolSource::Server,
-        })
     }
 
     pub async fn workspace_symbols(
@@ -397,7 +268,7 @@ impl Engine {
                 {
                     continue;
                 }
-                if let Some(loc) = files.loc(&self.root, &s.location.uri, s.location.range) {
+                if let Some(loc) = files.loc(self.root(), &s.location.uri, s.location.range) {
                     all.push(WorkspaceSymbol {
                         name: s.name,
                         kind: s.kind.to_string(),
@@ -424,17 +295,20 @@ impl Engine {
         if server.docs.open_count() > 0 {
             return;
         }
-        let slot = self.slots.iter().find(|s| s.name == server.name);
-        let langs: Vec<String> = slot.map(|s| s.languages.clone()).unwrap_or_default();
-        let file = workspace_files(self.root.path()).into_iter().find(|p| {
-            let l = detect_language(p);
-            l != "plaintext" && (langs.is_empty() || langs.iter().any(|x| x == l))
-        });
-        if let Some(file) = file
-            && let Ok(lease) = server.docs.lease(&file, None).await
-        {
-            drop(lease);
-            let _ = server.client().wait_loaded(self.opts.ready_timeout).await;
+        let langs = self
+            .registry
+            .get(&server.name)
+            .await
+            .map(|s| s.languages)
+            .unwrap_or_default();
+        let serves =
+            |l: &str| l != "plaintext" && (langs.is_empty() || langs.iter().any(|x| x == l));
+        if let Some(file) = self.languages.first_file(WALK_LIMIT, serves) {
+            let language = self.languages.detect(&file);
+            if let Ok(lease) = server.docs.lease(&file, &language, None).await {
+                drop(lease);
+                let _ = server.client().wait_loaded(self.opts.ready_timeout).await;
+            }
         }
     }
 
@@ -442,23 +316,29 @@ impl Engine {
     /// languages that could.
     async fn servers_with(&self, cap: Cap) -> Vec<Arc<Server>> {
         let running: Vec<_> = self
+            .registry
             .running()
             .into_iter()
-            .filter(|s| s.client().supports(cap))
+            .filter(|s| s.supports(cap))
             .collect();
         if !running.is_empty() {
             return running;
         }
-        let langs = workspace_languages(self.root.path());
-        let mut out = Vec::new();
-        for slot in &self.slots {
-            if (slot.languages.is_empty()
-                || slot.languages.iter().any(|l| langs.contains(l.as_str())))
-                && let Ok(s) = self.start(slot).await
-                && s.client().supports(cap)
-                && !out.iter().any(|o: &Arc<Server>| o.name == s.name)
+        let mut out: Vec<Arc<Server>> = Vec::new();
+        for language in self.languages.scan(WALK_LIMIT).into_keys() {
+            let Some(file) = self.languages.first_file(WALK_LIMIT, |l| l == language) else {
+                continue;
+            };
+            for s in self
+                .registry
+                .servers_for(&file, &language)
+                .await
+                .into_iter()
+                .flatten()
             {
-                out.push(s);
+                if s.supports(cap) && !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
+                    out.push(s);
+                }
             }
         }
         out
@@ -544,11 +424,11 @@ impl Engine {
         let calls = calls
             .into_iter()
             .filter_map(|c| {
-                let loc = files.loc(&self.root, &c.location.uri, c.location.range)?;
+                let loc = files.loc(self.root(), &c.location.uri, c.location.range)?;
                 let call_sites = c
                     .call_sites
                     .into_iter()
-                    .filter_map(|r| files.loc(&self.root, &c.sites_uri, r))
+                    .filter_map(|r| files.loc(self.root(), &c.sites_uri, r))
                     .collect();
                 Some(Call {
                     name: c.name,
@@ -567,33 +447,82 @@ impl Engine {
             partial: false,
             reason: None,
         };
+        let note = |out: &mut DiagnosticsResult, why: String| {
+            out.partial = true;
+            out.reason = Some(match out.reason.take() {
+                Some(r) => format!("{r}; {why}"),
+                None => why,
+            });
+        };
         if let Some(file) = &p.file {
+            // Every server of the file's language reports; their diagnostics merge.
             let path = self.resolve(file)?;
-            let server = self.server_for(&path).await?;
-            let lease = server.docs.lease(&path, p.source.as_deref()).await?;
-            let d = server
-                .docs
-                .diagnostics(&lease, self.opts.diagnostics_timeout)
-                .await?;
-            if !d.fresh {
-                out.partial = true;
-                out.reason = Some(format!(
-                    "{} sent no diagnostics for this version of the file within {}s",
-                    server.name,
-                    self.opts.diagnostics_timeout.as_secs()
-                ));
+            let language = self.languages.detect(&path);
+            let servers = self.registry.servers_for(&path, &language).await;
+            if servers.is_empty() {
+                return Err(self.registry.no_server(&language, &path));
             }
+            let mut merged: Vec<Diag> = Vec::new();
+            let mut failures = Vec::new();
+            for server in servers {
+                let server = match server {
+                    Ok(s) => s,
+                    Err(e) => {
+                        failures.push(e);
+                        continue;
+                    }
+                };
+                let lease = server
+                    .docs
+                    .lease(&path, &language, p.source.as_deref())
+                    .await?;
+                match server
+                    .docs
+                    .diagnostics(&lease, self.opts.diagnostics_timeout)
+                    .await
+                {
+                    Ok(d) => {
+                        if !d.fresh {
+                            note(
+                                &mut out,
+                                format!(
+                                    "{} sent no diagnostics for this version of the file within {}s",
+                                    server.name,
+                                    self.opts.diagnostics_timeout.as_secs()
+                                ),
+                            );
+                        }
+                        for d in diags(&lease.snap, d.diagnostics) {
+                            if !merged.contains(&d) {
+                                merged.push(d);
+                            }
+                        }
+                    }
+                    Err(e) => failures.push(e),
+                }
+            }
+            if merged.is_empty()
+                && !failures.is_empty()
+                && failures.len() == self.registry.by_language(&language).len()
+            {
+                return Err(failures.remove(0));
+            }
+            for f in failures {
+                note(&mut out, f.message);
+            }
+            merged.sort_by_key(|d| (d.line, d.column));
             out.files.push(FileDiagnostics {
-                file: self.root.relative(&lease.snap.path),
-                diagnostics: diags(&lease.snap, d.diagnostics),
+                file: self.root().relative(&path),
+                diagnostics: merged,
             });
             return Ok(out);
         }
         // Every open document, freshened, plus whatever else the servers reported on.
         let mut by_file: BTreeMap<String, Vec<Diag>> = BTreeMap::new();
-        for server in self.running() {
-            for path in server.docs.open_paths() {
-                let Ok(lease) = server.docs.lease(&path, None).await else {
+        for server in self.registry.running() {
+            let open = server.docs.open_paths();
+            for (path, language) in &open {
+                let Ok(lease) = server.docs.lease(path, language, None).await else {
                     continue;
                 };
                 let d = server
@@ -601,20 +530,23 @@ impl Engine {
                     .diagnostics(&lease, self.opts.diagnostics_timeout)
                     .await?;
                 if !d.fresh {
-                    out.partial = true;
-                    out.reason = Some(format!("{} was slow to report on some files", server.name));
+                    note(
+                        &mut out,
+                        format!("{} was slow to report on some files", server.name),
+                    );
                 }
-                by_file
-                    .entry(self.root.relative(&path))
-                    .or_default()
-                    .extend(diags(&lease.snap, d.diagnostics));
+                let list = by_file.entry(self.root().relative(path)).or_default();
+                for d in diags(&lease.snap, d.diagnostics) {
+                    if !list.contains(&d) {
+                        list.push(d);
+                    }
+                }
             }
-            let open: Vec<PathBuf> = server.docs.open_paths();
             for uri in server.client().pushed_uris() {
                 let Ok(path) = uri.to_file_path() else {
                     continue;
                 };
-                if open.contains(&path) || !path.starts_with(self.root.path()) {
+                if open.iter().any(|(p, _)| *p == path) || !path.starts_with(self.root().path()) {
                     continue;
                 }
                 let d = server.client().latest_pushed(&uri);
@@ -622,14 +554,15 @@ impl Engine {
                     continue;
                 }
                 let mut files = FileCache::empty(server.client().encoding());
-                let list = d
+                let list = by_file.entry(self.root().relative(&path)).or_default();
+                for d in d
                     .into_iter()
-                    .filter_map(|w| diag_via(&mut files, &self.root, &uri, w))
-                    .collect::<Vec<_>>();
-                by_file
-                    .entry(self.root.relative(&path))
-                    .or_default()
-                    .extend(list);
+                    .filter_map(|w| diag_via(&mut files, self.root(), &uri, w))
+                {
+                    if !list.contains(&d) {
+                        list.push(d);
+                    }
+                }
             }
         }
         out.files = by_file
@@ -638,30 +571,17 @@ impl Engine {
             .collect();
         Ok(out)
     }
-}
 
-fn missing(p: &Preset, languages: &[String]) -> ToolError {
-    ToolError::new(
-        Code::NoServer,
-        format!(
-            "{} is not installed (serves {}); install it with `{}` or run with --install",
-            p.command,
-            languages.join(", "),
-            p.install_hint()
-        ),
-    )
-    .with_data(json!({"server": p.name, "command": p.command, "install": p.install_hint()}))
-}
+    pub async fn servers(&self, _p: ServersParams) -> Result<ServersResult, ToolError> {
+        Ok(ServersResult {
+            servers: self.registry.statuses(),
+        })
+    }
 
-fn require(server: &Server, cap: Cap, tool: &str) -> Result<(), ToolError> {
-    if server.client().supports(cap) {
-        Ok(())
-    } else {
-        Err(ToolError::new(
-            Code::NotSupported,
-            format!("{} does not support {tool} ({cap:?})", server.name),
-        )
-        .with_data(json!({"server": server.name, "tool": tool})))
+    pub async fn restart_server(&self, p: RestartServerParams) -> Result<ServersResult, ToolError> {
+        Ok(ServersResult {
+            servers: self.registry.restart(&p.name).await?,
+        })
     }
 }
 
@@ -784,7 +704,8 @@ fn diag_via(files: &mut FileCache, root: &Root, uri: &Url, d: WireDiagnostic) ->
 }
 
 /// A text scan for definitions, for servers without document symbols (flagged `fallback`).
-fn fallback_symbols(snap: &Snapshot) -> Vec<Symbol> {
+fn fallback_symbols(text: &str) -> Vec<Symbol> {
+    let index = text::LineIndex::new(text);
     const KEYWORDS: &[(&str, &str)] = &[
         ("def ", "function"),
         ("async def ", "function"),
@@ -804,8 +725,8 @@ fn fallback_symbols(snap: &Snapshot) -> Vec<Symbol> {
         ("proc ", "function"),
     ];
     let mut out = Vec::new();
-    for n in 0..snap.index.line_count() {
-        let Some(line) = snap.index.line(&snap.text, n) else {
+    for n in 0..index.line_count() {
+        let Some(line) = index.line(text, n) else {
             continue;
         };
         let trimmed = line.trim_start();
@@ -834,49 +755,6 @@ fn fallback_symbols(snap: &Snapshot) -> Vec<Symbol> {
             }
         }
     }
-    out
-}
-
-/// Languages present in the workspace.
-fn workspace_languages(root: &Path) -> std::collections::HashSet<&'static str> {
-    workspace_files(root)
-        .iter()
-        .map(|p| crate::workspace::language_of(p, ""))
-        .collect()
-}
-
-/// Files of the workspace, skipping hidden folders, `node_modules` and `target` (bounded walk,
-/// sorted so the choice of a representative file is stable).
-fn workspace_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![(root.to_path_buf(), 0)];
-    while let Some((dir, depth)) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut entries: Vec<_> = rd.flatten().map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries.into_iter().rev() {
-            if out.len() >= 5000 {
-                return out;
-            }
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if name.starts_with('.') || name == "node_modules" || name == "target" {
-                continue;
-            }
-            if p.is_dir() {
-                if depth < 8 {
-                    stack.push((p, depth + 1));
-                }
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
     out
 }
 

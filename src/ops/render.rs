@@ -302,6 +302,46 @@ impl Render for DiagnosticsResult {
     }
 }
 
+impl Render for ServersResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        for s in &self.servers {
+            let pid = s.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
+            let _ = write!(
+                out,
+                "{} [{}] {} root {}{pid}",
+                s.name,
+                s.languages.join(","),
+                s.state,
+                s.root
+            );
+            if s.restarts > 0 {
+                let _ = write!(out, " restarts {}", s.restarts);
+            }
+            if let Some(e) = &s.last_error {
+                let _ = write!(out, " — {e}");
+            }
+            out.push('\n');
+            if !terse {
+                if let Some(v) = &s.version {
+                    let _ = writeln!(out, "  version: {v}");
+                }
+                let _ = writeln!(out, "  command: {}", s.command);
+                if !s.capabilities.is_empty() {
+                    let _ = writeln!(out, "  capabilities: {}", s.capabilities.join(", "));
+                }
+                if !s.commands.is_empty() {
+                    let _ = writeln!(out, "  commands: {}", s.commands.join(", "));
+                }
+            }
+        }
+        if out.is_empty() {
+            out.push_str("no servers configured");
+        }
+        out.trim_end().to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,6 +101,20 @@ pub fn tools() -> Vec<ToolDef> {
             output_schema: schema::<DiagnosticsResult>,
             caps: &[],
         },
+        ToolDef {
+            name: "servers",
+            description: "The language servers of this workspace: languages, root, state (idle/starting/indexing/ready/restarting/failed), pid, restarts, last error, capabilities and commands.",
+            input_schema: schema::<ServersParams>,
+            output_schema: schema::<ServersResult>,
+            caps: &[],
+        },
+        ToolDef {
+            name: "restart_server",
+            description: "Restart a language server by name (as `servers` lists it); returns its new state.",
+            input_schema: schema::<RestartServerParams>,
+            output_schema: schema::<ServersResult>,
+            caps: &[],
+        },
     ]
 }
 
@@ -201,6 +215,16 @@ pub async fn call(engine: &Engine, name: &str, args: Value) -> Result<ToolOutput
             let p: DiagnosticsParams = parse(args)?;
             let t = p.terse;
             finish(engine, engine.diagnostics(p).await?, t)
+        }
+        "servers" => {
+            let p: ServersParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.servers(p).await?, t)
+        }
+        "restart_server" => {
+            let p: RestartServerParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.restart_server(p).await?, t)
         }
         other => Err(ToolError::invalid(format!("unknown tool `{other}`"))),
     }

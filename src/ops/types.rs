@@ -336,3 +336,22 @@ pub struct DiagnosticsResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct ServersParams {
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct RestartServerParams {
+    /// The server's name, as `servers` lists it (e.g. builtin/pyright).
+    pub name: String,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ServersResult {
+    pub servers: Vec<crate::registry::ServerStatus>,
+}

