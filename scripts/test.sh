@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-servers.sh
-export PATH="$PWD/.tools/node_modules/.bin:$PATH"
+export PATH="$PWD/.tools/node_modules/.bin:$PWD/.tools/venv/bin:$PATH"
 cargo test --all-targets --no-fail-fast "$@"

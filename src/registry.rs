@@ -132,6 +132,16 @@ impl Registry {
     /// per language the first one found (companions join), and for languages nobody serves
     /// the first missing preset, so `--install` can fetch it and errors can say how.
     pub fn with_config(root: Root, config: &Config, opts: RegistryOptions) -> Registry {
+        Registry::with_config_using(root, config, opts, presets::locate)
+    }
+
+    /// `with_config`, finding preset executables with `locate`.
+    pub fn with_config_using(
+        root: Root,
+        config: &Config,
+        opts: RegistryOptions,
+        locate: impl Fn(&Preset) -> Option<PathBuf>,
+    ) -> Registry {
         let reg = Registry::new(root, opts);
         let mut served: HashSet<String> = HashSet::new();
         for c in &config.servers {
@@ -141,28 +151,37 @@ impl Registry {
         let overridden = |p: &Preset| config.servers.iter().any(|c| c.name == p.name);
         let mut missing = Vec::new();
         for p in PRESETS.iter().filter(|p| !overridden(p)) {
-            let exe = presets::locate(p);
+            let exe = locate(p);
             if p.companion {
                 if let Some(exe) = exe {
                     reg.register(p.spec(Some(&exe)));
                 }
                 continue;
             }
-            if p.languages.iter().all(|l| served.contains(*l)) {
+            // A preset serves only the languages nobody serves yet.
+            let langs = unserved(p, &served);
+            if langs.is_empty() {
                 continue;
             }
             match exe {
                 Some(exe) => {
-                    served.extend(p.languages.iter().map(|l| l.to_string()));
-                    reg.register(p.spec(Some(&exe)));
+                    served.extend(langs.iter().cloned());
+                    reg.register(ServerSpec {
+                        languages: langs,
+                        ..p.spec(Some(&exe))
+                    });
                 }
                 None => missing.push(p),
             }
         }
         for p in missing {
-            if !p.languages.iter().all(|l| served.contains(*l)) {
-                served.extend(p.languages.iter().map(|l| l.to_string()));
-                reg.register(p.spec(None));
+            let langs = unserved(p, &served);
+            if !langs.is_empty() {
+                served.extend(langs.iter().cloned());
+                reg.register(ServerSpec {
+                    languages: langs,
+                    ..p.spec(None)
+                });
             }
         }
         reg
@@ -570,6 +589,14 @@ impl Registry {
     }
 }
 
+fn unserved(p: &Preset, served: &HashSet<String>) -> Vec<String> {
+    p.languages
+        .iter()
+        .filter(|l| !served.contains(**l))
+        .map(|l| l.to_string())
+        .collect()
+}
+
 fn stop_entry(e: &Entry) {
     for (_, inst) in e.instances() {
         if let Some(Ok(s)) = inst.cell.get() {
@@ -618,4 +645,115 @@ fn start_failure(spec: &ServerSpec, e: LspError) -> ToolError {
         "stderr_tail": stderr,
         "fix": fix,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> RegistryOptions {
+        RegistryOptions {
+            open_documents: 10,
+            request_timeout: Duration::from_secs(1),
+            install: false,
+        }
+    }
+
+    fn registry(config: &str, found: &[&str]) -> (tempfile::TempDir, Registry) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let config = Config::parse(config, Path::new("lspgate.toml")).unwrap();
+        let found: Vec<String> = found.iter().map(|s| s.to_string()).collect();
+        let reg = Registry::with_config_using(root, &config, opts(), |p| {
+            found
+                .iter()
+                .any(|f| f == p.short_name())
+                .then(|| PathBuf::from(format!("/bin/{}", p.command)))
+        });
+        (dir, reg)
+    }
+
+    #[test]
+    fn presets_take_the_first_found_per_language_and_companions_join() {
+        let (_d, reg) = registry("", &["pylsp", "basedpyright", "ruff", "clangd"]);
+        // pyright is missing: basedpyright (next in preference) serves python, pylsp does not.
+        assert_eq!(
+            reg.by_language("python"),
+            ["builtin/basedpyright", "builtin/ruff"]
+        );
+        assert_eq!(reg.by_language("c"), ["builtin/clangd"]);
+        // A language nobody found keeps its first missing preset, to say how to install it.
+        assert_eq!(
+            reg.by_language("typescript"),
+            ["builtin/typescript-language-server"]
+        );
+        assert!(reg.by_language("cobol").is_empty());
+    }
+
+    #[test]
+    fn config_servers_come_first_and_override_presets_by_name() {
+        let (_d, reg) = registry(
+            "[[server]]\nname = \"local/fast-c\"\ncommand = \"x\"\nlanguages = [\"c\"]\n\n\
+             [[server]]\nname = \"builtin/pyright\"\ncommand = \"my-pyright\"\nlanguages = [\"python\"]\n",
+            &["pyright", "clangd"],
+        );
+        assert_eq!(reg.by_language("c"), ["local/fast-c"]);
+        // clangd still serves what the config left to it.
+        assert_eq!(reg.by_language("cpp"), ["builtin/clangd"]);
+        assert_eq!(reg.by_language("python"), ["builtin/pyright"]);
+        assert_eq!(reg.by_namespace("local"), ["local/fast-c"]);
+        let list = reg.list();
+        assert_eq!(&list[..2], ["local/fast-c", "builtin/pyright"]);
+        assert_eq!(list.iter().filter(|n| *n == "builtin/pyright").count(), 1);
+    }
+
+    #[tokio::test]
+    async fn register_replace_and_remove() {
+        let (_d, reg) = registry("", &[]);
+        let mut spec = ServerSpec::explicit(&["a-server".to_string()]).unwrap();
+        spec.name = "test/a".into();
+        spec.languages = vec!["x".into()];
+        reg.register(spec.clone());
+        assert_eq!(reg.by_language("x"), ["test/a"]);
+        spec.languages = vec!["y".into()];
+        reg.register(spec);
+        assert!(reg.by_language("x").is_empty());
+        assert_eq!(reg.get("test/a").await.unwrap().languages, ["y"]);
+        assert!(reg.remove("test/a"));
+        assert!(!reg.remove("test/a"));
+        assert!(reg.get("test/a").await.is_none());
+    }
+
+    #[tokio::test]
+    async fn concurrent_first_use_starts_one_instance() {
+        let (dir, reg) = registry("", &[]);
+        let mut spec = ServerSpec::explicit(&["/nonexistent/server".to_string()]).unwrap();
+        spec.name = "test/missing".into();
+        reg.register(spec);
+        let reg = Arc::new(reg);
+        let file = dir.path().join("f.txt");
+        std::fs::write(&file, "x").unwrap();
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let (reg, file) = (reg.clone(), file.clone());
+            tasks.push(tokio::spawn(async move {
+                reg.servers_for(&file, "plaintext").await
+            }));
+        }
+        for t in tasks {
+            let r = t.await.unwrap();
+            assert_eq!(r.len(), 1);
+            assert_eq!(
+                r[0].as_ref().err().map(|e| e.code),
+                Some(Code::ServerFailed)
+            );
+        }
+        let statuses: Vec<_> = reg
+            .statuses()
+            .into_iter()
+            .filter(|s| s.name == "test/missing")
+            .collect();
+        assert_eq!(statuses.len(), 1, "one instance for one (server, root)");
+        assert_eq!(statuses[0].state, "failed");
+    }
 }

@@ -28,7 +28,7 @@ fn tool_subcommands_against_pyright() {
     let (code, out, err) = lspgate(ws.path(), &["diagnostics", "app.py"]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.starts_with("app.py:12:12 error [reportReturnType]"),
+        out.contains("app.py:12:12 error [reportReturnType]"),
         "{out}"
     );
 
@@ -130,4 +130,66 @@ fn install_on_first_use() {
             .join("servers/pyright/node_modules/.bin/pyright-langserver")
             .exists()
     );
+}
+
+/// `lspgate install pyright` puts it in lspgate's own folder, and `doctor` then finds it there,
+/// with a version and capabilities from a real `initialize`.
+#[test]
+fn install_subcommand_then_doctor() {
+    let ws = example("python");
+    let home = tempfile::tempdir().unwrap();
+    let dirs: Vec<_> = std::env::split_paths(&std::env::var("PATH").unwrap_or_default())
+        .filter(|d| !d.join("pyright-langserver").exists())
+        .collect();
+    let path = std::env::join_paths(dirs).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(LSPGATE)
+            .current_dir(ws.path())
+            .args(args)
+            .env("PATH", &path)
+            .env("LSPGATE_HOME", home.path())
+            .output()
+            .unwrap()
+    };
+    let before = run(&["doctor"]);
+    let text = String::from_utf8_lossy(&before.stdout);
+    assert!(text.contains("python (4 files):"), "{text}");
+    assert!(
+        text.contains("lspgate install pyright"),
+        "doctor should say how to install: {text}"
+    );
+    assert_eq!(before.status.code(), Some(1));
+
+    let out = run(&["install", "pyright"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("servers/pyright/node_modules/.bin/pyright-langserver")
+    );
+
+    let after = run(&["doctor", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    let python = v["languages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["language"] == "python")
+        .unwrap();
+    let pyright = &python["servers"][0];
+    assert_eq!(pyright["name"], "builtin/pyright");
+    assert_eq!(pyright["ok"], true, "{v}");
+    assert!(
+        pyright["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "references")
+    );
+
+    let bad = run(&["install", "no-such-server"]);
+    assert_eq!(bad.status.code(), Some(2));
 }

@@ -583,18 +583,29 @@ async fn doctor(cli: &Cli) -> i32 {
             match result {
                 Ok(server) => {
                     let c = server.client();
+                    let version = match c.server_version() {
+                        Some(v) if v.chars().any(|ch| ch.is_ascii_digit()) => Some(v.to_string()),
+                        _ => match engine.registry().get(name).await.map(|s| s.launch) {
+                            Some(presets::Launch::Stdio(s)) => presets::package_version(&s.command),
+                            _ => None,
+                        },
+                    };
                     let caps: Vec<&str> = crate::lsp::Cap::ALL
                         .iter()
-                        .filter(|cap| server.supports(**cap))
+                        .filter(|cap| {
+                            server.supports(**cap) || **cap == crate::lsp::Cap::PullDiagnostics
+                        })
                         .map(|cap| cap.name())
                         .collect();
                     let _ = writeln!(
                         text,
                         "  ok       {name}  {}\n           capabilities: {}",
-                        c.server_version().unwrap_or("(no version given)"),
+                        version.as_deref().unwrap_or("(no version given)"),
                         caps.join(", ")
                     );
-                    servers.push(json!({"name": name, "ok": true, "version": c.server_version(), "capabilities": caps}));
+                    servers.push(
+                        json!({"name": name, "ok": true, "version": version, "capabilities": caps}),
+                    );
                 }
                 Err(e) => {
                     let fix = e

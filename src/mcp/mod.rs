@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -16,6 +18,9 @@ use serde_json::Value;
 use crate::error::{Code, ToolError};
 use crate::ops::Engine;
 use crate::ops::tools;
+
+/// The resource listing the servers (SPEC §3).
+pub const SERVERS_URI: &str = "lspgate://servers";
 
 /// The MCP server over one engine.
 #[derive(Clone)]
@@ -57,13 +62,18 @@ fn error_result(e: &ToolError) -> CallToolResult {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("lspgate", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "lspgate serves real language servers: hover, definition, references, symbols, \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("lspgate", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "lspgate serves real language servers: hover, definition, references, symbols, \
                  completions, call hierarchy and always-fresh diagnostics. Positions are 1-based \
                  lines and code-point columns, or `symbol` names on a line.",
-            )
+        )
     }
 
     async fn list_tools(
@@ -72,6 +82,49 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.tool_list()))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(SERVERS_URI, "servers")
+                .with_description(
+                    "The workspace's language servers and their state (as the `servers` tool)",
+                )
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != SERVERS_URI {
+            return Err(McpError::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        let out = tools::call(&self.engine, "servers", serde_json::json!({}))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let text = serde_json::to_string_pretty(&out.structured).unwrap_or_default();
+        let contents = match ResourceContents::text(text, SERVERS_URI) {
+            ResourceContents::TextResourceContents {
+                uri, text, meta, ..
+            } => ResourceContents::TextResourceContents {
+                uri,
+                mime_type: Some("application/json".into()),
+                text,
+                meta,
+            },
+            other => other,
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn call_tool(

@@ -470,6 +470,21 @@ impl Preset {
     }
 }
 
+/// The version of the npm package an executable belongs to (for servers whose `initialize`
+/// names no version): the nearest `package.json` above the script it resolves to.
+pub fn package_version(command: &str) -> Option<String> {
+    let exe = which(command)?.canonicalize().ok()?;
+    exe.ancestors().skip(1).take(4).find_map(|dir| {
+        let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+        let v: Value = serde_json::from_str(&text).ok()?;
+        Some(format!(
+            "{} {}",
+            v.get("name")?.as_str()?,
+            v.get("version")?.as_str()?
+        ))
+    })
+}
+
 /// Installs a preset into lspgate's data folder with npm or pip (no global changes), with a
 /// spinner on a terminal.
 pub fn install(preset: &Preset) -> Result<PathBuf, String> {

@@ -23,9 +23,11 @@ pub fn repo() -> PathBuf {
 /// PATH with the test servers `scripts/install-test-servers.sh` puts in `.tools/` first.
 pub fn test_path() -> String {
     let tools = repo().join(".tools/node_modules/.bin");
+    let venv = repo().join(".tools/venv/bin");
     format!(
-        "{}:{}",
+        "{}:{}:{}",
         tools.display(),
+        venv.display(),
         std::env::var("PATH").unwrap_or_default()
     )
 }
