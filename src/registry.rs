@@ -433,9 +433,12 @@ impl Registry {
             .collect()
     }
 
-    /// Whether `cap` may be served: a running server has it, or one not started yet might.
-    pub fn may_support(&self, cap: Cap) -> bool {
-        self.entries().iter().any(|e| {
+    /// Whether `cap` may be served for files of `languages`: a running server has it, or one
+    /// not started yet (and installed, or installable) might.
+    pub fn may_support(&self, cap: Cap, languages: &[String]) -> bool {
+        let relevant =
+            |e: &&Arc<Entry>| e.languages.is_empty() || languages.iter().any(|l| e.serves(l));
+        self.entries().iter().filter(relevant).any(|e| {
             let insts = e.instances();
             if insts.is_empty() {
                 return !matches!(

@@ -483,3 +483,57 @@ async fn restart_and_warm_start() {
     }
     gate.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_settings_env_and_capability_allowlist_reach_the_server() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.py"), "target = 1\n").unwrap();
+    let log = ws.path().join("fixture.log");
+    std::fs::write(
+        ws.path().join("lspgate.toml"),
+        format!(
+            "[[server]]\nname = \"local/fixture\"\ncommand = \"{FIXTURE}\"\n\
+             args = [\"--log\", \"{}\", \"--ask-config\", \"python.analysis\"]\n\
+             languages = [\"python\"]\ncapabilities = [\"hover\", \"diagnostics\"]\n\
+             env = {{ FIXTURE_HELLO = \"from-config\" }}\n\
+             settings = {{ python = {{ analysis = {{ typeCheckingMode = \"strict\" }} }} }}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let (_, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "a.py", "line": 1, "symbol": "target"}),
+        )
+        .await;
+    assert!(text.contains("word=target"), "{text}");
+    // The allowlist hides what the server offers but the config did not allow.
+    let (code, _) = gate
+        .err(
+            "references",
+            json!({"file": "a.py", "line": 1, "symbol": "target"}),
+        )
+        .await;
+    assert_eq!(code, "not_supported");
+    let names = gate.tool_names().await;
+    assert!(
+        names.contains(&"hover".to_string()) && !names.contains(&"references".to_string()),
+        "{names:?}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let l = loop {
+        let l = std::fs::read_to_string(&log).unwrap_or_default();
+        if l.contains("config ") || Instant::now() > deadline {
+            break l;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        l.contains(r#"config [{"typeCheckingMode":"strict"}]"#),
+        "{l}"
+    );
+    assert!(l.contains("env FIXTURE_HELLO=from-config"), "{l}");
+    gate.stop().await;
+}

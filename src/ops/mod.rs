@@ -52,6 +52,8 @@ pub struct Engine {
     registry: Arc<Registry>,
     languages: Languages,
     opts: EngineOptions,
+    /// Languages the workspace holds, scanned once (for the tool list).
+    present: std::sync::OnceLock<Vec<String>>,
 }
 
 impl Engine {
@@ -60,6 +62,7 @@ impl Engine {
             registry: Arc::new(registry),
             languages,
             opts,
+            present: std::sync::OnceLock::new(),
         }
     }
 
@@ -79,9 +82,12 @@ impl Engine {
         &self.opts
     }
 
-    /// Whether `cap` may be served by some server.
+    /// Whether `cap` may be served by some server of a language the workspace holds.
     pub fn may_support(&self, cap: Cap) -> bool {
-        self.registry.may_support(cap)
+        let present = self
+            .present
+            .get_or_init(|| self.languages.scan(WALK_LIMIT).into_keys().collect());
+        self.registry.may_support(cap, present)
     }
 
     /// Starts, in the background, the servers for the languages the workspace holds.
