@@ -4,6 +4,12 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() {
+    // A panic must not leave servers behind: kill their process groups, then report as usual.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        lspgate::lsp::transport::kill_all_servers();
+        default_hook(info);
+    }));
     let cli = lspgate::cli::Cli::parse();
     let default = match cli.verbose {
         0 => "warn",

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::error::ToolError;
 use crate::mcp;
 use crate::ops::{Engine, EngineOptions, tools};
-use crate::registry::{Registry, RegistryOptions};
+use crate::registry::{Registry, RegistryOptions, RestartPolicy};
 use crate::workspace::config::Config;
 use crate::workspace::presets::{self, PRESETS, Preset, ServerSpec};
 use crate::workspace::{Languages, Root};
@@ -52,6 +52,18 @@ pub struct Cli {
     /// How long `diagnostics` waits for a server's fresh report, in seconds.
     #[arg(long, global = true, default_value_t = 15.0, value_name = "SECS")]
     pub diagnostics_timeout: f64,
+    /// Restart a crashed server: never, always, or at most N times in a streak of crashes
+    /// less than a minute apart (then it is given up).
+    #[arg(
+        long,
+        global = true,
+        default_value = "3",
+        value_name = "never|always|N"
+    )]
+    pub restart: RestartPolicy,
+    /// First delay before a restart, in milliseconds (it doubles within a streak, up to 30 s).
+    #[arg(long, global = true, default_value_t = 500, hide = true)]
+    pub restart_backoff_ms: u64,
     /// Most documents each server keeps open (least recently used ones are closed).
     #[arg(long, global = true, default_value_t = 200, value_name = "N")]
     pub open_documents: usize,
@@ -375,10 +387,17 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         ready_timeout: secs(cli.ready_timeout, "ready-timeout")?,
         diagnostics_timeout: secs(cli.diagnostics_timeout, "diagnostics-timeout")?,
     };
+    let mut timeouts = std::collections::HashMap::new();
+    for (kind, v) in &config.timeouts {
+        timeouts.insert(kind.clone(), secs(*v, kind)?);
+    }
     let reg_opts = RegistryOptions {
         open_documents: cli.open_documents,
         request_timeout: secs(cli.timeout, "timeout")?,
+        timeouts,
         install: cli.install,
+        restart: cli.restart,
+        backoff: std::time::Duration::from_millis(cli.restart_backoff_ms),
     };
     let languages = Languages::new(root.path(), &config.languages);
     let registry = match ServerSpec::explicit(explicit) {

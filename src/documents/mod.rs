@@ -1,6 +1,7 @@
 //! Open documents of one server: opened on demand, checked against the disk on every access
 //! (size, mtime, then content) so no answer is computed on stale text, capped by an LRU,
-//! `source` overlays that never touch the disk, and fresh diagnostics per document version.
+//! `source` overlays that never touch the disk, fresh diagnostics per document version, and
+//! reopened with their current text (overlays included) in a restarted server process.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,8 +31,24 @@ struct DocState {
     index: Arc<LineIndex>,
     /// The disk stamp `text` was read at; `None` while an overlay is in place.
     disk: Option<Stamp>,
-    /// Publish counter when the last open/change went out.
-    change_seq: u64,
+}
+
+/// The server process documents are sent to; replaced when the server restarts.
+struct ClientSlot {
+    client: std::sync::RwLock<Arc<LspClient>>,
+    /// Bumped on each replacement; a document opened in an older one must be reopened.
+    generation: AtomicU64,
+}
+
+impl ClientSlot {
+    fn current(&self) -> (Arc<LspClient>, u64) {
+        let c = self.client.read().map(|c| c.clone());
+        let c = match c {
+            Ok(c) => c,
+            Err(p) => p.into_inner().clone(),
+        };
+        (c, self.generation.load(Ordering::Acquire))
+    }
 }
 
 struct Doc {
@@ -42,6 +59,25 @@ struct Doc {
     last_used: AtomicU64,
     /// Version whose pushed diagnostics have settled (-1: none).
     settled: AtomicI64,
+    /// Client generation the document was last opened in.
+    opened_gen: AtomicU64,
+    /// Publish counter of that client when the last open/change went out.
+    change_seq: AtomicU64,
+    /// Serializes "is it open in the current process? else open it".
+    reopen: Mutex<()>,
+}
+
+/// Opens `doc` in the current server process if it was opened in an older one.
+fn reopen_doc(slot: &ClientSlot, doc: &Doc, text: &str, version: i32) {
+    let Ok(_g) = doc.reopen.lock() else { return };
+    let (client, generation) = slot.current();
+    if doc.opened_gen.load(Ordering::Acquire) != generation {
+        doc.change_seq
+            .store(client.publish_seq(), Ordering::Release);
+        doc.settled.store(-1, Ordering::Release);
+        client.did_open(&doc.uri, &doc.language_id, version, text);
+        doc.opened_gen.store(generation, Ordering::Release);
+    }
 }
 
 /// An immutable view of a document as the server has it, for the duration of one operation.
@@ -53,7 +89,6 @@ pub struct Snapshot {
     pub text: Arc<str>,
     pub index: Arc<LineIndex>,
     pub encoding: Encoding,
-    change_seq: u64,
 }
 
 impl Snapshot {
@@ -97,17 +132,25 @@ enum Guard {
 pub struct Lease {
     pub snap: Snapshot,
     guard: Guard,
-    client: Arc<LspClient>,
+    slot: Arc<ClientSlot>,
     doc: Arc<Doc>,
+}
+
+impl Lease {
+    /// Makes sure the (possibly restarted) server process has this document open, as the
+    /// lease sees it. Call before retrying a request after a restart.
+    pub fn reopen(&self) {
+        reopen_doc(&self.slot, &self.doc, &self.snap.text, self.snap.version);
+    }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Guard::Overlay(st) = &mut self.guard {
             match read_disk(&self.doc.path) {
-                Ok((text, stamp)) => set_text(&self.client, &self.doc, st, text, Some(stamp)),
+                Ok((text, stamp)) => set_text(&self.slot, &self.doc, st, text, Some(stamp)),
                 Err(_) => {
-                    self.client.did_close(&self.doc.uri);
+                    self.slot.current().0.did_close(&self.doc.uri);
                     st.open = false;
                 }
             }
@@ -117,7 +160,7 @@ impl Drop for Lease {
 
 /// The documents one server has open.
 pub struct Documents {
-    client: Arc<LspClient>,
+    slot: Arc<ClientSlot>,
     docs: Mutex<HashMap<PathBuf, Arc<Doc>>>,
     cap: usize,
     clock: AtomicU64,
@@ -132,15 +175,41 @@ pub struct DocDiagnostics {
 impl Documents {
     pub fn new(client: Arc<LspClient>, cap: usize) -> Documents {
         Documents {
-            client,
+            slot: Arc::new(ClientSlot {
+                client: std::sync::RwLock::new(client),
+                generation: AtomicU64::new(0),
+            }),
             docs: Mutex::default(),
             cap: cap.max(1),
             clock: AtomicU64::new(0),
         }
     }
 
-    pub fn client(&self) -> &Arc<LspClient> {
-        &self.client
+    /// The server process documents go to now.
+    pub fn client(&self) -> Arc<LspClient> {
+        self.slot.current().0
+    }
+
+    /// Points the documents at a restarted server process and reopens every document not in
+    /// use right now with its current text (overlays included); those in use are reopened by
+    /// their lease (`Lease::reopen`) before a retry.
+    pub fn replace_client(&self, client: Arc<LspClient>) {
+        if let Ok(mut c) = self.slot.client.write() {
+            *c = client;
+            self.slot.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        let docs: Vec<Arc<Doc>> = self
+            .docs
+            .lock()
+            .map(|d| d.values().cloned().collect())
+            .unwrap_or_default();
+        for doc in docs {
+            if let Ok(st) = doc.state.try_read()
+                && st.open
+            {
+                reopen_doc(&self.slot, &doc, &st.text, st.version);
+            }
+        }
     }
 
     /// How many documents the server has open now.
@@ -159,12 +228,12 @@ impl Documents {
         let doc = self.entry(path, language_id)?;
         if let Some(src) = overlay {
             let mut st = doc.state.clone().write_owned().await;
-            set_text(&self.client, &doc, &mut st, Arc::from(src), None);
+            set_text(&self.slot, &doc, &mut st, Arc::from(src), None);
             let snap = self.snapshot(&doc, &st);
             return Ok(Lease {
                 snap,
                 guard: Guard::Overlay(st),
-                client: self.client.clone(),
+                slot: self.slot.clone(),
                 doc,
             });
         }
@@ -177,10 +246,10 @@ impl Documents {
         let mut st = doc.state.clone().write_owned().await;
         if !(st.open && is_fresh(&doc.path, &st)) {
             match read_disk(&doc.path) {
-                Ok((text, stamp)) => set_text(&self.client, &doc, &mut st, text, Some(stamp)),
+                Ok((text, stamp)) => set_text(&self.slot, &doc, &mut st, text, Some(stamp)),
                 Err(e) => {
                     if st.open {
-                        self.client.did_close(&doc.uri);
+                        self.client().did_close(&doc.uri);
                         st.open = false;
                     }
                     drop(st);
@@ -193,11 +262,13 @@ impl Documents {
     }
 
     fn shared(&self, doc: Arc<Doc>, st: OwnedRwLockReadGuard<DocState>) -> Lease {
+        // Opened in a process that has since been replaced: open it in this one first.
+        reopen_doc(&self.slot, &doc, &st.text, st.version);
         let snap = self.snapshot(&doc, &st);
         Lease {
             snap,
             guard: Guard::Shared(st),
-            client: self.client.clone(),
+            slot: self.slot.clone(),
             doc,
         }
     }
@@ -209,8 +280,7 @@ impl Documents {
             version: st.version,
             text: st.text.clone(),
             index: st.index.clone(),
-            encoding: self.client.encoding(),
-            change_seq: st.change_seq,
+            encoding: self.client().encoding(),
         }
     }
 
@@ -237,10 +307,12 @@ impl Documents {
                 text: Arc::from(""),
                 index: Arc::new(LineIndex::new("")),
                 disk: None,
-                change_seq: 0,
             })),
             last_used: AtomicU64::new(tick),
             settled: AtomicI64::new(-1),
+            opened_gen: AtomicU64::new(0),
+            change_seq: AtomicU64::new(0),
+            reopen: Mutex::new(()),
         });
         docs.insert(path.to_path_buf(), doc.clone());
         // Past the cap, close the least recently used documents nobody is using right now.
@@ -256,7 +328,10 @@ impl Documents {
                 break;
             };
             if st.open {
-                self.client.did_close(&victim.uri);
+                let (client, generation) = self.slot.current();
+                if victim.opened_gen.load(Ordering::Acquire) == generation {
+                    client.did_close(&victim.uri);
+                }
                 st.open = false;
             }
             drop(st);
@@ -293,8 +368,9 @@ impl Documents {
         let snap = &lease.snap;
         let deadline = Instant::now() + timeout;
         loop {
-            if self.client.supports(Cap::PullDiagnostics) {
-                let d = self.client.pull_diagnostics(&snap.uri).await?;
+            let client = self.client();
+            if client.supports(Cap::PullDiagnostics) {
+                let d = client.pull_diagnostics(&snap.uri).await?;
                 return Ok(DocDiagnostics {
                     diagnostics: d,
                     fresh: true,
@@ -303,18 +379,17 @@ impl Documents {
             if lease.doc.settled.load(Ordering::Acquire) == i64::from(snap.version) {
                 // This version's push has arrived; later pushes (cross-file effects) are newer.
                 return Ok(DocDiagnostics {
-                    diagnostics: self.client.latest_pushed(&snap.uri),
+                    diagnostics: client.latest_pushed(&snap.uri),
                     fresh: true,
                 });
             }
             let left = deadline.saturating_duration_since(Instant::now());
             // Waits in slices so a pull registration arriving meanwhile is noticed.
-            let (d, fresh) = self
-                .client
+            let (d, fresh) = client
                 .wait_pushed(
                     &snap.uri,
                     snap.version,
-                    snap.change_seq,
+                    lease.doc.change_seq.load(Ordering::Acquire),
                     left.min(Duration::from_millis(250)),
                     Duration::from_millis(150),
                 )
@@ -329,7 +404,7 @@ impl Documents {
                     fresh: true,
                 });
             }
-            if left.is_zero() || !self.client.is_alive() {
+            if left.is_zero() || !client.is_alive() {
                 return Ok(DocDiagnostics {
                     diagnostics: d,
                     fresh: false,
@@ -339,22 +414,26 @@ impl Documents {
     }
 }
 
-fn set_text(client: &LspClient, doc: &Doc, st: &mut DocState, text: Arc<str>, disk: Option<Stamp>) {
-    let seq = client.publish_seq();
+fn set_text(slot: &ClientSlot, doc: &Doc, st: &mut DocState, text: Arc<str>, disk: Option<Stamp>) {
     st.version += 1;
-    if st.open {
-        client.did_change(&doc.uri, st.version, &text);
-        if disk.is_some() {
-            client.did_save(&doc.uri, &text);
+    if let Ok(_g) = doc.reopen.lock() {
+        let (client, generation) = slot.current();
+        doc.change_seq
+            .store(client.publish_seq(), Ordering::Release);
+        if st.open && doc.opened_gen.load(Ordering::Acquire) == generation {
+            client.did_change(&doc.uri, st.version, &text);
+            if disk.is_some() {
+                client.did_save(&doc.uri, &text);
+            }
+        } else {
+            client.did_open(&doc.uri, &doc.language_id, st.version, &text);
+            doc.opened_gen.store(generation, Ordering::Release);
+            st.open = true;
         }
-    } else {
-        client.did_open(&doc.uri, &doc.language_id, st.version, &text);
-        st.open = true;
     }
     st.index = Arc::new(LineIndex::new(&text));
     st.text = text;
     st.disk = disk;
-    st.change_seq = seq;
 }
 
 fn stamp_of(meta: &std::fs::Metadata) -> Stamp {

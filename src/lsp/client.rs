@@ -121,6 +121,8 @@ pub struct ClientOptions {
     pub init_timeout: Duration,
     /// Bound on any other request.
     pub request_timeout: Duration,
+    /// Bounds per request kind, by lspgate's capability name (`references`, `hover`, …).
+    pub timeouts: HashMap<String, Duration>,
     /// Served on `workspace/configuration`, looked up by section.
     pub settings: Value,
     /// Sent as `initializationOptions`.
@@ -136,6 +138,7 @@ impl Default for ClientOptions {
         ClientOptions {
             init_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(30),
+            timeouts: HashMap::new(),
             settings: Value::Null,
             initialization: Value::Null,
             ready_marker: None,
@@ -317,9 +320,47 @@ impl LspClient {
         self.transport.shutdown(Duration::from_secs(2)).await;
     }
 
+    /// Resolves when the server's stream has ended (crash, exit, or shutdown), with the reason.
+    pub async fn wait_closed(&self) -> String {
+        self.transport.wait_closed().await
+    }
+
+    /// How many requests the server has answered (0: it never served anything).
+    pub fn answered(&self) -> u64 {
+        self.transport.answered()
+    }
+
+    /// Whether lspgate is stopping this server on purpose.
+    pub fn is_stopping(&self) -> bool {
+        self.transport.is_stopping()
+    }
+
+    /// Kills the server for a reason of lspgate's; the stream then ends with that reason.
+    pub fn kill_because(&self, reason: String) {
+        self.transport.kill_because(reason);
+    }
+
+    /// The last lines the server wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.transport.stderr_tail()
+    }
+
     async fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, LspError> {
-        self.call_with(method, params, self.opts.request_timeout)
+        self.call_with(method, params, self.timeout_for(method))
             .await
+    }
+
+    /// The bound for an LSP method: its kind's configured timeout, else the default.
+    fn timeout_for(&self, method: &str) -> Duration {
+        let kind = match method {
+            "callHierarchy/incomingCalls" | "callHierarchy/outgoingCalls" => Some("call_hierarchy"),
+            _ => Cap::ALL
+                .iter()
+                .find(|c| c.method() == method)
+                .map(|c| c.name()),
+        };
+        kind.and_then(|k| self.opts.timeouts.get(k).copied())
+            .unwrap_or(self.opts.request_timeout)
     }
 
     /// A request, retried (bounded) when the server says the content changed under it or it

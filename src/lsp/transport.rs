@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::LspError;
 use super::framing::{self, FrameError};
@@ -53,6 +53,14 @@ pub struct Transport {
     pending: Arc<Mutex<PendingMap>>,
     next_id: AtomicI64,
     closed: Arc<AtomicBool>,
+    /// Why the stream ended, once it has.
+    ended: watch::Receiver<Option<String>>,
+    /// Why lspgate itself killed the server, if it did (read by the reader when it ends).
+    kill_reason: Arc<Mutex<Option<String>>>,
+    /// Set when lspgate shuts the server down on purpose (not a crash).
+    stopping: AtomicBool,
+    /// How many responses the server has sent.
+    answered: Arc<std::sync::atomic::AtomicU64>,
     child: Mutex<Option<Child>>,
     pid: Option<u32>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
@@ -75,11 +83,23 @@ impl Transport {
             .kill_on_drop(true);
         #[cfg(unix)]
         cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the server
+        // when lspgate dies, so no server outlives it even after a SIGKILL.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
         let mut child = cmd.spawn().map_err(|e| LspError::Spawn {
             command: spec.command.clone(),
             reason: e.to_string(),
         })?;
         let pid = child.id();
+        if let (Some(pid), Ok(mut g)) = (pid, GROUPS.lock()) {
+            g.push(pid);
+        }
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -139,6 +159,8 @@ impl Transport {
         let (in_tx, in_rx) = mpsc::unbounded_channel();
         let pending: Arc<Mutex<PendingMap>> = Arc::default();
         let closed = Arc::new(AtomicBool::new(false));
+        let (ended_tx, ended) = watch::channel(None);
+        let kill_reason: Arc<Mutex<Option<String>>> = Arc::default();
         let stderr_tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
 
         // Writer: one task owns stdin, so frames never interleave.
@@ -179,20 +201,31 @@ impl Transport {
         let rpending = pending.clone();
         let rclosed = closed.clone();
         let rtail = stderr_tail.clone();
+        let rkill = kill_reason.clone();
+        let answered: Arc<std::sync::atomic::AtomicU64> = Arc::default();
+        let ranswered = answered.clone();
         tokio::spawn(async move {
             let mut reader = BufReader::with_capacity(64 * 1024, stdout);
             let why = loop {
                 match framing::read_frame(&mut reader, MAX_SERVER_FRAME).await {
                     Ok(body) => match serde_json::from_slice::<Value>(&body) {
-                        Ok(msg) => dispatch(msg, &rpending, &in_tx),
+                        Ok(msg) => {
+                            if dispatch(msg, &rpending, &in_tx) {
+                                ranswered.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
                         Err(e) => break format!("server sent invalid JSON: {e}"),
                     },
                     Err(FrameError::Eof) => break "server closed its output".to_string(),
                     Err(e) => break format!("server sent a bad frame: {e}"),
                 }
             };
+            // A server that sends garbage or an oversized message is not trusted further.
+            kill_pgid(pid);
+            let why = rkill.lock().ok().and_then(|k| k.clone()).unwrap_or(why);
             tracing::info!(server = %rname, "stream ended: {why}");
             rclosed.store(true, Ordering::SeqCst);
+            ended_tx.send_replace(Some(why.clone()));
             let tail = tail_text(&rtail);
             let drained: Vec<_> = match rpending.lock() {
                 Ok(mut p) => p.drain().map(|(_, tx)| tx).collect(),
@@ -213,6 +246,10 @@ impl Transport {
                 pending,
                 next_id: AtomicI64::new(1),
                 closed,
+                ended,
+                kill_reason,
+                stopping: AtomicBool::new(false),
+                answered,
                 child: Mutex::new(child),
                 pid,
                 stderr_tail,
@@ -231,6 +268,38 @@ impl Transport {
 
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when the stream has ended, with the reason.
+    pub async fn wait_closed(&self) -> String {
+        let mut rx = self.ended.clone();
+        loop {
+            if let Some(why) = rx.borrow_and_update().clone() {
+                return why;
+            }
+            if rx.changed().await.is_err() {
+                return "server stream dropped".into();
+            }
+        }
+    }
+
+    /// How many responses the server has sent.
+    pub fn answered(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
+    }
+
+    /// Whether lspgate is shutting this server down on purpose.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Kills the server for a reason of lspgate's (e.g. over its memory cap); the stream then
+    /// ends with that reason.
+    pub fn kill_because(&self, reason: String) {
+        if let Ok(mut k) = self.kill_reason.lock() {
+            *k = Some(reason);
+        }
+        self.kill_group();
     }
 
     /// The last lines the server wrote to stderr.
@@ -316,6 +385,7 @@ impl Transport {
 
     /// `shutdown`, `exit`, a bounded wait, then kill of the whole process group.
     pub async fn shutdown(self: &Arc<Self>, grace: Duration) {
+        self.stopping.store(true, Ordering::SeqCst);
         if !self.is_closed() {
             let _ = self.request("shutdown", Value::Null, grace).await;
             self.notify("exit", Value::Null);
@@ -331,19 +401,41 @@ impl Transport {
 
     /// Kills the server's process group (the server and anything it spawned).
     pub fn kill_group(&self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.pid {
-            // SAFETY: killpg with a pid we spawned as a group leader; errors are ignored.
-            unsafe {
-                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-            }
-        }
+        kill_pgid(self.pid);
     }
 }
 
 impl Drop for Transport {
     fn drop(&mut self) {
         self.kill_group();
+        if let (Some(pid), Ok(mut g)) = (self.pid, GROUPS.lock()) {
+            g.retain(|p| *p != pid);
+        }
+    }
+}
+
+/// Process groups of the servers alive now, killed by `kill_all_servers` (panic hook, signals).
+static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn kill_pgid(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid {
+        // SAFETY: killpg on a group we created (the server was spawned as its leader); an error
+        // (already gone) is ignored.
+        unsafe {
+            libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+}
+
+/// Kills every server process group lspgate started. Safe to call from a panic hook.
+pub fn kill_all_servers() {
+    let groups: Vec<u32> = match GROUPS.try_lock() {
+        Ok(g) => g.clone(),
+        Err(_) => return,
+    };
+    for pid in groups {
+        kill_pgid(Some(pid));
     }
 }
 
@@ -371,10 +463,15 @@ impl Drop for CancelGuard {
     }
 }
 
-fn dispatch(msg: Value, pending: &Mutex<PendingMap>, inbound: &mpsc::UnboundedSender<Inbound>) {
+/// Routes one message; returns whether it was a response to one of our requests.
+fn dispatch(
+    msg: Value,
+    pending: &Mutex<PendingMap>,
+    inbound: &mpsc::UnboundedSender<Inbound>,
+) -> bool {
     let Value::Object(mut obj) = msg else {
         tracing::debug!("server sent a non-object message");
-        return;
+        return false;
     };
     let method = obj.remove("method").and_then(|m| match m {
         Value::String(s) => Some(s),
@@ -385,15 +482,17 @@ fn dispatch(msg: Value, pending: &Mutex<PendingMap>, inbound: &mpsc::UnboundedSe
         (Some(method), Some(id)) => {
             let params = obj.remove("params").unwrap_or(Value::Null);
             let _ = inbound.send(Inbound::Request { id, method, params });
+            false
         }
         (Some(method), None) => {
             let params = obj.remove("params").unwrap_or(Value::Null);
             let _ = inbound.send(Inbound::Notification { method, params });
+            false
         }
         (None, Some(id)) => {
-            let Some(id) = id.as_i64() else { return };
+            let Some(id) = id.as_i64() else { return false };
             let tx = pending.lock().ok().and_then(|mut p| p.remove(&id));
-            let Some(tx) = tx else { return };
+            let Some(tx) = tx else { return false };
             tracing::trace!(id, "response {obj:?}");
             let reply = if let Some(err) = obj.remove("error") {
                 Err(LspError::Server {
@@ -408,8 +507,12 @@ fn dispatch(msg: Value, pending: &Mutex<PendingMap>, inbound: &mpsc::UnboundedSe
                 Ok(obj.remove("result").unwrap_or(Value::Null))
             };
             let _ = tx.send(reply);
+            true
         }
-        (None, None) => tracing::debug!("server sent a message with neither id nor method"),
+        (None, None) => {
+            tracing::debug!("server sent a message with neither id nor method");
+            false
+        }
     }
 }
 

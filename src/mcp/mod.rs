@@ -11,7 +11,7 @@ use rmcp::model::{
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
     ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
@@ -26,11 +26,25 @@ pub const SERVERS_URI: &str = "lspgate://servers";
 #[derive(Clone)]
 pub struct McpServer {
     engine: Arc<Engine>,
+    /// Least severity of `notifications/message` the client wants (0 debug … 3 error).
+    log_level: Arc<std::sync::atomic::AtomicU8>,
+}
+
+fn severity(level: &str) -> u8 {
+    match level {
+        "debug" => 0,
+        "info" => 1,
+        "warning" => 2,
+        _ => 3,
+    }
 }
 
 impl McpServer {
     pub fn new(engine: Arc<Engine>) -> McpServer {
-        McpServer { engine }
+        McpServer {
+            engine,
+            log_level: Arc::new(std::sync::atomic::AtomicU8::new(1)),
+        }
     }
 
     fn tool_list(&self) -> Vec<Tool> {
@@ -61,11 +75,13 @@ fn error_result(e: &ToolError) -> CallToolResult {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // logging: see on_initialized.
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("lspgate", env!("CARGO_PKG_VERSION")))
@@ -82,6 +98,58 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.tool_list()))
+    }
+
+    /// Server restarts, give-ups and memory kills go to the client as `notifications/message`.
+    #[allow(deprecated)] // rmcp marks MCP logging deprecated (SEP-2577); SPEC §3 uses it.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+        let mut events = self.engine.registry().events();
+        let peer = context.peer;
+        let min = self.log_level.clone();
+        tokio::spawn(async move {
+            loop {
+                let e = match events.recv().await {
+                    Ok(e) => e,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(_) => return,
+                };
+                if severity(e.level) < min.load(std::sync::atomic::Ordering::Relaxed) {
+                    continue;
+                }
+                let level = match e.level {
+                    "error" => LoggingLevel::Error,
+                    "warning" => LoggingLevel::Warning,
+                    _ => LoggingLevel::Info,
+                };
+                let mut param = LoggingMessageNotificationParam::new(
+                    level,
+                    serde_json::json!({"server": e.server, "message": e.message}),
+                );
+                param.logger = Some("lspgate".into());
+                if peer.notify_logging_message(param).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        use rmcp::model::LoggingLevel;
+        let level = match request.level {
+            LoggingLevel::Debug => 0,
+            LoggingLevel::Info | LoggingLevel::Notice => 1,
+            LoggingLevel::Warning => 2,
+            _ => 3,
+        };
+        self.log_level
+            .store(level, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     async fn list_resources(

@@ -142,7 +142,10 @@ impl Engine {
             .hold(&p.file, p.source.as_deref(), Cap::Hover, "hover")
             .await?;
         let pos = position(&lease.snap, &p)?;
-        let h = server.client().hover(&lease.snap.uri, pos).await?;
+        let uri = &lease.snap.uri;
+        let h = server
+            .request(Some(&lease), |c| async move { c.hover(uri, pos).await })
+            .await?;
         Ok(match h {
             Some(h) => HoverResult {
                 contents: h.contents,
@@ -174,7 +177,13 @@ impl Engine {
             .hold(&p.at.file, p.at.source.as_deref(), cap, "definition")
             .await?;
         let pos = position(&lease.snap, &p.at)?;
-        let locs = server.client().goto(kind, &lease.snap.uri, pos).await?;
+        let uri = &lease.snap.uri;
+        let locs = server
+            .request(
+                Some(&lease),
+                |c| async move { c.goto(kind, uri, pos).await },
+            )
+            .await?;
         Ok(LocationsResult {
             locations: self.locs(&lease.snap, locs),
         })
@@ -191,9 +200,12 @@ impl Engine {
             .await?;
         let pos = position(&lease.snap, &p.at)?;
         let ready = server.client().wait_idle(self.opts.ready_timeout).await;
+        let uri = &lease.snap.uri;
+        let decl = p.include_declaration.unwrap_or(true);
         let raw = server
-            .client()
-            .references(&lease.snap.uri, pos, p.include_declaration.unwrap_or(true))
+            .request(Some(&lease), |c| async move {
+                c.references(uri, pos, decl).await
+            })
             .await?;
         let mut locs = self.locs(&lease.snap, raw);
         locs.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
@@ -223,7 +235,13 @@ impl Engine {
             .await
         {
             Ok((server, lease)) => {
-                let syms = server.client().document_symbols(&lease.snap.uri).await?;
+                let uri = &lease.snap.uri;
+                let syms = server
+                    .request(
+                        Some(&lease),
+                        |c| async move { c.document_symbols(uri).await },
+                    )
+                    .await?;
                 Ok(DocumentSymbolsResult {
                     symbols: syms.into_iter().map(|s| symbol(&lease.snap, s)).collect(),
                     source: SymbolSource::Server,
@@ -266,7 +284,10 @@ impl Engine {
             if busy.is_ok() {
                 busy = ready;
             }
-            let found = server.client().workspace_symbols(&p.query).await?;
+            let query = p.query.as_str();
+            let found = server
+                .request(None, |c| async move { c.workspace_symbols(query).await })
+                .await?;
             let mut files = FileCache::empty(server.client().encoding());
             for s in found {
                 if let Some(kind) = &p.kind
@@ -363,7 +384,13 @@ impl Engine {
             )
             .await?;
         let pos = position(&lease.snap, &p)?;
-        let h = server.client().signature_help(&lease.snap.uri, pos).await?;
+        let uri = &lease.snap.uri;
+        let h = server
+            .request(
+                Some(&lease),
+                |c| async move { c.signature_help(uri, pos).await },
+            )
+            .await?;
         Ok(SignatureHelpResult {
             signatures: h
                 .signatures
@@ -387,7 +414,13 @@ impl Engine {
             )
             .await?;
         let pos = position(&lease.snap, &p.at)?;
-        let c = server.client().completions(&lease.snap.uri, pos).await?;
+        let uri = &lease.snap.uri;
+        let c = server
+            .request(
+                Some(&lease),
+                |c| async move { c.completions(uri, pos).await },
+            )
+            .await?;
         let limit = positive(p.limit, "limit")?.unwrap_or(20) as usize;
         let total = c.items.len();
         Ok(CompletionsResult {
@@ -422,9 +455,11 @@ impl Engine {
             Direction::Incoming => CallDirection::Incoming,
             Direction::Outgoing => CallDirection::Outgoing,
         };
+        let uri = &lease.snap.uri;
         let calls = server
-            .client()
-            .call_hierarchy(&lease.snap.uri, pos, dir)
+            .request(Some(&lease), |c| async move {
+                c.call_hierarchy(uri, pos, dir).await
+            })
             .await?;
         let mut files = FileCache::new(&lease.snap);
         let calls = calls
@@ -482,11 +517,7 @@ impl Engine {
                     .docs
                     .lease(&path, &language, p.source.as_deref())
                     .await?;
-                match server
-                    .docs
-                    .diagnostics(&lease, self.opts.diagnostics_timeout)
-                    .await
-                {
+                match self.file_diagnostics(&server, &lease).await {
                     Ok(d) => {
                         if !d.fresh {
                             note(
@@ -576,6 +607,38 @@ impl Engine {
             .map(|(file, diagnostics)| FileDiagnostics { file, diagnostics })
             .collect();
         Ok(out)
+    }
+
+    /// One server's diagnostics of a leased file; if its process dies meanwhile, once more in
+    /// the restarted one.
+    async fn file_diagnostics(
+        &self,
+        server: &Server,
+        lease: &Lease,
+    ) -> Result<crate::documents::DocDiagnostics, ToolError> {
+        let since = server.generation();
+        let client = server.client();
+        let first = server
+            .docs
+            .diagnostics(lease, self.opts.diagnostics_timeout)
+            .await;
+        let died = match &first {
+            Err(e) => e.code == Code::ServerFailed,
+            Ok(d) => !d.fresh && !client.is_alive(),
+        };
+        if !died {
+            return first;
+        }
+        match server.await_restart(since, &client).await {
+            Ok(()) => {
+                lease.reopen();
+                server
+                    .docs
+                    .diagnostics(lease, self.opts.diagnostics_timeout)
+                    .await
+            }
+            Err(why) => Err(ToolError::new(Code::ServerFailed, why)),
+        }
     }
 
     pub async fn servers(&self, _p: ServersParams) -> Result<ServersResult, ToolError> {

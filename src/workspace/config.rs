@@ -21,6 +21,10 @@ pub struct Config {
     /// Toolchain tasks (build, test, …) for `run_task` and `check`.
     #[serde(default, rename = "task")]
     pub tasks: Vec<TaskConfig>,
+    /// Bounds per request kind, in seconds: `references = 60`, `hover = 5`, … (capability
+    /// names, plus `initialize`).
+    #[serde(default)]
+    pub timeouts: BTreeMap<String, f64>,
 }
 
 /// How lspgate reaches a server.
@@ -64,6 +68,9 @@ pub struct ServerConfig {
     /// Allowlist of capabilities to use (hover, definition, references, …); empty = all.
     #[serde(default)]
     pub capabilities: Vec<String>,
+    /// Resident memory cap in MiB: a server over it is restarted, saying so.
+    #[serde(default)]
+    pub max_memory: Option<u64>,
 }
 
 /// One `[[task]]` entry.
@@ -188,6 +195,27 @@ impl Config {
                         s.name,
                         CAPABILITY_NAMES.join(", ")
                     ),
+                ));
+            }
+        }
+        for (kind, secs) in &config.timeouts {
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with(kind.as_str()))
+                .map_or(0, |i| i + 1);
+            if kind != "initialize" && !CAPABILITY_NAMES.contains(&kind.as_str()) {
+                return Err(err(
+                    line,
+                    format!(
+                        "unknown request kind `{kind}` in [timeouts]; known: initialize, {}",
+                        CAPABILITY_NAMES.join(", ")
+                    ),
+                ));
+            }
+            if !(secs.is_finite() && *secs > 0.0) {
+                return Err(err(
+                    line,
+                    format!("timeout for `{kind}` must be a positive number of seconds"),
                 ));
             }
         }

@@ -276,6 +276,8 @@ pub struct ServerSpec {
     pub allow: Vec<String>,
     pub origin: Origin,
     pub companion: bool,
+    /// Resident memory cap in bytes; a server over it is restarted.
+    pub max_memory: Option<u64>,
 }
 
 impl ServerSpec {
@@ -307,6 +309,7 @@ impl ServerSpec {
             allow: Vec::new(),
             origin: Origin::Cli,
             companion: false,
+            max_memory: None,
         })
     }
 
@@ -334,6 +337,7 @@ impl ServerSpec {
             allow: c.capabilities.clone(),
             origin: Origin::Config,
             companion: false,
+            max_memory: c.max_memory.map(|mib| mib << 20),
         }
     }
 
@@ -458,6 +462,7 @@ impl Preset {
             allow: Vec::new(),
             origin: Origin::Preset,
             companion: self.companion,
+            max_memory: None,
         }
     }
 

@@ -86,9 +86,29 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
+/// The MCP client's handler: keeps every `notifications/message` lspgate sends.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    pub messages: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+#[allow(deprecated)] // rmcp marks MCP logging deprecated; lspgate's contract uses it.
+impl rmcp::ClientHandler for Recorder {
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        if let (Ok(v), Ok(mut m)) = (serde_json::to_value(&params), self.messages.lock()) {
+            m.push(v);
+        }
+    }
+}
+
 /// An lspgate MCP server driven by rmcp's client.
 pub struct Gate {
-    pub client: RunningService<RoleClient, ()>,
+    pub client: RunningService<RoleClient, Recorder>,
+    pub recorder: Recorder,
     pub root: PathBuf,
     pub pid: Option<u32>,
 }
@@ -107,9 +127,15 @@ impl Gate {
             .env_remove("LSPGATE_TERSE");
         let transport = TokioChildProcess::new(cmd).expect("spawn lspgate");
         let pid = transport.id();
-        let client = ().serve(transport).await.expect("MCP initialize");
+        let recorder = Recorder::default();
+        let client = recorder
+            .clone()
+            .serve(transport)
+            .await
+            .expect("MCP initialize");
         Gate {
             client,
+            recorder,
             root: root.to_path_buf(),
             pid,
         }
@@ -156,6 +182,15 @@ impl Gate {
     pub async fn tool_names(&self) -> Vec<String> {
         let tools = self.client.list_all_tools().await.expect("tools/list");
         tools.into_iter().map(|t| t.name.to_string()).collect()
+    }
+
+    /// The `notifications/message` received so far.
+    pub fn messages(&self) -> Vec<Value> {
+        self.recorder
+            .messages
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
     }
 
     pub async fn stop(self) {
