@@ -252,7 +252,7 @@ async fn timeouts_are_set_per_request_kind() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_server_survives_sigterm_or_sigkill_of_lspgate() {
-    for signal in ["TERM", "KILL"] {
+    for signal in ["TERM", "INT", "KILL"] {
         let ws = workspace(&[("a.py", "x = 1\n")]);
         let log = ws.path().join("fixture.log");
         let mut raw = Raw::start(ws.path(), &[], &[FIXTURE, "--log", log.to_str().unwrap()]).await;
@@ -339,5 +339,19 @@ async fn pyright_killed_by_pid_mid_session_comes_back() {
         .unwrap();
     assert_eq!(pyright["restarts"], 1);
     assert_ne!(pyright["pid"].as_u64().unwrap(), pid);
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_modified_is_retried() {
+    let ws = workspace(&[("a.py", "modified = 1\n")]);
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
+    let (_, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "a.py", "line": 1, "symbol": "modified"}),
+        )
+        .await;
+    assert_eq!(text, "settled");
     gate.stop().await;
 }
