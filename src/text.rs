@@ -152,6 +152,46 @@ pub fn from_wire(
     (line + 1, col + 1)
 }
 
+/// The byte offset of a server position (0-based line, units of `enc`), clamped to the line's
+/// end (a position past the last line is the end of the text).
+pub fn offset_of(text: &str, index: &LineIndex, line: u32, character: u32, enc: Encoding) -> usize {
+    let Some(start) = index.starts.get(line as usize).copied() else {
+        return text.len();
+    };
+    let src = index.line(text, line as usize).unwrap_or("");
+    let mut units = 0u32;
+    for (i, c) in src.char_indices() {
+        if units >= character {
+            return start + i;
+        }
+        units += enc.units(c);
+    }
+    start + src.len()
+}
+
+/// Replaces byte ranges of `text`. Ranges must not overlap; an insertion at the same offset
+/// as another edit keeps the order given.
+pub fn splice(text: &str, edits: &[(usize, usize, &str)]) -> Result<String, String> {
+    let mut order: Vec<usize> = (0..edits.len()).collect();
+    order.sort_by_key(|&i| (edits[i].0, edits[i].1, i));
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for i in order {
+        let (start, end, new) = edits[i];
+        if start < at || end < start || end > text.len() {
+            return Err(format!("edits overlap or fall outside the text (at byte {start})"));
+        }
+        if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            return Err(format!("an edit splits a character (at byte {start})"));
+        }
+        out.push_str(&text[at..start]);
+        out.push_str(new);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
 /// Whether `c` can be part of an identifier for whole-word matching.
 fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
@@ -269,6 +309,19 @@ mod tests {
         assert_eq!(find_symbol("ß total", "total", 1), Some(3));
         assert_eq!(find_symbol("a->b", "->", 1), Some(2));
         assert_eq!(find_symbol("x", "", 1), None);
+    }
+
+    #[test]
+    fn offsets_and_splices() {
+        let t = "a😀b\nxyz\n";
+        let idx = LineIndex::new(t);
+        assert_eq!(offset_of(t, &idx, 0, 3, Encoding::Utf16), 5); // after the emoji
+        assert_eq!(offset_of(t, &idx, 0, 5, Encoding::Utf8), 5);
+        assert_eq!(offset_of(t, &idx, 1, 99, Encoding::Utf16), 10);
+        assert_eq!(offset_of(t, &idx, 9, 0, Encoding::Utf16), t.len());
+        assert_eq!(splice(t, &[(0, 1, "A"), (7, 8, "X"), (5, 5, "+")]).unwrap(), "A😀+b\nXyz\n");
+        assert!(splice(t, &[(0, 3, ""), (2, 4, "")]).is_err());
+        assert!(splice(t, &[(2, 3, "")]).is_err(), "inside the emoji");
     }
 
     #[test]
