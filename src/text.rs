@@ -179,7 +179,9 @@ pub fn splice(text: &str, edits: &[(usize, usize, &str)]) -> Result<String, Stri
     for i in order {
         let (start, end, new) = edits[i];
         if start < at || end < start || end > text.len() {
-            return Err(format!("edits overlap or fall outside the text (at byte {start})"));
+            return Err(format!(
+                "edits overlap or fall outside the text (at byte {start})"
+            ));
         }
         if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
             return Err(format!("an edit splits a character (at byte {start})"));
@@ -319,7 +321,10 @@ mod tests {
         assert_eq!(offset_of(t, &idx, 0, 5, Encoding::Utf8), 5);
         assert_eq!(offset_of(t, &idx, 1, 99, Encoding::Utf16), 10);
         assert_eq!(offset_of(t, &idx, 9, 0, Encoding::Utf16), t.len());
-        assert_eq!(splice(t, &[(0, 1, "A"), (7, 8, "X"), (5, 5, "+")]).unwrap(), "A😀+b\nXyz\n");
+        assert_eq!(
+            splice(t, &[(0, 1, "A"), (7, 8, "X"), (5, 5, "+")]).unwrap(),
+            "A😀+b\nXyz\n"
+        );
         assert!(splice(t, &[(0, 3, ""), (2, 4, "")]).is_err());
         assert!(splice(t, &[(2, 3, "")]).is_err(), "inside the emoji");
     }

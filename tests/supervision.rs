@@ -185,18 +185,18 @@ async fn a_server_over_its_memory_cap_is_restarted_saying_so() {
     )
     .unwrap();
     let gate = Gate::start(ws.path(), &["--restart-backoff-ms", "10"], &[]).await;
-    let (before, _) = gate.ok("servers", json!({})).await;
     let _ = gate
         .call("hover", json!({"file": "a.py", "line": 2, "symbol": "ok"}))
         .await;
-    let _ = before;
-    let (_, text) = gate
-        .ok(
+    // The kill may land before or after the answer (and again on the retry): either is right.
+    let r = gate
+        .call(
             "hover",
             json!({"file": "a.py", "line": 1, "symbol": "grow"}),
         )
         .await;
-    assert_eq!(text, "grew");
+    let text = text_of(&r);
+    assert!(text == "grew" || text.contains("max_memory"), "{text}");
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let (servers, text) = gate.ok("servers", json!({})).await;
@@ -207,7 +207,7 @@ async fn a_server_over_its_memory_cap_is_restarted_saying_so() {
             .find(|s| s["name"] == "local/fixture")
             .cloned()
             .unwrap();
-        if s["restarts"] == 1 && s["state"] == "ready" {
+        if s["restarts"].as_u64().unwrap_or(0) >= 1 && s["state"] == "ready" {
             assert!(
                 s["last_error"].as_str().unwrap().contains("max_memory"),
                 "{text}"
