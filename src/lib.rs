@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod documents;
+pub mod edits;
 pub mod error;
 pub mod lsp;
 pub mod mcp;

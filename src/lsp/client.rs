@@ -33,11 +33,14 @@ pub enum Cap {
     Completion,
     CallHierarchy,
     PullDiagnostics,
+    Rename,
+    CodeActions,
+    Formatting,
 }
 
 impl Cap {
     /// Every capability, in the order tools list them.
-    pub const ALL: [Cap; 12] = [
+    pub const ALL: [Cap; 15] = [
         Cap::Hover,
         Cap::Definition,
         Cap::Declaration,
@@ -50,6 +53,9 @@ impl Cap {
         Cap::Completion,
         Cap::CallHierarchy,
         Cap::PullDiagnostics,
+        Cap::Rename,
+        Cap::CodeActions,
+        Cap::Formatting,
     ];
 
     /// lspgate's name for it (config allowlists, `servers`).
@@ -67,6 +73,9 @@ impl Cap {
             Cap::Completion => "completions",
             Cap::CallHierarchy => "call_hierarchy",
             Cap::PullDiagnostics => "diagnostics",
+            Cap::Rename => "rename",
+            Cap::CodeActions => "code_actions",
+            Cap::Formatting => "format",
         }
     }
 
@@ -84,6 +93,9 @@ impl Cap {
             Cap::Completion => "completionProvider",
             Cap::CallHierarchy => "callHierarchyProvider",
             Cap::PullDiagnostics => "diagnosticProvider",
+            Cap::Rename => "renameProvider",
+            Cap::CodeActions => "codeActionProvider",
+            Cap::Formatting => "documentFormattingProvider",
         }
     }
 
@@ -101,6 +113,9 @@ impl Cap {
             Cap::Completion => "textDocument/completion",
             Cap::CallHierarchy => "textDocument/prepareCallHierarchy",
             Cap::PullDiagnostics => "textDocument/diagnostic",
+            Cap::Rename => "textDocument/rename",
+            Cap::CodeActions => "textDocument/codeAction",
+            Cap::Formatting => "textDocument/formatting",
         }
     }
 }
@@ -165,7 +180,13 @@ struct State {
     last_inbound: Mutex<Option<Instant>>,
     /// Whether the ready marker was logged (true when there is none).
     marker_seen: std::sync::atomic::AtomicBool,
+    /// Where `workspace/applyEdit` goes while lspgate runs a command that may send one.
+    edit_sink: Mutex<Option<EditSink>>,
 }
+
+/// Receives the server's `workspace/applyEdit` requests: the edit, and where to say whether it
+/// was applied.
+pub type EditSink = mpsc::UnboundedSender<(Vec<WireFileOp>, tokio::sync::oneshot::Sender<bool>)>;
 
 /// While a server is this young, silence is part of being ready: it may not have announced its
 /// indexing yet.
@@ -870,6 +891,291 @@ impl LspClient {
     }
 }
 
+impl LspClient {
+    /// `textDocument/rename`: the edit, or `None` when the server renames nothing.
+    pub async fn rename(
+        &self,
+        uri: &Url,
+        pos: WirePos,
+        new_name: &str,
+    ) -> Result<Option<Vec<WireFileOp>>, LspError> {
+        let mut params = text_pos(uri, pos);
+        params["newName"] = Value::String(new_name.to_string());
+        let r: Option<Value> = self.call("textDocument/rename", params).await?;
+        r.map(workspace_edit)
+            .transpose()
+            .map_err(LspError::Protocol)
+    }
+
+    /// `textDocument/codeAction` over a range, with the diagnostics there as context.
+    pub async fn code_actions(
+        &self,
+        uri: &Url,
+        range: WireRange,
+        diagnostics: Vec<Value>,
+        only: Option<Vec<String>>,
+    ) -> Result<Vec<WireCodeAction>, LspError> {
+        let mut context = json!({"diagnostics": diagnostics, "triggerKind": 1});
+        if let Some(only) = only {
+            context["only"] = json!(only);
+        }
+        let params = json!({
+            "textDocument": {"uri": uri},
+            "range": wire_range_json(range),
+            "context": context,
+        });
+        let r: Option<Vec<Value>> = self.call("textDocument/codeAction", params).await?;
+        Ok(r.unwrap_or_default().into_iter().map(code_action).collect())
+    }
+
+    /// Fills in a code action's edit (`codeAction/resolve`) when it has none and the server
+    /// can resolve.
+    pub async fn resolve_code_action(
+        &self,
+        action: WireCodeAction,
+    ) -> Result<WireCodeAction, LspError> {
+        let is_command = action.raw.get("command").is_some_and(Value::is_string);
+        let resolvable = self
+            .caps
+            .get("codeActionProvider")
+            .and_then(|p| p.get("resolveProvider"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if is_command || action.raw.get("edit").is_some() || !resolvable {
+            return Ok(action);
+        }
+        let r: Value = self.call("codeAction/resolve", action.raw.clone()).await?;
+        Ok(code_action(r))
+    }
+
+    /// The edit of a code action, if it carries one.
+    pub fn code_action_edit(action: &WireCodeAction) -> Result<Option<Vec<WireFileOp>>, LspError> {
+        if action.raw.get("command").is_some_and(Value::is_string) {
+            return Ok(None);
+        }
+        action
+            .raw
+            .get("edit")
+            .cloned()
+            .map(workspace_edit)
+            .transpose()
+            .map_err(LspError::Protocol)
+    }
+
+    /// The command of a code action (or a bare command), if any: name and arguments.
+    pub fn code_action_command(action: &WireCodeAction) -> Option<(String, Vec<Value>)> {
+        let cmd = if action.raw.get("command").is_some_and(Value::is_string) {
+            &action.raw
+        } else {
+            action.raw.get("command")?
+        };
+        let name = cmd.get("command")?.as_str()?.to_string();
+        let args = cmd
+            .get("arguments")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        Some((name, args))
+    }
+
+    /// `workspace/executeCommand`, with the server's `workspace/applyEdit` requests sent to
+    /// `sink` meanwhile.
+    pub async fn execute_command(
+        &self,
+        command: &str,
+        arguments: Vec<Value>,
+        sink: Option<EditSink>,
+    ) -> Result<Value, LspError> {
+        if let Ok(mut s) = self.state.edit_sink.lock() {
+            *s = sink;
+        }
+        let r: Result<Option<Value>, LspError> = self
+            .call(
+                "workspace/executeCommand",
+                json!({"command": command, "arguments": arguments}),
+            )
+            .await;
+        if let Ok(mut s) = self.state.edit_sink.lock() {
+            *s = None;
+        }
+        Ok(r?.unwrap_or(Value::Null))
+    }
+
+    /// `textDocument/formatting` of a whole document.
+    pub async fn formatting(
+        &self,
+        uri: &Url,
+        tab_size: u32,
+        insert_spaces: bool,
+    ) -> Result<Vec<(WireRange, String)>, LspError> {
+        let params = json!({
+            "textDocument": {"uri": uri},
+            "options": {"tabSize": tab_size, "insertSpaces": insert_spaces,
+                        "trimTrailingWhitespace": true, "insertFinalNewline": true},
+        });
+        let r: Option<Vec<lt::TextEdit>> = self.call("textDocument/formatting", params).await?;
+        Ok(r.unwrap_or_default()
+            .into_iter()
+            .map(|e| (range(e.range), e.new_text))
+            .collect())
+    }
+
+    /// Tells the server files were created, renamed or deleted, when it asked to know.
+    pub fn did_change_files(&self, ops: &[WireFileOp]) {
+        let wants = |k: &str| {
+            self.caps
+                .get("workspace")
+                .and_then(|w| w.get("fileOperations"))
+                .and_then(|f| f.get(k))
+                .is_some()
+        };
+        let mut created = Vec::new();
+        let mut renamed = Vec::new();
+        let mut deleted = Vec::new();
+        for op in ops {
+            match op {
+                WireFileOp::Create { uri, .. } => created.push(json!({"uri": uri})),
+                WireFileOp::Rename { old, new, .. } => {
+                    renamed.push(json!({"oldUri": old, "newUri": new}))
+                }
+                WireFileOp::Delete { uri, .. } => deleted.push(json!({"uri": uri})),
+                WireFileOp::Edit { .. } => {}
+            }
+        }
+        if !created.is_empty() && wants("didCreate") {
+            self.transport
+                .notify("workspace/didCreateFiles", json!({"files": created}));
+        }
+        if !renamed.is_empty() && wants("didRename") {
+            self.transport
+                .notify("workspace/didRenameFiles", json!({"files": renamed}));
+        }
+        if !deleted.is_empty() && wants("didDelete") {
+            self.transport
+                .notify("workspace/didDeleteFiles", json!({"files": deleted}));
+        }
+    }
+}
+
+fn wire_range_json(r: WireRange) -> Value {
+    json!({"start": {"line": r.start.line, "character": r.start.character},
+           "end": {"line": r.end.line, "character": r.end.character}})
+}
+
+fn code_action(v: Value) -> WireCodeAction {
+    let fixes = v
+        .get("diagnostics")
+        .and_then(Value::as_array)
+        .map(|d| {
+            d.iter()
+                .filter_map(|x| x.get("message").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    WireCodeAction {
+        title: v
+            .get("title")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        kind: v.get("kind").and_then(Value::as_str).map(str::to_string),
+        preferred: v
+            .get("isPreferred")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        fixes,
+        disabled: v
+            .get("disabled")
+            .and_then(|d| d.get("reason"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        raw: v,
+    }
+}
+
+/// A `WorkspaceEdit` (either form) as file operations, in order.
+fn workspace_edit(v: Value) -> Result<Vec<WireFileOp>, String> {
+    let edit: lt::WorkspaceEdit =
+        serde_json::from_value(v).map_err(|e| format!("bad WorkspaceEdit: {e}"))?;
+    let mut ops = Vec::new();
+    let text_edits = |edits: Vec<lt::OneOf<lt::TextEdit, lt::AnnotatedTextEdit>>| {
+        edits
+            .into_iter()
+            .map(|e| match e {
+                lt::OneOf::Left(t) => (range(t.range), t.new_text),
+                lt::OneOf::Right(a) => (range(a.text_edit.range), a.text_edit.new_text),
+            })
+            .collect::<Vec<_>>()
+    };
+    if let Some(dc) = edit.document_changes {
+        let list = match dc {
+            lt::DocumentChanges::Edits(e) => e
+                .into_iter()
+                .map(lt::DocumentChangeOperation::Edit)
+                .collect(),
+            lt::DocumentChanges::Operations(o) => o,
+        };
+        for op in list {
+            ops.push(match op {
+                lt::DocumentChangeOperation::Edit(e) => WireFileOp::Edit {
+                    uri: e.text_document.uri,
+                    version: e.text_document.version,
+                    edits: text_edits(e.edits),
+                },
+                lt::DocumentChangeOperation::Op(lt::ResourceOp::Create(c)) => WireFileOp::Create {
+                    uri: c.uri,
+                    overwrite: c
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.overwrite)
+                        .unwrap_or(false),
+                    ignore_if_exists: c
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.ignore_if_exists)
+                        .unwrap_or(false),
+                },
+                lt::DocumentChangeOperation::Op(lt::ResourceOp::Rename(r)) => WireFileOp::Rename {
+                    old: r.old_uri,
+                    new: r.new_uri,
+                    overwrite: r
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.overwrite)
+                        .unwrap_or(false),
+                    ignore_if_exists: r
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.ignore_if_exists)
+                        .unwrap_or(false),
+                },
+                lt::DocumentChangeOperation::Op(lt::ResourceOp::Delete(d)) => WireFileOp::Delete {
+                    uri: d.uri,
+                    ignore_if_not_exists: d
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.ignore_if_not_exists)
+                        .unwrap_or(false),
+                },
+            });
+        }
+    } else if let Some(changes) = edit.changes {
+        let mut files: Vec<_> = changes.into_iter().collect();
+        files.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        for (uri, edits) in files {
+            ops.push(WireFileOp::Edit {
+                uri,
+                version: None,
+                edits: edits
+                    .into_iter()
+                    .map(|t| (range(t.range), t.new_text))
+                    .collect(),
+            });
+        }
+    }
+    Ok(ops)
+}
+
 impl Drop for LspClient {
     fn drop(&mut self) {
         self.transport.kill_group();
@@ -1051,6 +1357,34 @@ async fn serve_inbound(mut inbound: mpsc::UnboundedReceiver<Inbound>, inbox: Inb
                 }
                 _ => {}
             },
+            Inbound::Request { id, method, params } if method == "workspace/applyEdit" => {
+                let sink = state.edit_sink.lock().ok().and_then(|s| s.clone());
+                let ops = params.get("edit").cloned().map(workspace_edit);
+                match (sink, ops) {
+                    (Some(sink), Some(Ok(ops))) => {
+                        let (tx, rx) = tokio::sync::oneshot::channel();
+                        if sink.send((ops, tx)).is_err() {
+                            transport.respond(id, Ok(json!({"applied": false, "failureReason": "lspgate is not applying edits now"})));
+                            continue;
+                        }
+                        let t = transport.clone();
+                        tokio::spawn(async move {
+                            let applied = rx.await.unwrap_or(false);
+                            t.respond(id, Ok(json!({"applied": applied})));
+                        });
+                    }
+                    (_, Some(Err(e))) => {
+                        transport.respond(id, Ok(json!({"applied": false, "failureReason": e})))
+                    }
+                    _ => transport.respond(
+                        id,
+                        Ok(json!({
+                            "applied": false,
+                            "failureReason": "lspgate applies edits only through its edit tools"
+                        })),
+                    ),
+                }
+            }
             Inbound::Request { id, method, params } => {
                 let reply = answer_server_request(&method, &params, &state, &settings, &root_uri);
                 transport.respond(id, reply);
@@ -1158,7 +1492,9 @@ fn location(l: lt::Location) -> WireLocation {
 }
 
 fn convert_diag(d: lt::Diagnostic) -> WireDiagnostic {
+    let raw = serde_json::to_value(&d).unwrap_or(Value::Null);
     WireDiagnostic {
+        raw,
         range: range(d.range),
         severity: match d.severity {
             Some(lt::DiagnosticSeverity::WARNING) => Severity::Warning,

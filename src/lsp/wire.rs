@@ -42,6 +42,48 @@ pub struct WireDiagnostic {
     pub code: Option<String>,
     pub source: Option<String>,
     pub message: String,
+    /// The diagnostic exactly as the server sent it (opaque; handed back in code action
+    /// requests, which need its `data`).
+    pub raw: serde_json::Value,
+}
+
+/// One step of a workspace edit, positions in the server's encoding.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WireFileOp {
+    /// Text edits to one file; `version` is the document version they were computed for.
+    Edit {
+        uri: Url,
+        version: Option<i32>,
+        edits: Vec<(WireRange, String)>,
+    },
+    Create {
+        uri: Url,
+        overwrite: bool,
+        ignore_if_exists: bool,
+    },
+    Rename {
+        old: Url,
+        new: Url,
+        overwrite: bool,
+        ignore_if_exists: bool,
+    },
+    Delete {
+        uri: Url,
+        ignore_if_not_exists: bool,
+    },
+}
+
+/// A code action as offered (its edit and command are resolved when applied).
+#[derive(Debug, Clone)]
+pub struct WireCodeAction {
+    pub title: String,
+    pub kind: Option<String>,
+    pub preferred: bool,
+    /// Messages of the diagnostics it fixes.
+    pub fixes: Vec<String>,
+    pub disabled: Option<String>,
+    /// Opaque, for resolving and applying.
+    pub raw: serde_json::Value,
 }
 
 #[derive(Debug, Clone)]
