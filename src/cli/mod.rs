@@ -28,6 +28,9 @@ pub struct Cli {
     /// Workspace root (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Folder of lspgate's state (the edit journal); default `.lspgate` under the root.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state: Option<PathBuf>,
     /// Config file (default: lspgate.toml in the root, when there is one).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -157,6 +160,79 @@ pub enum Command {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// Change a file: replace unique text (--old/--new, repeatable) or lines (--lines A-B --new).
+    /// Previews the diff unless --apply.
+    Edit {
+        file: String,
+        /// Text to replace (must occur exactly once); pairs with the next --new.
+        #[arg(long = "old")]
+        old: Vec<String>,
+        /// Lines to replace, `A-B` (1-based, inclusive); pairs with the next --new.
+        #[arg(long = "lines")]
+        lines: Vec<String>,
+        /// Replacement text.
+        #[arg(long = "new")]
+        new: Vec<String>,
+        #[arg(long)]
+        expected_digest: Option<String>,
+        #[arg(long)]
+        apply: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Rename the symbol at FILE:LINE[:COL] everywhere (--to NEW_NAME); previews unless --apply.
+    Rename {
+        #[command(flatten)]
+        at: PosArgs,
+        /// The new name.
+        #[arg(long = "to", value_name = "NEW_NAME")]
+        new_name: String,
+        #[arg(long)]
+        apply: bool,
+    },
+    /// List the code actions for lines of FILE (or apply one with --apply INDEX|TITLE).
+    #[command(name = "code-actions", alias = "code_actions")]
+    CodeActions {
+        /// FILE:LINE
+        at: String,
+        #[arg(long)]
+        end_line: Option<u32>,
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long)]
+        apply: Option<String>,
+        #[arg(long)]
+        preview: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Format FILE; previews unless --apply.
+    Format {
+        file: String,
+        #[arg(long)]
+        apply: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Undo an applied edit by its id (if its files still hold what it wrote).
+    Undo {
+        edit_id: i64,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// The diagnostics an edit would introduce and resolve, without writing it (edits as JSON).
+    #[command(name = "what-if", alias = "what_if")]
+    WhatIf {
+        file: String,
+        /// The `edits` array of the `edit` tool, as JSON.
+        #[arg(long)]
+        edits: String,
+        /// LINE:COL to hover at, in the edited text.
+        #[arg(long)]
+        probe: Option<String>,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
     /// The language servers of this workspace and their state.
     Servers {
         #[command(flatten)]
@@ -210,6 +286,20 @@ pub enum GotoKind {
 pub enum CallDir {
     Incoming,
     Outgoing,
+}
+
+/// Writes a line to stdout; a closed stdout (`| head`) is not an error worth a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, $($arg)*);
+    }};
+}
+
+fn say_raw(text: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 /// Splits `FILE:LINE[:COL]`.
@@ -344,6 +434,108 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
             opt(&mut m, "file", file.as_ref().map(|f| json!(f)));
             ("diagnostics", Value::Object(m), server.server.clone())
         }
+        Command::Edit {
+            file,
+            old,
+            lines,
+            new,
+            expected_digest,
+            apply,
+            server,
+        } => {
+            if old.len() + lines.len() != new.len() {
+                return Err(ToolError::invalid(
+                    "give one --new for each --old or --lines",
+                ));
+            }
+            let mut news = new.iter();
+            let mut edits = Vec::new();
+            for o in old {
+                edits.push(json!({"old_text": o, "new_text": news.next()}));
+            }
+            for l in lines {
+                let (a, b) = l.split_once('-').unwrap_or((l, l));
+                let n = |x: &str| {
+                    x.trim()
+                        .parse::<i64>()
+                        .map_err(|_| ToolError::invalid(format!("--lines `{l}` is not A-B")))
+                };
+                edits
+                    .push(json!({"start_line": n(a)?, "end_line": n(b)?, "new_text": news.next()}));
+            }
+            let mut m = Map::new();
+            m.insert("file".into(), json!(file));
+            m.insert("edits".into(), json!(edits));
+            m.insert("apply".into(), json!(apply));
+            m.insert("terse".into(), json!(terse));
+            opt(
+                &mut m,
+                "expected_digest",
+                expected_digest.as_ref().map(|d| json!(d)),
+            );
+            ("edit", Value::Object(m), server.server.clone())
+        }
+        Command::Rename {
+            at,
+            new_name,
+            apply,
+        } => {
+            let mut m = at.to_json(terse)?;
+            m.insert("new_name".into(), json!(new_name));
+            m.insert("apply".into(), json!(apply));
+            ("rename", Value::Object(m), at.server.server.clone())
+        }
+        Command::CodeActions {
+            at,
+            end_line,
+            kind,
+            apply,
+            preview,
+            server,
+        } => {
+            let (file, line, _) = split_at(at)?;
+            let mut m = Map::new();
+            m.insert("file".into(), json!(file));
+            m.insert("line".into(), json!(line));
+            m.insert("terse".into(), json!(terse));
+            m.insert("preview".into(), json!(preview));
+            opt(&mut m, "end_line", end_line.map(|l| json!(l)));
+            opt(&mut m, "kind", kind.as_ref().map(|k| json!(k)));
+            opt(&mut m, "apply", apply.as_ref().map(|a| json!(a)));
+            ("code_actions", Value::Object(m), server.server.clone())
+        }
+        Command::Format {
+            file,
+            apply,
+            server,
+        } => (
+            "format",
+            json!({"file": file, "apply": apply, "terse": terse}),
+            server.server.clone(),
+        ),
+        Command::Undo { edit_id, server } => (
+            "undo",
+            json!({"edit_id": edit_id, "terse": terse}),
+            server.server.clone(),
+        ),
+        Command::WhatIf {
+            file,
+            edits,
+            probe,
+            server,
+        } => {
+            let edits: Value = serde_json::from_str(edits)
+                .map_err(|e| ToolError::invalid(format!("--edits is not JSON: {e}")))?;
+            let mut m = Map::new();
+            m.insert("file".into(), json!(file));
+            m.insert("edits".into(), edits);
+            m.insert("terse".into(), json!(terse));
+            if let Some(p) = probe {
+                let (l, c) = p.split_once(':').unwrap_or((p, "1"));
+                m.insert("probe".into(), json!({"line": l, "column": c}));
+            }
+            ("what_if", Value::Object(m), server.server.clone())
+        }
         Command::Servers { server } => ("servers", json!({"terse": terse}), server.server.clone()),
         Command::Serve { .. }
         | Command::Install { .. }
@@ -383,6 +575,10 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         })
     };
     let opts = EngineOptions {
+        state_dir: cli
+            .state
+            .clone()
+            .unwrap_or_else(|| root.path().join(".lspgate")),
         max_output: cli.max_output,
         ready_timeout: secs(cli.ready_timeout, "ready-timeout")?,
         diagnostics_timeout: secs(cli.diagnostics_timeout, "diagnostics-timeout")?,
@@ -417,7 +613,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Install { name } => return install(name),
         Command::Doctor => return doctor(&cli).await,
         Command::ConfigSchema => {
-            println!(
+            say!(
                 "{}",
                 serde_json::to_string_pretty(&Config::json_schema()).unwrap_or_default()
             );
@@ -451,18 +647,18 @@ pub async fn run(cli: Cli) -> i32 {
     match result {
         Ok(out) => {
             if cli.json {
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string_pretty(&out.structured).unwrap_or_default()
                 );
             } else {
-                println!("{}", out.text);
+                say!("{}", out.text);
             }
             0
         }
         Err(e) => {
             if cli.json {
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string_pretty(&e.to_json()).unwrap_or_default()
                 );
@@ -543,7 +739,7 @@ fn install(name: &str) -> i32 {
     );
     match presets::install(preset) {
         Ok(exe) => {
-            println!("{} installed: {}", preset.name, exe.display());
+            say!("{} installed: {}", preset.name, exe.display());
             0
         }
         Err(e) => {
@@ -644,12 +840,12 @@ async fn doctor(cli: &Cli) -> i32 {
     }
     engine.shutdown().await;
     if cli.json {
-        println!(
+        say!(
             "{}",
             serde_json::to_string_pretty(&json!({"languages": report})).unwrap_or_default()
         );
     } else {
-        print!("{text}");
+        say_raw(&text);
     }
     let all_ok = report.iter().all(|r| {
         r["servers"]
@@ -662,6 +858,12 @@ async fn doctor(cli: &Cli) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 
     #[test]
     fn file_line_col_parsing() {

@@ -346,6 +346,28 @@ impl Documents {
         }
     }
 
+    /// The version the server has of an open document.
+    pub fn open_version(&self, path: &Path) -> Option<i32> {
+        let doc = self.docs.lock().ok()?.get(path).cloned()?;
+        let st = doc.state.try_read().ok()?;
+        st.open.then_some(st.version)
+    }
+
+    /// Closes a document (deleted or renamed away) and forgets it.
+    pub fn close(&self, path: &Path) {
+        let doc = self.docs.lock().ok().and_then(|mut d| d.remove(path));
+        if let Some(doc) = doc
+            && let Ok(mut st) = doc.state.try_write()
+            && st.open
+        {
+            let (client, generation) = self.slot.current();
+            if doc.opened_gen.load(Ordering::Acquire) == generation {
+                client.did_close(&doc.uri);
+            }
+            st.open = false;
+        }
+    }
+
     /// Paths and languages of the documents open now.
     pub fn open_paths(&self) -> Vec<(PathBuf, String)> {
         self.docs

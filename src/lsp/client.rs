@@ -1020,6 +1020,27 @@ impl LspClient {
             .collect())
     }
 
+    /// Tells the server files changed on disk (`created`, `changed` or `deleted`), as a file
+    /// watcher would: servers keep files they have not opened in memory too.
+    pub fn did_change_watched_files(&self, changes: &[(Url, &str)]) {
+        if changes.is_empty() {
+            return;
+        }
+        let list: Vec<Value> = changes
+            .iter()
+            .map(|(uri, kind)| {
+                let t = match *kind {
+                    "created" => 1,
+                    "deleted" => 3,
+                    _ => 2,
+                };
+                json!({"uri": uri, "type": t})
+            })
+            .collect();
+        self.transport
+            .notify("workspace/didChangeWatchedFiles", json!({"changes": list}));
+    }
+
     /// Tells the server files were created, renamed or deleted, when it asked to know.
     pub fn did_change_files(&self, ops: &[WireFileOp]) {
         let wants = |k: &str| {
@@ -1221,6 +1242,8 @@ fn initialize_params(root_uri: &Url, root: &Path, init_options: &Value) -> Value
                 "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]},
                 "symbol": {"dynamicRegistration": false, "symbolKind": {"valueSet": symbol_kinds}},
                 "didChangeConfiguration": {"dynamicRegistration": true},
+                "didChangeWatchedFiles": {"dynamicRegistration": true},
+                "fileOperations": {"didCreate": true, "didRename": true, "didDelete": true},
                 "diagnostics": {"refreshSupport": false}
             },
             "window": {"workDoneProgress": true, "showMessage": {}},

@@ -2,6 +2,7 @@
 //! and positions, routes a file to its server through the registry, holds the document for the
 //! request, and turns `wire` answers into SPEC-shaped results.
 
+pub mod edit;
 pub mod render;
 pub mod tools;
 pub mod types;
@@ -32,6 +33,8 @@ pub struct EngineOptions {
     pub ready_timeout: Duration,
     /// How long a `diagnostics` call waits for fresh diagnostics.
     pub diagnostics_timeout: Duration,
+    /// Where the edit journal lives (`.lspgate` under the root by default).
+    pub state_dir: PathBuf,
 }
 
 impl Default for EngineOptions {
@@ -40,9 +43,13 @@ impl Default for EngineOptions {
             max_output: 20_000,
             ready_timeout: Duration::from_secs(15),
             diagnostics_timeout: Duration::from_secs(15),
+            state_dir: PathBuf::from(".lspgate"),
         }
     }
 }
+
+/// The files a preview was computed from and their digests then (`None`: absent).
+type Previewed = Vec<(PathBuf, Option<String>)>;
 
 /// Files a workspace walk looks at, at most.
 const WALK_LIMIT: usize = 20_000;
@@ -54,6 +61,12 @@ pub struct Engine {
     opts: EngineOptions,
     /// Languages the workspace holds, scanned once (for the tool list).
     present: std::sync::OnceLock<Vec<String>>,
+    /// The edit journal, opened on first use.
+    journal: std::sync::OnceLock<Result<crate::edits::journal::Journal, ToolError>>,
+    /// One edit applies at a time.
+    edit_lock: tokio::sync::Mutex<()>,
+    /// What each preview was computed from, by call.
+    previews: std::sync::Mutex<HashMap<String, Previewed>>,
 }
 
 impl Engine {
@@ -63,6 +76,9 @@ impl Engine {
             languages,
             opts,
             present: std::sync::OnceLock::new(),
+            journal: std::sync::OnceLock::new(),
+            edit_lock: tokio::sync::Mutex::new(()),
+            previews: std::sync::Mutex::default(),
         }
     }
 

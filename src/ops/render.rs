@@ -342,6 +342,103 @@ impl Render for ServersResult {
     }
 }
 
+fn render_diags(out: &mut String, label: &str, list: &Option<Vec<FileDiag>>, terse: bool) {
+    let Some(list) = list else { return };
+    let shown: Vec<&FileDiag> = list
+        .iter()
+        .filter(|d| !terse || d.diag.severity <= crate::lsp::wire::Severity::Warning)
+        .collect();
+    if shown.is_empty() {
+        let _ = writeln!(out, "{label}: none");
+        return;
+    }
+    let _ = writeln!(out, "{label}:");
+    for d in shown {
+        let _ = writeln!(
+            out,
+            "  {}:{}:{} {}",
+            d.file, d.diag.line, d.diag.column, d.diag.message
+        );
+    }
+}
+
+impl Render for EditResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        if !self.changed {
+            return self
+                .message
+                .clone()
+                .unwrap_or_else(|| "nothing to change".into());
+        }
+        if let Some(m) = &self.message {
+            let _ = writeln!(out, "{m}");
+        }
+        for f in &self.files {
+            let what = if f.created {
+                " (new)"
+            } else if f.deleted {
+                " (deleted)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "{}{what} +{} -{}", f.file, f.added, f.removed);
+        }
+        partial_note(&mut out, self.partial, &self.reason);
+        render_diags(&mut out, "introduced", &self.introduced, terse);
+        render_diags(&mut out, "resolved", &self.resolved, terse);
+        if !self.applied || !terse {
+            out.push_str(&self.diff);
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for CodeActionsResult {
+    fn render(&self, terse: bool) -> String {
+        if let Some(applied) = &self.applied {
+            return applied.render(terse);
+        }
+        if self.actions.is_empty() {
+            return "no code actions here".into();
+        }
+        let mut out = String::new();
+        for a in &self.actions {
+            let kind = a
+                .kind
+                .as_deref()
+                .map(|k| format!(" [{k}]"))
+                .unwrap_or_default();
+            let star = if a.preferred { " *" } else { "" };
+            let disabled = a
+                .disabled
+                .as_deref()
+                .map(|d| format!(" (disabled: {d})"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "{}. {}{kind}{star}{disabled}", a.index, a.title);
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for WhatIfResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        partial_note(&mut out, self.partial, &self.reason);
+        render_diags(
+            &mut out,
+            "introduced",
+            &Some(self.introduced.clone()),
+            terse,
+        );
+        render_diags(&mut out, "resolved", &Some(self.resolved.clone()), terse);
+        if let Some(h) = &self.hover_at_probe {
+            let _ = writeln!(out, "hover at probe:\n{}", h.trim());
+        }
+        out.trim_end().to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,6 +102,48 @@ pub fn tools() -> Vec<ToolDef> {
             caps: &[],
         },
         ToolDef {
+            name: "edit",
+            description: "Change a file: `edits` replace a unique `old_text` or whole lines (`start_line`..`end_line`). Previews a unified diff unless `apply: true`; applying checks the file did not change since (`expected_digest`, or the preview), writes atomically, journals it for `undo`, and returns the diagnostics it introduced and resolved.",
+            input_schema: schema::<EditParams>,
+            output_schema: schema::<EditResult>,
+            caps: &[],
+        },
+        ToolDef {
+            name: "rename",
+            description: "Rename the symbol at a position across the workspace (files never opened included). Previews the diff unless `apply: true`; applied renames are verified, atomic, undoable, and report the diagnostics they introduced and resolved.",
+            input_schema: schema::<RenameParams>,
+            output_schema: schema::<EditResult>,
+            caps: &[Cap::Rename],
+        },
+        ToolDef {
+            name: "code_actions",
+            description: "The code actions (quick fixes, refactorings) for `line`..`end_line` of a file, with stable 1-based indexes. `apply`: an index or exact title applies that action (its edit and its command), verified and undoable.",
+            input_schema: schema::<CodeActionsParams>,
+            output_schema: schema::<CodeActionsResult>,
+            caps: &[Cap::CodeActions],
+        },
+        ToolDef {
+            name: "format",
+            description: "Format a file with its language server. Previews the diff unless `apply: true`.",
+            input_schema: schema::<FormatParams>,
+            output_schema: schema::<EditResult>,
+            caps: &[Cap::Formatting],
+        },
+        ToolDef {
+            name: "undo",
+            description: "Undo an applied edit by its `edit_id`: restores its files if they still hold what it wrote, else `revision_conflict`.",
+            input_schema: schema::<UndoParams>,
+            output_schema: schema::<EditResult>,
+            caps: &[],
+        },
+        ToolDef {
+            name: "what_if",
+            description: "The diagnostics `edits` (as `edit` takes them) would introduce and resolve in a file, and optionally the hover at `probe` in the edited text, without writing anything.",
+            input_schema: schema::<WhatIfParams>,
+            output_schema: schema::<WhatIfResult>,
+            caps: &[],
+        },
+        ToolDef {
             name: "servers",
             description: "The language servers of this workspace: languages, root, state (idle/starting/indexing/ready/restarting/failed), pid, restarts, last error, capabilities and commands.",
             input_schema: schema::<ServersParams>,
@@ -122,7 +164,13 @@ pub fn tools() -> Vec<ToolDef> {
 pub fn description(def: &ToolDef) -> String {
     let positional = matches!(
         def.name,
-        "hover" | "definition" | "references" | "signature_help" | "completions" | "call_hierarchy"
+        "hover"
+            | "definition"
+            | "references"
+            | "signature_help"
+            | "completions"
+            | "call_hierarchy"
+            | "rename"
     );
     if positional {
         format!("{}{POS}", def.description)
@@ -215,6 +263,36 @@ pub async fn call(engine: &Engine, name: &str, args: Value) -> Result<ToolOutput
             let p: DiagnosticsParams = parse(args)?;
             let t = p.terse;
             finish(engine, engine.diagnostics(p).await?, t)
+        }
+        "edit" => {
+            let p: EditParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.edit(p).await?, t)
+        }
+        "rename" => {
+            let p: RenameParams = parse(args)?;
+            let t = p.at.terse;
+            finish(engine, engine.rename(p).await?, t)
+        }
+        "code_actions" => {
+            let p: CodeActionsParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.code_actions(p).await?, t)
+        }
+        "format" => {
+            let p: FormatParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.format(p).await?, t)
+        }
+        "undo" => {
+            let p: UndoParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.undo(p).await?, t)
+        }
+        "what_if" => {
+            let p: WhatIfParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.what_if(p).await?, t)
         }
         "servers" => {
             let p: ServersParams = parse(args)?;

@@ -355,3 +355,195 @@ pub struct RestartServerParams {
 pub struct ServersResult {
     pub servers: Vec<crate::registry::ServerStatus>,
 }
+
+// ---- editing ----
+
+/// One change in an `edit`: replace a unique `old_text`, or whole lines.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum EditSpec {
+    /// Replace the one occurrence of `old_text` (it must occur exactly once).
+    Replace { old_text: String, new_text: String },
+    /// Replace lines `start_line..=end_line` (1-based) with `new_text`.
+    Lines {
+        start_line: Num,
+        end_line: Num,
+        new_text: String,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct EditParams {
+    /// File to change.
+    pub file: String,
+    /// Changes, applied in order.
+    pub edits: Vec<EditSpec>,
+    /// The file's SHA-256 (hex) as you last read it; a different file is `revision_conflict`.
+    #[serde(default)]
+    pub expected_digest: Option<String>,
+    /// Write it (default: preview the diff only).
+    #[serde(default)]
+    pub apply: Option<bool>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct RenameParams {
+    #[serde(flatten)]
+    pub at: PositionParams,
+    /// The new name.
+    pub new_name: String,
+    /// Write it (default: preview the diff only).
+    #[serde(default)]
+    pub apply: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CodeActionsParams {
+    pub file: String,
+    /// First line of the range (1-based).
+    pub line: Num,
+    /// Last line of the range (default: `line`).
+    #[serde(default)]
+    pub end_line: Option<Num>,
+    /// Only actions of this kind (quickfix, refactor, source.organizeImports, …).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Apply one action: its `index` (from a listing) or its exact `title`.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub apply: Option<serde_json::Value>,
+    /// With `apply`: show the action's diff without writing it.
+    #[serde(default)]
+    pub preview: Option<bool>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct FormatParams {
+    pub file: String,
+    /// Write it (default: preview the diff only).
+    #[serde(default)]
+    pub apply: Option<bool>,
+    /// Indent width (default 4).
+    #[serde(default)]
+    pub tab_size: Option<Num>,
+    /// Spaces rather than tabs (default true).
+    #[serde(default)]
+    pub insert_spaces: Option<bool>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct UndoParams {
+    /// The `edit_id` an edit returned.
+    pub edit_id: Num,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+/// Where `what_if` hovers after the edits (positions in the edited text).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct Probe {
+    pub line: Num,
+    #[serde(default)]
+    pub column: Option<Num>,
+    #[serde(default)]
+    pub symbol: Option<String>,
+    #[serde(default)]
+    pub occurrence: Option<Num>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct WhatIfParams {
+    pub file: String,
+    /// Changes as `edit` takes them; the disk never sees them.
+    pub edits: Vec<EditSpec>,
+    #[serde(default)]
+    pub probe: Option<Probe>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileStat {
+    pub file: String,
+    pub added: usize,
+    pub removed: usize,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub created: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+}
+
+/// A diagnostic with its file.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct FileDiag {
+    pub file: String,
+    #[serde(flatten)]
+    pub diag: Diag,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, Default)]
+pub struct EditResult {
+    /// Whether files were written.
+    pub applied: bool,
+    /// Whether the change changes anything at all.
+    pub changed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edit_id: Option<i64>,
+    pub files: Vec<FileStat>,
+    /// Unified diff of the change.
+    pub diff: String,
+    /// Diagnostics the change introduced (after applying).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub introduced: Option<Vec<FileDiag>>,
+    /// Diagnostics the change resolved (after applying).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Vec<FileDiag>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ActionInfo {
+    /// 1-based, stable for the same file content and range.
+    pub index: usize,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub preferred: bool,
+    /// Messages of the diagnostics it fixes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CodeActionsResult {
+    pub actions: Vec<ActionInfo>,
+    /// With `apply`: what applying the chosen action did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied: Option<EditResult>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WhatIfResult {
+    pub introduced: Vec<FileDiag>,
+    pub resolved: Vec<FileDiag>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hover_at_probe: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
