@@ -472,3 +472,37 @@ async fn soak_edits_and_undos_against_a_concurrent_writer() {
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     gate.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_operations_are_applied_and_undone() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "x movefile y\n").unwrap();
+    let start = snapshot(ws.path());
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE, "--actions"]).await;
+    let args = json!({"file": "a.txt", "line": 1, "symbol": "movefile", "new_name": "moved", "apply": true});
+    let (r, text) = gate.ok("rename", args).await;
+    assert_eq!(r["applied"], true, "{text}");
+    assert!(!ws.path().join("a.txt").exists());
+    assert_eq!(read(&ws.path().join("moved.txt")), "x moved y\n");
+    assert_eq!(read(&ws.path().join("moved.log")), "");
+    let files: Vec<(String, bool, bool)> = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["created"] == true,
+                f["deleted"] == true,
+            )
+        })
+        .collect();
+    assert!(files.contains(&("a.txt".into(), false, true)), "{files:?}");
+    assert!(
+        files.contains(&("moved.txt".into(), true, false)),
+        "{files:?}"
+    );
+    gate.ok("undo", json!({"edit_id": r["edit_id"]})).await;
+    assert_eq!(snapshot(ws.path()), start);
+    gate.stop().await;
+}
