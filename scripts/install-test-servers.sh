@@ -29,6 +29,7 @@ fi
 APT_PKGS=()
 command -v clangd >/dev/null || APT_PKGS+=(clangd)
 command -v shellcheck >/dev/null || APT_PKGS+=(shellcheck)
+command -v nim >/dev/null || APT_PKGS+=(nim)
 if [ ${#APT_PKGS[@]} -gt 0 ]; then
   echo "installing ${APT_PKGS[*]}" >&2
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod documents;
 pub mod edits;
 pub mod error;
+pub mod gates;
 pub mod lsp;
 pub mod mcp;
 pub mod ops;

@@ -403,6 +403,23 @@ impl Registry {
             .collect()
     }
 
+    /// Whether a server that can run (installed, or installable with `--install`) serves
+    /// `language`.
+    pub fn can_serve(&self, language: &str) -> bool {
+        self.entries()
+            .iter()
+            .filter(|e| e.serves(language))
+            .any(|e| {
+                self.opts.install
+                    || !matches!(
+                        e.spec
+                            .try_lock()
+                            .map(|s| matches!(s.launch, Launch::Missing(_))),
+                        Ok(true)
+                    )
+            })
+    }
+
     /// Languages some registered server serves (`*` for an all-languages server).
     pub fn languages(&self) -> Vec<String> {
         let mut out: Vec<String> = self

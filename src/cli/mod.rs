@@ -233,6 +233,50 @@ pub enum Command {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// Check the workspace (or PATHS: files, folders, globs): every server's diagnostics plus
+    /// --task outputs. Exit 0 when ok, 1 when there are issues, 2 when it could not check.
+    Check {
+        paths: Vec<String>,
+        /// Only files git reports as modified, added or untracked.
+        #[arg(long)]
+        changed: bool,
+        /// Least severity that fails: error, warning, info or hint.
+        #[arg(long, default_value = "error")]
+        severity: String,
+        /// Run this configured task too (repeatable).
+        #[arg(long = "task")]
+        tasks: Vec<String>,
+        /// SARIF 2.1.0 on stdout (for code scanning).
+        #[arg(long)]
+        sarif: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Run a configured task and parse its diagnostics.
+    #[command(name = "run-task", alias = "run_task")]
+    RunTask {
+        name: String,
+        /// Extra arguments for the task.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// The first error of FILE, in five lines, and its culprit.
+    #[command(name = "explain-failure", alias = "explain_failure")]
+    ExplainFailure {
+        file: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Reduce a failing FILE to a minimal version with the same first error (disk untouched).
+    Shrink {
+        file: String,
+        #[arg(long)]
+        max_steps: Option<u32>,
+        #[arg(long)]
+        max_seconds: Option<u32>,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
     /// The language servers of this workspace and their state.
     Servers {
         #[command(flatten)]
@@ -536,6 +580,29 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
             }
             ("what_if", Value::Object(m), server.server.clone())
         }
+        Command::Check { .. } => return Ok(None),
+        Command::RunTask { name, args } => (
+            "run_task",
+            json!({"name": name, "args": args, "terse": terse}),
+            Vec::new(),
+        ),
+        Command::ExplainFailure { file, server } => (
+            "explain_failure",
+            json!({"file": file, "terse": terse}),
+            server.server.clone(),
+        ),
+        Command::Shrink {
+            file,
+            max_steps,
+            max_seconds,
+            server,
+        } => {
+            let mut m = Map::new();
+            m.insert("file".into(), json!(file));
+            opt(&mut m, "max_steps", max_steps.map(|v| json!(v)));
+            opt(&mut m, "max_seconds", max_seconds.map(|v| json!(v)));
+            ("shrink", Value::Object(m), server.server.clone())
+        }
         Command::Servers { server } => ("servers", json!({"terse": terse}), server.server.clone()),
         Command::Serve { .. }
         | Command::Install { .. }
@@ -574,7 +641,17 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
             ToolError::invalid(format!("--{what} must be a number of seconds, got {v}"))
         })
     };
+    let tasks = config
+        .tasks
+        .iter()
+        .map(|t| crate::gates::Task {
+            name: t.name.clone(),
+            command: t.command.clone(),
+            parser: t.parser.clone(),
+        })
+        .collect();
     let opts = EngineOptions {
+        tasks,
         state_dir: cli
             .state
             .clone()
@@ -624,6 +701,25 @@ pub async fn run(cli: Cli) -> i32 {
             server,
             warm,
         } => return serve(&cli, *max_frame, server, *warm).await,
+        Command::Check {
+            paths,
+            changed,
+            severity,
+            tasks,
+            sarif,
+            server,
+        } => {
+            return check(
+                &cli,
+                paths,
+                *changed,
+                severity,
+                tasks,
+                *sarif,
+                &server.server,
+            )
+            .await;
+        }
         _ => {}
     }
     let call = match tool_call(&cli) {
@@ -667,6 +763,93 @@ pub async fn run(cli: Cli) -> i32 {
             1
         }
     }
+}
+
+/// `lspgate check`: exit 0 ok, 1 issues, 2 could not check.
+async fn check(
+    cli: &Cli,
+    paths: &[String],
+    changed: bool,
+    severity: &str,
+    tasks: &[String],
+    sarif: bool,
+    explicit: &[String],
+) -> i32 {
+    let engine = match engine_for(cli, explicit) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let severity = match serde_json::from_value(json!(severity)) {
+        Ok(s) => s,
+        Err(_) => {
+            eprintln!("invalid_params: --severity is error, warning, info or hint");
+            return 2;
+        }
+    };
+    let params = crate::ops::types::CheckParams {
+        paths: Some(paths.to_vec()),
+        changed: Some(changed),
+        severity: Some(severity),
+        tasks: Some(tasks.to_vec()),
+        terse: Some(cli.terse),
+    };
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("checking {pos}/{len} files {wide_bar} {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let report = engine.check_with_progress(params, &progress).await;
+    bar.finish_and_clear();
+    engine.shutdown().await;
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    if sarif {
+        let findings: Vec<crate::gates::sarif::Finding> = report
+            .issues
+            .iter()
+            .map(|i| crate::gates::sarif::Finding {
+                file: &i.file,
+                line: i.diag.line,
+                column: i.diag.column,
+                end_line: i.diag.end_line,
+                end_column: i.diag.end_column,
+                level: match i.diag.severity {
+                    crate::lsp::wire::Severity::Error => "error",
+                    crate::lsp::wire::Severity::Warning => "warning",
+                    _ => "note",
+                },
+                rule: i.diag.code.as_deref(),
+                message: &i.diag.message,
+                origin: i.diag.source.as_deref().unwrap_or(&i.origin),
+            })
+            .collect();
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&crate::gates::sarif::log(&findings)).unwrap_or_default()
+        );
+    } else if cli.json {
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        use crate::ops::render::Render;
+        say!("{}", report.render(cli.terse));
+    }
+    i32::from(!report.ok)
 }
 
 async fn serve(cli: &Cli, max_frame: usize, server: &[String], warm: bool) -> i32 {

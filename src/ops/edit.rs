@@ -680,8 +680,8 @@ impl Engine {
                 .await?
         };
         if let Some((name, args)) = command {
-            let produced = self
-                .run_command(&server, &name, args, &action.title)
+            let (_, produced) = self
+                .run_server_command(&server, &name, args, &action.title)
                 .await?;
             if let Some(r) = produced {
                 result = merge(result, r);
@@ -697,14 +697,14 @@ impl Engine {
     }
 
     /// Runs a server command; the edits it asks lspgate to apply (`workspace/applyEdit`) are
-    /// applied and journaled like any other.
-    async fn run_command(
+    /// applied and journaled like any other. Returns the command's answer and those edits.
+    pub(super) async fn run_server_command(
         &self,
         server: &Arc<Server>,
         name: &str,
         args: Vec<Value>,
         title: &str,
-    ) -> Result<Option<EditResult>, ToolError> {
+    ) -> Result<(Value, Option<EditResult>), ToolError> {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let client = server.client();
         let run = client.execute_command(name, args, Some(tx));
@@ -713,14 +713,14 @@ impl Engine {
         loop {
             tokio::select! {
                 r = &mut run => {
-                    r?;
+                    let value = r?;
                     // Edits sent just before the answer.
                     while let Ok((ops, reply)) = rx.try_recv() {
                         let r = self.apply_server_edit(server, &ops, title).await;
                         let _ = reply.send(r.is_ok());
                         produced = Some(match (produced, r?) { (Some(a), b) => merge(a, b), (None, b) => b });
                     }
-                    return Ok(produced);
+                    return Ok((value, produced));
                 }
                 Some((ops, reply)) = rx.recv() => {
                     let r = self.apply_server_edit(server, &ops, title).await;

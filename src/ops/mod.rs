@@ -3,6 +3,7 @@
 //! request, and turns `wire` answers into SPEC-shaped results.
 
 pub mod edit;
+pub mod gates;
 pub mod render;
 pub mod tools;
 pub mod types;
@@ -35,6 +36,8 @@ pub struct EngineOptions {
     pub diagnostics_timeout: Duration,
     /// Where the edit journal lives (`.lspgate` under the root by default).
     pub state_dir: PathBuf,
+    /// Configured tasks (`[[task]]`).
+    pub tasks: Vec<crate::gates::Task>,
 }
 
 impl Default for EngineOptions {
@@ -44,6 +47,7 @@ impl Default for EngineOptions {
             ready_timeout: Duration::from_secs(15),
             diagnostics_timeout: Duration::from_secs(15),
             state_dir: PathBuf::from(".lspgate"),
+            tasks: Vec::new(),
         }
     }
 }
@@ -52,7 +56,7 @@ impl Default for EngineOptions {
 type Previewed = Vec<(PathBuf, Option<String>)>;
 
 /// Files a workspace walk looks at, at most.
-const WALK_LIMIT: usize = 20_000;
+pub(crate) const WALK_LIMIT: usize = 20_000;
 
 /// The workspace's operations: every tool is a method here.
 pub struct Engine {

@@ -439,6 +439,130 @@ impl Render for WhatIfResult {
     }
 }
 
+impl Render for CheckReport {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        for i in &self.issues {
+            if terse && i.diag.severity > crate::lsp::wire::Severity::Warning {
+                continue;
+            }
+            if terse {
+                let _ = writeln!(
+                    out,
+                    "{}:{}:{} {}",
+                    i.file,
+                    i.diag.line,
+                    i.diag.column,
+                    i.diag.message.lines().next().unwrap_or("")
+                );
+            } else {
+                let sev = serde_json::to_value(i.diag.severity)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                let code = i
+                    .diag
+                    .code
+                    .as_deref()
+                    .map(|c| format!(" [{c}]"))
+                    .unwrap_or_default();
+                let origin = if i.origin == "lsp" {
+                    String::new()
+                } else {
+                    format!(" ({})", i.origin)
+                };
+                let _ = writeln!(
+                    out,
+                    "{}:{}:{} {sev}{code}: {}{origin}",
+                    i.file,
+                    i.diag.line,
+                    i.diag.column,
+                    i.diag.message.lines().next().unwrap_or("")
+                );
+            }
+        }
+        partial_note(&mut out, self.partial, &self.reason);
+        let _ = write!(
+            out,
+            "{}: {} files, {} errors, {} warnings",
+            if self.ok { "ok" } else { "FAILED" },
+            self.summary.files,
+            self.summary.errors,
+            self.summary.warnings
+        );
+        out
+    }
+}
+
+impl Render for RunTaskResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = String::new();
+        let code = self.exit_code.map_or("none".to_string(), |c| c.to_string());
+        let _ = writeln!(
+            out,
+            "{} — exit {code}{}",
+            self.command,
+            if self.timed_out { " (timed out)" } else { "" }
+        );
+        for d in &self.diagnostics {
+            let _ = writeln!(
+                out,
+                "{}:{}:{} {}",
+                d.file, d.diag.line, d.diag.column, d.diag.message
+            );
+        }
+        if !terse {
+            if !self.stdout.trim().is_empty() {
+                let _ = writeln!(out, "stdout:\n{}", self.stdout.trim_end());
+            }
+            if !self.stderr.trim().is_empty() {
+                let _ = writeln!(out, "stderr:\n{}", self.stderr.trim_end());
+            }
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl Render for ExplainResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = self.verdict.clone();
+        if let (Some(c), false) = (&self.culprit, terse) {
+            out.push('\n');
+            out.push_str(&c.lines.join("\n"));
+        }
+        out
+    }
+}
+
+impl Render for ShrinkResult {
+    fn render(&self, _terse: bool) -> String {
+        format!(
+            "{} → {} lines in {} steps{}, still: {}\n{}",
+            self.original_lines,
+            self.minimal_lines,
+            self.steps,
+            if self.partial {
+                " (bound hit: best so far)"
+            } else {
+                ""
+            },
+            self.kept_error.message.lines().next().unwrap_or(""),
+            self.minimal_source.trim_end()
+        )
+    }
+}
+
+impl Render for ExecuteCommandResult {
+    fn render(&self, terse: bool) -> String {
+        let mut out = serde_json::to_string_pretty(&self.result).unwrap_or_default();
+        if let Some(a) = &self.applied {
+            out.push('\n');
+            out.push_str(&a.render(terse));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

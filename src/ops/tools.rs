@@ -144,6 +144,41 @@ pub fn tools() -> Vec<ToolDef> {
             caps: &[],
         },
         ToolDef {
+            name: "check",
+            description: "Is the code right? Diagnostics of every file in scope (the workspace, `paths`/globs, or `changed`: git's modified and untracked files) from every server, plus configured `tasks`, merged, as CheckReport v1: {version, ok, summary {files, errors, warnings}, issues}. `severity` sets what fails it (default error).",
+            input_schema: schema::<CheckParams>,
+            output_schema: schema::<CheckReport>,
+            caps: &[],
+        },
+        ToolDef {
+            name: "explain_failure",
+            description: "Why a file fails: a verdict of at most five lines (the first error, what it is about, where) and the culprit: the enclosing function and the source lines around the error.",
+            input_schema: schema::<ExplainParams>,
+            output_schema: schema::<ExplainResult>,
+            caps: &[],
+        },
+        ToolDef {
+            name: "shrink",
+            description: "Delta-debug a failing file to a minimal version that still gives its first error (same code and message), with the language server as the oracle, in an overlay: the disk is never written. Bounded by `max_steps` and `max_seconds`.",
+            input_schema: schema::<ShrinkParams>,
+            output_schema: schema::<ShrinkResult>,
+            caps: &[],
+        },
+        ToolDef {
+            name: "run_task",
+            description: "Run a configured toolchain task (lspgate.toml [[task]], or a preset: cargo, tsc, make) in the root: exit code, stdout and stderr (capped), and its output parsed into diagnostics.",
+            input_schema: schema::<RunTaskParams>,
+            output_schema: schema::<RunTaskResult>,
+            caps: &[],
+        },
+        ToolDef {
+            name: "execute_command",
+            description: "Run one of a server's own commands (`workspace/executeCommand`; `servers` lists them). Edits it asks for are applied, journaled and undoable.",
+            input_schema: schema::<ExecuteCommandParams>,
+            output_schema: schema::<ExecuteCommandResult>,
+            caps: &[],
+        },
+        ToolDef {
             name: "servers",
             description: "The language servers of this workspace: languages, root, state (idle/starting/indexing/ready/restarting/failed), pid, restarts, last error, capabilities and commands.",
             input_schema: schema::<ServersParams>,
@@ -293,6 +328,31 @@ pub async fn call(engine: &Engine, name: &str, args: Value) -> Result<ToolOutput
             let p: WhatIfParams = parse(args)?;
             let t = p.terse;
             finish(engine, engine.what_if(p).await?, t)
+        }
+        "check" => {
+            let p: CheckParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.check(p).await?, t)
+        }
+        "explain_failure" => {
+            let p: ExplainParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.explain_failure(p).await?, t)
+        }
+        "shrink" => {
+            let p: ShrinkParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.shrink(p).await?, t)
+        }
+        "run_task" => {
+            let p: RunTaskParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.run_task(p).await?, t)
+        }
+        "execute_command" => {
+            let p: ExecuteCommandParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.execute_command(p).await?, t)
         }
         "servers" => {
             let p: ServersParams = parse(args)?;

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::lsp::wire::Severity;
+pub use crate::lsp::wire::Severity;
 
 /// A whole number that may also arrive as a numeric string ("12").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -546,4 +546,156 @@ pub struct WhatIfResult {
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+// ---- gates ----
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct CheckParams {
+    /// Files, folders or globs (root-relative); default the whole workspace.
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// Only files git reports as modified, added or untracked.
+    #[serde(default)]
+    pub changed: Option<bool>,
+    /// Least severity that fails the check: error (default), warning, info or hint.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// Configured tasks to run too (their diagnostics merge in).
+    #[serde(default)]
+    pub tasks: Option<Vec<String>>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CheckIssue {
+    pub file: String,
+    #[serde(flatten)]
+    pub diag: Diag,
+    /// "lsp" or the task's name.
+    pub origin: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, Default)]
+pub struct CheckSummary {
+    /// How many files were checked.
+    pub files: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+/// CheckReport v1 (SPEC §3).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CheckReport {
+    pub version: u32,
+    pub ok: bool,
+    pub summary: CheckSummary,
+    pub issues: Vec<CheckIssue>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct RunTaskParams {
+    /// A task from lspgate.toml ([[task]]) or a preset (cargo, tsc, make).
+    pub name: String,
+    /// Extra arguments appended to its command.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// Bound in seconds (default 600).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RunTaskResult {
+    pub ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub diagnostics: Vec<CheckIssue>,
+    pub command: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ExplainParams {
+    pub file: String,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Culprit {
+    pub file: String,
+    /// The line of the error.
+    pub line: u32,
+    /// The enclosing symbol, when a server named one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// Source lines around the error (±3), numbered.
+    pub lines: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ExplainResult {
+    pub ok: bool,
+    /// At most five lines: the first error, what it is about, where.
+    pub verdict: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub culprit: Option<Culprit>,
+    pub diagnostics: Vec<Diag>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ShrinkParams {
+    pub file: String,
+    /// Most oracle calls (default 200).
+    #[serde(default)]
+    pub max_steps: Option<Num>,
+    /// Time bound (default 90).
+    #[serde(default)]
+    pub max_seconds: Option<Num>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShrinkResult {
+    pub original_lines: usize,
+    pub minimal_lines: usize,
+    pub minimal_source: String,
+    pub kept_error: Diag,
+    pub steps: usize,
+    /// The bound hit before the search finished: the best found so far.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ExecuteCommandParams {
+    /// The server's name, as `servers` lists it.
+    pub server: String,
+    /// One of the commands `servers` lists for it.
+    pub command: String,
+    #[serde(default)]
+    pub arguments: Option<Vec<serde_json::Value>>,
+    #[serde(default)]
+    pub terse: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ExecuteCommandResult {
+    /// What the server answered.
+    pub result: serde_json::Value,
+    /// Edits the server asked lspgate to apply while running it (applied, journaled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied: Option<EditResult>,
 }
