@@ -142,12 +142,10 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     std::fs::write(dir.join("app.nim"), "var x: int = \"text\"\necho x\n").unwrap();
     std::fs::write(
         dir.join("lspgate.toml"),
-        format!(
             "[[task]]\nname = \"build\"\ncommand = [\"cargo\", \"check\", \"--quiet\", \"--message-format=json\", \"--manifest-path\", \"crate/Cargo.toml\"]\nparser = \"cargo-json\"\n\n\
              [[task]]\nname = \"cc\"\ncommand = [\"gcc\", \"-fsyntax-only\", \"main.c\"]\nparser = \"gcc\"\n\n\
              [[task]]\nname = \"nim\"\ncommand = [\"nim\", \"check\", \"--hints:off\", \"app.nim\"]\nparser = \"nim\"\n\n\
              [[task]]\nname = \"custom\"\ncommand = [\"sh\", \"-c\", \"echo 'FAIL main.c:3 custom failure'\"]\nparser = '^FAIL (?P<file>\\S+):(?P<line>\\d+) (?P<message>.*)$'\n"
-        ),
     )
     .unwrap();
     let run = |name: &str| {
