@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install-test-servers.sh
 export PATH="$PWD/.tools/node_modules/.bin:$PWD/.tools/venv/bin:$PATH"
 # The benchmark runs too (as a smoke test, few calls); `cargo bench` gives the real figures.
-BENCH_CALLS="${BENCH_CALLS:-50}" cargo test --all-targets --no-fail-fast "$@"
+BENCH_CALLS="${BENCH_CALLS:-50}" BENCH_FILES="${BENCH_FILES:-20}" cargo test --all-targets --no-fail-fast "$@"

@@ -13,6 +13,7 @@ pub mod gates;
 pub mod lsp;
 pub mod mcp;
 pub mod ops;
+pub mod raw;
 pub mod registry;
 pub mod text;
 pub mod workspace;

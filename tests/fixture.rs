@@ -365,3 +365,34 @@ fn is_running(pid: u32) -> bool {
         .map(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
         .unwrap_or(false)
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_shows_the_requests_a_call_sent() {
+    let ws = workspace(&[("a.py", "target = 1\n")]);
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
+    let (h, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "a.py", "line": 1, "symbol": "target", "raw": true}),
+        )
+        .await;
+    let raw = h["raw"].as_array().unwrap();
+    assert_eq!(raw.len(), 1, "{h}");
+    assert_eq!(raw[0]["method"], "textDocument/hover");
+    assert_eq!(
+        raw[0]["params"]["position"],
+        json!({"line": 0, "character": 0})
+    );
+    assert!(
+        text.contains("--- raw ---") && text.contains("textDocument/hover"),
+        "{text}"
+    );
+    let (plain, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "a.py", "line": 1, "symbol": "target"}),
+        )
+        .await;
+    assert!(plain.get("raw").is_none() && !text.contains("--- raw ---"));
+    gate.stop().await;
+}

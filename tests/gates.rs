@@ -327,3 +327,34 @@ async fn execute_command_passes_a_servers_command_through() {
     assert_eq!(code, "not_supported");
     gate.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_over_mcp_reports_progress() {
+    let ws = tempfile::tempdir().unwrap();
+    for i in 0..5 {
+        std::fs::write(
+            ws.path().join(format!("f{i}.py")),
+            if i == 3 { "ERROR here\n" } else { "fine\n" },
+        )
+        .unwrap();
+    }
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
+    let r = gate.call_tracked("check", json!({}), Some("chk")).await;
+    let report = r.structured_content.clone().unwrap();
+    assert_eq!(report["ok"], false, "{report}");
+    assert_eq!(report["summary"]["files"], 5);
+    assert_eq!(report["issues"][0]["file"], "f3.py");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while gate.progress().len() < 5 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let progress = gate.progress();
+    // In order, up to the total (rmcp's client puts its own token on the request).
+    let steps: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0, 4.0, 5.0], "{progress:?}");
+    assert!(progress.iter().all(|p| p["total"] == 5.0));
+    gate.stop().await;
+}

@@ -38,7 +38,7 @@ fn tool_schemas_are_stable() {
             json!({
                 "name": t.name,
                 "description": tools::description(t),
-                "inputSchema": (t.input_schema)(),
+                "inputSchema": tools::input_schema(t),
                 "outputSchema": (t.output_schema)(),
             })
         })

@@ -80,6 +80,9 @@ pub async fn run(
         .cloned()
         .collect::<Vec<_>>()
         .join(" ");
+    crate::raw::record(
+        || serde_json::json!({"task": task.name, "command": command_line, "cwd": root}),
+    );
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(rest)
         .args(args)

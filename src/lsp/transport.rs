@@ -348,6 +348,7 @@ impl Transport {
                 p.insert(id, tx);
             }
             tracing::trace!(server = %self.name, id, method, "request");
+            crate::raw::record(|| json!({"server": self.name, "method": method, "params": params}));
             self.send_value(
                 &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
             );

@@ -52,7 +52,7 @@ impl McpServer {
             .iter()
             .filter(|d| tools::offered(&self.engine, d))
             .map(|d| {
-                let input = as_object((d.input_schema)());
+                let input = as_object(tools::input_schema(d));
                 let output = as_object((d.output_schema)());
                 Tool::new(d.name, tools::description(d), Arc::new(input))
                     .with_raw_output_schema(Arc::new(output))
@@ -209,8 +209,28 @@ impl ServerHandler for McpServer {
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let engine = self.engine.clone();
+        // Long tools report `notifications/progress` when the client asked with a token.
+        // One forwarding task keeps them in order.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, usize)>();
+        if let Some(token) = context.meta.get_progress_token() {
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some((done, total)) = rx.recv().await {
+                    let mut p =
+                        rmcp::model::ProgressNotificationParam::new(token.clone(), done as f64);
+                    p.total = Some(total as f64);
+                    p.message = Some(format!("{done}/{total} files"));
+                    if peer.notify_progress(p).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        let progress = move |done: usize, total: usize| {
+            let _ = tx.send((done, total));
+        };
         let outcome = tokio::select! {
-            r = tools::call(&engine, &name, args) => r,
+            r = tools::call_with_progress(&engine, &name, args, &progress) => r,
             _ = context.ct.cancelled() => Err(ToolError::new(Code::Cancelled, "the client cancelled the call")),
         };
         let result = match outcome {

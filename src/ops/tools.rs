@@ -251,8 +251,61 @@ fn default_terse() -> bool {
     std::env::var("LSPGATE_TERSE").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
 }
 
-/// Runs tool `name` with JSON `args`.
+/// A tool's input schema as agents see it: its parameters plus `raw`.
+pub fn input_schema(def: &ToolDef) -> Value {
+    let mut schema = (def.input_schema)();
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(
+            "raw".into(),
+            serde_json::json!({
+                "type": ["boolean", "null"],
+                "default": null,
+                "description": "Add the exact LSP requests and command lines this call sent."
+            }),
+        );
+    }
+    schema
+}
+
+/// Runs tool `name` with JSON `args`; with `raw: true`, adds what it sent to the servers and
+/// toolchains (`raw` in the structured result, and a section of the text).
 pub async fn call(engine: &Engine, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+    call_with_progress(engine, name, args, &|_, _| {}).await
+}
+
+/// Reports `progress(done, total)` from long tools (`check`).
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// `call`, with progress reported as long tools advance.
+pub async fn call_with_progress(
+    engine: &Engine,
+    name: &str,
+    args: Value,
+    progress: Progress<'_>,
+) -> Result<ToolOutput, ToolError> {
+    let raw = args.get("raw").and_then(Value::as_bool).unwrap_or(false);
+    if !raw {
+        return dispatch(engine, name, args, progress).await;
+    }
+    let (result, recorded) = crate::raw::capture(dispatch(engine, name, args, progress)).await;
+    let mut out = result?;
+    let listing: Vec<String> = recorded.iter().map(|r| r.to_string()).collect();
+    if let Value::Object(m) = &mut out.structured {
+        m.insert("raw".into(), Value::Array(recorded));
+    }
+    out.text = cap(
+        format!("{}\n--- raw ---\n{}", out.text, listing.join("\n")),
+        engine.options().max_output,
+    );
+    Ok(out)
+}
+
+async fn dispatch(
+    engine: &Engine,
+    name: &str,
+    args: Value,
+    progress: Progress<'_>,
+) -> Result<ToolOutput, ToolError> {
     match name {
         "hover" => {
             let p: PositionParams = parse(args)?;
@@ -332,7 +385,7 @@ pub async fn call(engine: &Engine, name: &str, args: Value) -> Result<ToolOutput
         "check" => {
             let p: CheckParams = parse(args)?;
             let t = p.terse;
-            finish(engine, engine.check(p).await?, t)
+            finish(engine, engine.check_with_progress(p, progress).await?, t)
         }
         "explain_failure" => {
             let p: ExplainParams = parse(args)?;

@@ -90,6 +90,7 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 #[derive(Clone, Default)]
 pub struct Recorder {
     pub messages: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    pub progress: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
 }
 
 #[allow(deprecated)] // rmcp marks MCP logging deprecated; lspgate's contract uses it.
@@ -100,6 +101,16 @@ impl rmcp::ClientHandler for Recorder {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         if let (Ok(v), Ok(mut m)) = (serde_json::to_value(&params), self.messages.lock()) {
+            m.push(v);
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        if let (Ok(v), Ok(mut m)) = (serde_json::to_value(&params), self.progress.lock()) {
             m.push(v);
         }
     }
@@ -142,10 +153,26 @@ impl Gate {
     }
 
     pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
+        self.call_tracked(name, args, None).await
+    }
+
+    /// A call with a progress token, so lspgate reports `notifications/progress`.
+    pub async fn call_tracked(
+        &self,
+        name: &str,
+        args: Value,
+        token: Option<&str>,
+    ) -> CallToolResult {
+        use rmcp::model::RequestParamsMeta;
         let Value::Object(map) = args else {
             panic!("arguments must be an object")
         };
-        let params = CallToolRequestParams::new(name.to_string()).with_arguments(map);
+        let mut params = CallToolRequestParams::new(name.to_string()).with_arguments(map);
+        if let Some(t) = token {
+            params.set_progress_token(rmcp::model::ProgressToken(
+                rmcp::model::NumberOrString::String(t.to_string().into()),
+            ));
+        }
         tokio::time::timeout(Duration::from_secs(90), self.client.call_tool(params))
             .await
             .unwrap_or_else(|_| panic!("{name} did not answer within 90s"))
@@ -182,6 +209,15 @@ impl Gate {
     pub async fn tool_names(&self) -> Vec<String> {
         let tools = self.client.list_all_tools().await.expect("tools/list");
         tools.into_iter().map(|t| t.name.to_string()).collect()
+    }
+
+    /// The `notifications/progress` received so far.
+    pub fn progress(&self) -> Vec<Value> {
+        self.recorder
+            .progress
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
     }
 
     /// The `notifications/message` received so far.
