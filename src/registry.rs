@@ -549,6 +549,15 @@ impl Registry {
         out
     }
 
+    /// The servers for a file that are running (or start now); those that cannot are left out.
+    pub async fn started_for(&self, path: &Path, language: &str) -> Vec<Arc<Server>> {
+        self.servers_for(path, language)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
     /// The first server for the file that supports `cap`, starting servers in routing order
     /// only as far as needed.
     pub async fn first_supporting(

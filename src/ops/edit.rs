@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::types::*;
-use super::{Engine, diags, position};
+use super::{Engine, add_unique, diags, position};
 use crate::edits::journal::Journal;
 use crate::edits::{self, FileChange, Plan};
 use crate::error::{Code, ToolError};
@@ -223,13 +223,7 @@ impl Engine {
         // changes another's diagnostics.
         for path in paths.iter().filter(|p| p.is_file()) {
             let language = self.languages.detect(path);
-            for server in self
-                .registry
-                .servers_for(path, &language)
-                .await
-                .into_iter()
-                .flatten()
-            {
+            for server in self.registry.started_for(path, &language).await {
                 drop(server.docs.lease(path, &language, None).await);
             }
         }
@@ -238,13 +232,7 @@ impl Engine {
                 continue;
             }
             let language = self.languages.detect(path);
-            for server in self
-                .registry
-                .servers_for(path, &language)
-                .await
-                .into_iter()
-                .flatten()
-            {
+            for server in self.registry.started_for(path, &language).await {
                 let Ok(lease) = server.docs.lease(path, &language, None).await else {
                     continue;
                 };
@@ -258,15 +246,7 @@ impl Engine {
                             ));
                         }
                         let file = self.root().relative(path);
-                        for diag in diags(&lease.snap, d.diagnostics) {
-                            let fd = FileDiag {
-                                file: file.clone(),
-                                diag,
-                            };
-                            if !out.contains(&fd) {
-                                out.push(fd);
-                            }
-                        }
+                        add_unique(&mut out, &file, diags(&lease.snap, d.diagnostics));
                     }
                     Err(e) => reason = Some(e.message),
                 }
@@ -750,13 +730,7 @@ impl Engine {
         let new = apply_specs(&text, &p.edits)?;
         let (before, r1) = self.diagnostics_of(std::slice::from_ref(&path)).await;
         let language = self.languages.detect(&path);
-        let servers: Vec<Arc<Server>> = self
-            .registry
-            .servers_for(&path, &language)
-            .await
-            .into_iter()
-            .flatten()
-            .collect();
+        let servers: Vec<Arc<Server>> = self.registry.started_for(&path, &language).await;
         if servers.is_empty() {
             return Err(self.registry.no_server(&language, &path));
         }
@@ -771,15 +745,7 @@ impl Engine {
                     if !d.fresh {
                         reason = Some(format!("{} was slow to report", server.name));
                     }
-                    for diag in diags(&lease.snap, d.diagnostics) {
-                        let fd = FileDiag {
-                            file: file.clone(),
-                            diag,
-                        };
-                        if !after.contains(&fd) {
-                            after.push(fd);
-                        }
-                    }
+                    add_unique(&mut after, &file, diags(&lease.snap, d.diagnostics));
                 }
                 Err(e) => reason = Some(e.message),
             }

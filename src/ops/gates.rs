@@ -357,15 +357,7 @@ impl Engine {
             .first_supporting(path, &language, Cap::DocumentSymbols, "document_symbols")
             .await
             .ok()?;
-        let lease = server.docs.lease(path, &language, None).await.ok()?;
-        let uri = &lease.snap.uri;
-        let syms = server
-            .request(
-                Some(&lease),
-                |c| async move { c.document_symbols(uri).await },
-            )
-            .await
-            .ok()?;
+        let syms = symbols_of(&server, path, &language).await?;
         fn walk(syms: &[WireSymbol], line0: u32, best: &mut Option<(String, String, u32, u32)>) {
             for s in syms {
                 if s.range.start.line <= line0 && line0 <= s.range.end.line {
@@ -403,13 +395,7 @@ impl Engine {
             + Duration::from_secs(
                 super::positive(p.max_seconds, "max_seconds")?.unwrap_or(90) as u64
             );
-        let servers: Vec<Arc<Server>> = self
-            .registry
-            .servers_for(&path, &language)
-            .await
-            .into_iter()
-            .flatten()
-            .collect();
+        let servers: Vec<Arc<Server>> = self.registry.started_for(&path, &language).await;
         let server = servers
             .first()
             .cloned()
@@ -521,17 +507,7 @@ impl Engine {
         if !server.supports(Cap::DocumentSymbols) {
             return Vec::new();
         }
-        let Ok(lease) = server.docs.lease(path, language, None).await else {
-            return Vec::new();
-        };
-        let uri = &lease.snap.uri;
-        let syms = server
-            .request(
-                Some(&lease),
-                |c| async move { c.document_symbols(uri).await },
-            )
-            .await
-            .unwrap_or_default();
+        let syms = symbols_of(server, path, language).await.unwrap_or_default();
         let mut r: Vec<(u32, u32)> = syms
             .iter()
             .map(|s| (s.range.start.line, s.range.end.line))
@@ -573,6 +549,23 @@ impl Engine {
             .await?;
         Ok(ExecuteCommandResult { result, applied })
     }
+}
+
+/// A file's document symbols from `server`, or `None` when it gives none.
+async fn symbols_of(
+    server: &Server,
+    path: &std::path::Path,
+    language: &str,
+) -> Option<Vec<WireSymbol>> {
+    let lease = server.docs.lease(path, language, None).await.ok()?;
+    let uri = &lease.snap.uri;
+    server
+        .request(
+            Some(&lease),
+            |c| async move { c.document_symbols(uri).await },
+        )
+        .await
+        .ok()
 }
 
 /// Files git reports as modified, added or untracked (not deleted), under `root`.

@@ -376,13 +376,7 @@ impl Engine {
             let Some(file) = self.languages.first_file(WALK_LIMIT, |l| l == language) else {
                 continue;
             };
-            for s in self
-                .registry
-                .servers_for(&file, &language)
-                .await
-                .into_iter()
-                .flatten()
-            {
+            for s in self.registry.started_for(&file, &language).await {
                 if s.supports(cap) && !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
                     out.push(s);
                 }
@@ -776,6 +770,20 @@ fn diags(snap: &Snapshot, list: Vec<WireDiagnostic>) -> Vec<Diag> {
             }
         })
         .collect()
+}
+
+/// Adds `list` (diagnostics of `file`) to `out`, leaving out what is already there (two
+/// servers reporting the same finding).
+fn add_unique(out: &mut Vec<FileDiag>, file: &str, list: Vec<Diag>) {
+    for diag in list {
+        let fd = FileDiag {
+            file: file.to_string(),
+            diag,
+        };
+        if !out.contains(&fd) {
+            out.push(fd);
+        }
+    }
 }
 
 fn diag_via(files: &mut FileCache, root: &Root, uri: &Url, d: WireDiagnostic) -> Option<Diag> {
