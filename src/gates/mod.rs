@@ -256,6 +256,43 @@ pub fn presets(root: &Path) -> Vec<Task> {
             parser: Some("tsc".into()),
         });
     }
+    let any_with = |ext: &str| {
+        std::fs::read_dir(root).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(ext))
+        })
+    };
+    let sh = |script: &str| vec!["sh".to_string(), "-c".to_string(), script.to_string()];
+    if has("compile_flags.txt") && on_path("cc") {
+        out.push(Task {
+            name: "cc".into(),
+            command: sh(
+                "cc -fsyntax-only $(cat compile_flags.txt) $(find . -name '*.c' -not -path './.*')",
+            ),
+            parser: Some("gcc".into()),
+        });
+    }
+    if (any_with(".nimble") || any_with(".nim")) && on_path("nim") {
+        out.push(Task {
+            name: "nim".into(),
+            command: sh("for f in *.nim; do nim check --hints:off \"$f\"; done"),
+            parser: Some("nim".into()),
+        });
+    }
+    let pytest_markers = has("pytest.ini") || has("conftest.py") || has("tests/conftest.py");
+    if pytest_markers && on_path("pytest") {
+        out.push(Task {
+            name: "pytest".into(),
+            command: vec![
+                "pytest".into(),
+                "-q".into(),
+                "--tb=line".into(),
+                "-p".into(),
+                "no:cacheprovider".into(),
+            ],
+            parser: Some(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+): (?P<message>.*)$".into()),
+        });
+    }
     if has("Makefile") && on_path("make") {
         out.push(Task {
             name: "make".into(),
@@ -325,6 +362,46 @@ mod tests {
             ("t.py", 12, "boom")
         );
         assert!(parse(Some("(?P<x>.*)"), "", "").is_err());
+    }
+
+    #[test]
+    fn presets_follow_markers() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = |d: &Path| presets(d).into_iter().map(|t| t.name).collect::<Vec<_>>();
+        assert!(names(dir.path()).is_empty());
+        std::fs::write(dir.path().join("compile_flags.txt"), "-std=c11\n").unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
+        let found = names(dir.path());
+        if crate::workspace::presets::which("cc").is_some() {
+            assert!(found.contains(&"cc".to_string()), "{found:?}");
+        }
+        if crate::workspace::presets::which("cargo").is_some() {
+            assert!(found.contains(&"cargo".to_string()), "{found:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_cc_preset_runs_and_parses() {
+        if crate::workspace::presets::which("cc").is_none() {
+            panic!("cc is needed for this test");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("compile_flags.txt"), "-std=c11\n").unwrap();
+        std::fs::write(dir.path().join("bad.c"), "int main(void) { return x; }\n").unwrap();
+        let task = presets(dir.path())
+            .into_iter()
+            .find(|t| t.name == "cc")
+            .unwrap();
+        let run = run(&task, &[], dir.path(), Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert_ne!(run.exit_code, Some(0));
+        let d = run
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .unwrap();
+        assert!(d.file.ends_with("bad.c") && d.line == 1, "{d:?}");
     }
 
     #[test]

@@ -166,7 +166,7 @@ pub fn tools() -> Vec<ToolDef> {
         },
         ToolDef {
             name: "run_task",
-            description: "Run a configured toolchain task (lspgate.toml [[task]], or a preset: cargo, tsc, make) in the root: exit code, stdout and stderr (capped), and its output parsed into diagnostics.",
+            description: "Run a configured toolchain task (lspgate.toml [[task]], or a preset where its markers are: cargo, tsc, cc, nim, pytest, make) in the root: exit code, stdout and stderr (capped), and its output parsed into diagnostics.",
             input_schema: schema::<RunTaskParams>,
             output_schema: schema::<RunTaskResult>,
             caps: &[],

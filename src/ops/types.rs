@@ -600,7 +600,7 @@ pub struct CheckReport {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct RunTaskParams {
-    /// A task from lspgate.toml ([[task]]) or a preset (cargo, tsc, make).
+    /// A task from lspgate.toml ([[task]]) or a preset (cargo, tsc, cc, nim, pytest, make).
     pub name: String,
     /// Extra arguments appended to its command.
     #[serde(default)]
