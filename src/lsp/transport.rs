@@ -59,6 +59,9 @@ pub struct Transport {
     kill_reason: Arc<Mutex<Option<String>>>,
     /// Set when lspgate shuts the server down on purpose (not a crash).
     stopping: AtomicBool,
+    /// Set once the group was killed after the stream ended: its id may be reused later, so
+    /// it is never signalled again.
+    group_gone: Arc<AtomicBool>,
     /// How many responses the server has sent.
     answered: Arc<std::sync::atomic::AtomicU64>,
     child: Mutex<Option<Child>>,
@@ -202,6 +205,8 @@ impl Transport {
         let rclosed = closed.clone();
         let rtail = stderr_tail.clone();
         let rkill = kill_reason.clone();
+        let group_gone = Arc::new(AtomicBool::new(false));
+        let rgone = group_gone.clone();
         let answered: Arc<std::sync::atomic::AtomicU64> = Arc::default();
         let ranswered = answered.clone();
         tokio::spawn(async move {
@@ -220,8 +225,13 @@ impl Transport {
                     Err(e) => break format!("server sent a bad frame: {e}"),
                 }
             };
-            // A server that sends garbage or an oversized message is not trusted further.
+            // A server that sends garbage or an oversized message is not trusted further; and
+            // whatever is left of its group goes now, while its id is still its own.
             kill_pgid(pid);
+            rgone.store(true, Ordering::SeqCst);
+            if let (Some(pid), Ok(mut g)) = (pid, GROUPS.lock()) {
+                g.retain(|p| *p != pid);
+            }
             let why = rkill.lock().ok().and_then(|k| k.clone()).unwrap_or(why);
             tracing::info!(server = %rname, "stream ended: {why}");
             rclosed.store(true, Ordering::SeqCst);
@@ -249,6 +259,7 @@ impl Transport {
                 ended,
                 kill_reason,
                 stopping: AtomicBool::new(false),
+                group_gone,
                 answered,
                 child: Mutex::new(child),
                 pid,
@@ -402,6 +413,9 @@ impl Transport {
 
     /// Kills the server's process group (the server and anything it spawned).
     pub fn kill_group(&self) {
+        if self.group_gone.load(Ordering::SeqCst) {
+            return;
+        }
         kill_pgid(self.pid);
     }
 }
