@@ -212,9 +212,10 @@ impl ServerHandler for McpServer {
         // Long tools report `notifications/progress` when the client asked with a token.
         // One forwarding task keeps them in order.
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, usize)>();
+        let mut forwarder = None;
         if let Some(token) = context.meta.get_progress_token() {
             let peer = context.peer.clone();
-            tokio::spawn(async move {
+            forwarder = Some(tokio::spawn(async move {
                 while let Some((done, total)) = rx.recv().await {
                     let mut p =
                         rmcp::model::ProgressNotificationParam::new(token.clone(), done as f64);
@@ -224,7 +225,7 @@ impl ServerHandler for McpServer {
                         return;
                     }
                 }
-            });
+            }));
         }
         let progress = move |done: usize, total: usize| {
             let _ = tx.send((done, total));
@@ -233,6 +234,11 @@ impl ServerHandler for McpServer {
             r = tools::call_with_progress(&engine, &name, args, &progress) => r,
             _ = context.ct.cancelled() => Err(ToolError::new(Code::Cancelled, "the client cancelled the call")),
         };
+        // Every progress notification goes out before the result does (clients drop late ones).
+        drop(progress);
+        if let Some(f) = forwarder {
+            let _ = f.await;
+        }
         let result = match outcome {
             Ok(out) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(out.text)]);
