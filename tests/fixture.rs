@@ -236,13 +236,14 @@ async fn indexing_is_waited_for_then_reported_as_partial() {
     assert_eq!(w["partial"], true);
     gate.stop().await;
     // Indexing within the wait: the answer waits for it and is not partial.
+    // Timed from before the start: the server's indexing begins while lspgate starts.
+    let t = Instant::now();
     let gate = Gate::start(
         ws.path(),
         &["--ready-timeout", "20"],
         &[FIXTURE, "--progress", "700"],
     )
     .await;
-    let t = Instant::now();
     let (r, _) = gate
         .ok(
             "references",
