@@ -84,7 +84,10 @@ fn more_note(out: &mut String, shown: usize, total: usize, next: &Option<String>
 
 impl Render for HoverResult {
     fn render(&self, _terse: bool) -> String {
-        self.contents.trim().to_string()
+        match self.contents.trim() {
+            "" => "no hover information at this position".to_string(),
+            text => text.to_string(),
+        }
     }
 }
 
@@ -596,6 +599,15 @@ mod tests {
         let full = r.render(false);
         assert!(full.contains("  10:5 total = compute(x, y)"));
         assert!(full.chars().count() / 9 <= 40, "{full}");
+    }
+
+    #[test]
+    fn an_empty_hover_says_so() {
+        let h = HoverResult {
+            contents: " \n".into(),
+            range: None,
+        };
+        assert_eq!(h.render(false), "no hover information at this position");
     }
 
     #[test]
