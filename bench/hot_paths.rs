@@ -1,0 +1,115 @@
+//! Micro-benchmark of lspgate's hot paths, each with its figure: LSP framing (encode + read),
+//! position conversion both ways on a non-ASCII line, the freshness check a document does on
+//! every access (stat + read + compare), and rendering 120 references as text.
+//!
+//! Run: `cargo bench --bench hot_paths` (`BENCH_CALLS` sets the iterations).
+
+use std::time::{Duration, Instant};
+
+use lspgate::lsp::framing;
+use lspgate::ops::render::Render;
+use lspgate::ops::types::{Loc, ReferencesResult};
+use lspgate::text::{self, Encoding, LineIndex};
+
+fn iterations() -> u32 {
+    std::env::var("BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000)
+}
+
+fn per_op(n: u32, mut f: impl FnMut()) -> Duration {
+    for _ in 0..(n / 10).max(1) {
+        f();
+    }
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed() / n
+}
+
+fn main() {
+    let n = iterations();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let body = br#"{"jsonrpc":"2.0","id":7,"result":{"contents":{"kind":"markdown","value":"```python\n(method) def total() -> float\n```"}}}"#;
+    let framing_t = per_op(n, || {
+        let frame = framing::encode(body);
+        let mut r = tokio::io::BufReader::new(frame.as_slice());
+        let got = rt.block_on(framing::read_frame(&mut r, 1 << 20)).unwrap();
+        std::hint::black_box(got);
+    });
+
+    let text: String = (0..200)
+        .map(|i| format!("    label_{i} = \"Total: 😀 café\"; total = cart.total()  # {i}\n"))
+        .collect();
+    let index = LineIndex::new(&text);
+    let positions_t = per_op(n, || {
+        let (l, c) = text::to_wire(&text, &index, 150, 40, Encoding::Utf16).unwrap();
+        std::hint::black_box(text::from_wire(&text, &index, l, c, Encoding::Utf16));
+    });
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.py");
+    std::fs::write(&file, &text).unwrap();
+    let meta = std::fs::metadata(&file).unwrap();
+    let fresh_t = per_op(n / 10, || {
+        // What `Documents::lease` does on every access of an open, unchanged document.
+        let m = std::fs::metadata(&file).unwrap();
+        let same_stamp = m.len() == meta.len() && m.modified().ok() == meta.modified().ok();
+        let same_text = same_stamp && std::fs::read(&file).unwrap() == text.as_bytes();
+        std::hint::black_box(same_text);
+    });
+
+    let locations: Vec<Loc> = (0..120)
+        .map(|i| Loc {
+            file: format!("pkg/caller_{}.py", i / 4),
+            line: 10 + i,
+            column: 12,
+            end_line: 10 + i,
+            end_column: 19,
+            text: "total = compute(price, quantity) + compute(tax, 1)".into(),
+        })
+        .collect();
+    let refs = ReferencesResult {
+        total: 120,
+        locations,
+        next_cursor: None,
+        partial: false,
+        reason: None,
+    };
+    let mut chars = (0, 0);
+    let render_t = per_op(n / 10, || {
+        let full = refs.render(false);
+        let terse = refs.render(true);
+        chars = (full.chars().count(), terse.chars().count());
+        std::hint::black_box((full, terse));
+    });
+
+    println!("hot paths, mean per operation over {n} iterations (fewer for I/O and rendering)");
+    println!("| path | time |");
+    println!("|---|---|");
+    println!(
+        "| frame encode + read (one hover answer) | {:.2} µs |",
+        framing_t.as_secs_f64() * 1e6
+    );
+    println!(
+        "| position to server and back (UTF-16, non-ASCII line) | {:.2} µs |",
+        positions_t.as_secs_f64() * 1e6
+    );
+    println!(
+        "| freshness check of an open document (stat + read + compare, 12 KB) | {:.2} µs |",
+        fresh_t.as_secs_f64() * 1e6
+    );
+    println!(
+        "| render 120 references (text and terse) | {:.2} µs |",
+        render_t.as_secs_f64() * 1e6
+    );
+    println!(
+        "characters per reference: {:.1} (text), {:.1} (terse)",
+        chars.0 as f64 / 120.0,
+        chars.1 as f64 / 120.0
+    );
+}
