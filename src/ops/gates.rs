@@ -19,8 +19,15 @@ use crate::lsp::wire::WireSymbol;
 use crate::registry::Server;
 use crate::text::LineIndex;
 
-/// How many files a check has in flight at once.
-const CHECK_PARALLEL: usize = 8;
+/// How many files a check has in flight at once (`LSPGATE_CHECK_PARALLEL` overrides): enough
+/// to keep a server's queue full while lspgate syncs the next files.
+fn check_parallel() -> usize {
+    std::env::var("LSPGATE_CHECK_PARALLEL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(32)
+}
 
 impl Engine {
     fn task(&self, name: &str) -> Result<Task, ToolError> {
@@ -131,7 +138,7 @@ impl Engine {
                         (file, r)
                     }
                 })
-                .buffer_unordered(CHECK_PARALLEL)
+                .buffer_unordered(check_parallel())
                 .collect()
                 .await;
         let mut issues = Vec::new();
