@@ -5,11 +5,6 @@ mod common;
 use common::*;
 use serde_json::json;
 
-fn col_of(line: &str, needle: &str) -> u64 {
-    let at = line.find(needle).unwrap();
-    line[..at].chars().count() as u64 + 1
-}
-
 /// clangd indexes unopened files only from a compile_commands.json with absolute directories.
 fn with_compile_commands(dir: &std::path::Path) {
     let d = dir.display();

@@ -5,34 +5,18 @@ mod common;
 use common::*;
 use std::process::Command;
 
-fn lspgate(root: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    let home = tempfile::tempdir().unwrap();
-    let out = Command::new(LSPGATE)
-        .current_dir(root)
-        .args(args)
-        .env("PATH", test_path())
-        .env("LSPGATE_HOME", home.path())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
 #[test]
 fn tool_subcommands_against_pyright() {
     require("pyright-langserver");
     let ws = example("python");
-    let (code, out, err) = lspgate(ws.path(), &["diagnostics", "app.py"]);
+    let (code, out, err) = lspgate_cli(ws.path(), &["diagnostics", "app.py"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("app.py:12:12 error [reportReturnType]"),
         "{out}"
     );
 
-    let (code, out, err) = lspgate(
+    let (code, out, err) = lspgate_cli(
         ws.path(),
         &[
             "references",
@@ -48,7 +32,7 @@ fn tool_subcommands_against_pyright() {
         "app.py 1:32 12:12\nshop/pricing.py 4:5 19:20\nshop/report.py 3:26 7:16"
     );
 
-    let (code, out, err) = lspgate(
+    let (code, out, err) = lspgate_cli(
         ws.path(),
         &["--json", "definition", "app.py:12", "--symbol", "compute"],
     );
@@ -56,22 +40,22 @@ fn tool_subcommands_against_pyright() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["locations"][0]["file"], "shop/pricing.py");
 
-    let (code, out, err) = lspgate(ws.path(), &["hover", "app.py:7:38"]);
+    let (code, out, err) = lspgate_cli(ws.path(), &["hover", "app.py:7:38"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("def total"), "{out}");
 
     // Errors: code on stderr, exit 1; --json puts the error object on stdout.
-    let (code, _, err) = lspgate(ws.path(), &["hover", "../x.py:1:1"]);
+    let (code, _, err) = lspgate_cli(ws.path(), &["hover", "../x.py:1:1"]);
     assert_eq!(code, 1);
     assert!(err.starts_with("outside_root: "), "{err}");
-    let (code, out, _) = lspgate(
+    let (code, out, _) = lspgate_cli(
         ws.path(),
         &["--json", "hover", "app.py:5", "--symbol", "zzz"],
     );
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["error"]["code"], "symbol_not_found");
-    let (code, _, err) = lspgate(ws.path(), &["hover", "app.py"]);
+    let (code, _, err) = lspgate_cli(ws.path(), &["hover", "app.py"]);
     assert_eq!(code, 2, "{err}");
 }
 
@@ -79,10 +63,10 @@ fn tool_subcommands_against_pyright() {
 fn explicit_server_command_and_help() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("notes.txt"), "one ERROR two\n").unwrap();
-    let (code, out, err) = lspgate(ws.path(), &["diagnostics", "notes.txt", "--", FIXTURE]);
+    let (code, out, err) = lspgate_cli(ws.path(), &["diagnostics", "notes.txt", "--", FIXTURE]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.trim(), "notes.txt:1:5 error [E1]: found ERROR");
-    let (code, out, _) = lspgate(ws.path(), &["--help"]);
+    let (code, out, _) = lspgate_cli(ws.path(), &["--help"]);
     assert_eq!(code, 0);
     for word in [
         "serve",
@@ -95,7 +79,7 @@ fn explicit_server_command_and_help() {
         assert!(out.contains(word), "--help lacks {word}: {out}");
     }
     // A language nobody serves: no_server, with what would serve it.
-    let (code, _, err) = lspgate(ws.path(), &["diagnostics", "notes.txt"]);
+    let (code, _, err) = lspgate_cli(ws.path(), &["diagnostics", "notes.txt"]);
     assert_eq!(code, 1);
     assert!(err.starts_with("no_server: "), "{err}");
 }

@@ -8,22 +8,6 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
 
-fn lspgate(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let home = tempfile::tempdir().unwrap();
-    let out = Command::new(LSPGATE)
-        .current_dir(dir)
-        .args(args)
-        .env("PATH", test_path())
-        .env("LSPGATE_HOME", home.path())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
         .current_dir(dir)
@@ -45,7 +29,7 @@ fn check_exit_codes_json_sarif_and_changed() {
     let ws = example("python");
     let app = ws.path().join("app.py");
     // The example's deliberate error: exit 1, the error in JSON and in SARIF.
-    let (code, out, err) = lspgate(ws.path(), &["check", "--json"]);
+    let (code, out, err) = lspgate_cli(ws.path(), &["check", "--json"]);
     assert_eq!(code, 1, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["version"], 1);
@@ -67,7 +51,7 @@ fn check_exit_codes_json_sarif_and_changed() {
         (Some("app.py"), Some(12), Some("lsp"))
     );
 
-    let (code, out, _) = lspgate(ws.path(), &["check", "--sarif"]);
+    let (code, out, _) = lspgate_cli(ws.path(), &["check", "--sarif"]);
     assert_eq!(code, 1);
     let sarif: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
@@ -88,7 +72,7 @@ fn check_exit_codes_json_sarif_and_changed() {
         .unwrap()
         .replace("def broken() -> int:", "def broken() -> float:");
     std::fs::write(&app, &fixed).unwrap();
-    let (code, out, err) = lspgate(ws.path(), &["check"]);
+    let (code, out, err) = lspgate_cli(ws.path(), &["check"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("ok: 4 files, 0 errors"), "{out}");
 
@@ -99,7 +83,7 @@ fn check_exit_codes_json_sarif_and_changed() {
     let report_py = ws.path().join("shop/report.py");
     let broken = std::fs::read_to_string(&report_py).unwrap() + "\nbad: int = 'x'\n";
     std::fs::write(&report_py, broken).unwrap();
-    let (code, out, _) = lspgate(ws.path(), &["check", "--changed", "--json"]);
+    let (code, out, _) = lspgate_cli(ws.path(), &["check", "--changed", "--json"]);
     assert_eq!(code, 1, "{out}");
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["summary"]["files"], 1, "{report}");
@@ -112,10 +96,10 @@ fn check_exit_codes_json_sarif_and_changed() {
     );
 
     // Paths and globs narrow the scope.
-    let (_, out, _) = lspgate(ws.path(), &["check", "--json", "shop/*.py"]);
+    let (_, out, _) = lspgate_cli(ws.path(), &["check", "--json", "shop/*.py"]);
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["summary"]["files"], 3, "{report}");
-    let (code, _, err) = lspgate(ws.path(), &["check", "nope.py"]);
+    let (code, _, err) = lspgate_cli(ws.path(), &["check", "nope.py"]);
     assert_eq!(code, 2, "{err}");
 }
 
@@ -149,7 +133,7 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     )
     .unwrap();
     let run = |name: &str| {
-        let (code, out, err) = lspgate(dir, &["--json", "run-task", name]);
+        let (code, out, err) = lspgate_cli(dir, &["--json", "run-task", name]);
         assert!(code == 0 || code == 1, "{name}: {err}");
         serde_json::from_str::<Value>(&out).unwrap_or_else(|e| panic!("{name}: {e}: {out} {err}"))
     };
@@ -202,7 +186,7 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     assert_eq!(custom["diagnostics"][0]["message"], "custom failure");
 
     // check --task merges a task's findings with the servers'.
-    let (code, out, _) = lspgate(
+    let (code, out, _) = lspgate_cli(
         dir,
         &["check", "--json", "--task", "cc", "main.c", "--", FIXTURE],
     );
@@ -216,7 +200,7 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
             .any(|i| i["origin"] == "cc"),
         "{report}"
     );
-    let (code, _, err) = lspgate(dir, &["run-task", "nothing"]);
+    let (code, _, err) = lspgate_cli(dir, &["run-task", "nothing"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("no task `nothing`"));
 }

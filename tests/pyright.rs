@@ -17,11 +17,6 @@ fn pyright_only(d: &serde_json::Value) -> serde_json::Value {
     )
 }
 
-fn col_of(line: &str, needle: &str) -> u64 {
-    let at = line.find(needle).unwrap();
-    line[..at].chars().count() as u64 + 1
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pyright_reading_tools() {
     require("pyright-langserver");

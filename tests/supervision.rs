@@ -8,14 +8,6 @@ use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
-    }
-    dir
-}
-
 /// Server pids the fixture logged (`pid N` at each start).
 fn pids(log: &Path) -> Vec<u32> {
     std::fs::read_to_string(log)

@@ -5,11 +5,6 @@ mod common;
 use common::*;
 use serde_json::json;
 
-fn col_of(line: &str, needle: &str) -> u64 {
-    let at = line.find(needle).unwrap();
-    line[..at].chars().count() as u64 + 1
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_tools() {
     require("typescript-language-server");

@@ -41,6 +41,39 @@ pub fn require(command: &str) {
     );
 }
 
+/// A temp folder holding `files` (name, content).
+pub fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+/// The 1-based code-point column of `needle` in `line`.
+pub fn col_of(line: &str, needle: &str) -> u64 {
+    let at = line.find(needle).unwrap();
+    line[..at].chars().count() as u64 + 1
+}
+
+/// Runs the `lspgate` CLI in `dir` with the test servers on PATH and a private data folder:
+/// exit code, stdout, stderr.
+pub fn lspgate_cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(LSPGATE)
+        .current_dir(dir)
+        .args(args)
+        .env("PATH", test_path())
+        .env("LSPGATE_HOME", home.path())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A fresh copy of `examples/NAME` in a temp folder.
 pub fn example(name: &str) -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
