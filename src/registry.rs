@@ -409,15 +409,18 @@ impl Registry {
         self.entries()
             .iter()
             .filter(|e| e.serves(language))
-            .any(|e| {
-                self.opts.install
-                    || !matches!(
-                        e.spec
-                            .try_lock()
-                            .map(|s| matches!(s.launch, Launch::Missing(_))),
-                        Ok(true)
-                    )
-            })
+            .any(|e| self.runnable(e))
+    }
+
+    /// Whether an entry can start: installed, or installable with `--install`.
+    fn runnable(&self, e: &Entry) -> bool {
+        self.opts.install
+            || !matches!(
+                e.spec
+                    .try_lock()
+                    .map(|s| matches!(s.launch, Launch::Missing(_))),
+                Ok(true)
+            )
     }
 
     /// Languages some registered server serves (`*` for an all-languages server).
@@ -631,12 +634,7 @@ impl Registry {
         self.entries().iter().filter(relevant).any(|e| {
             let insts = e.instances();
             if insts.is_empty() {
-                return !matches!(
-                    e.spec
-                        .try_lock()
-                        .map(|s| matches!(s.launch, Launch::Missing(_))),
-                    Ok(true)
-                ) || self.opts.install;
+                return self.runnable(e);
             }
             insts.iter().any(|(_, i)| match i.cell.get() {
                 Some(Ok(s)) => s.supports(cap),

@@ -230,7 +230,7 @@ fn cargo_json(stdout: &str) -> Vec<TaskDiag> {
 
 /// Task presets for the toolchains whose markers the workspace holds, runnable here.
 pub fn presets(root: &Path) -> Vec<Task> {
-    let has = |f: &str| root.join(f).exists();
+    let has = |marker: &str| crate::workspace::has_marker(root, marker);
     let on_path = |c: &str| crate::workspace::presets::which(c).is_some();
     let mut out = Vec::new();
     if has("Cargo.toml") && on_path("cargo") {
@@ -256,12 +256,6 @@ pub fn presets(root: &Path) -> Vec<Task> {
             parser: Some("tsc".into()),
         });
     }
-    let any_with = |ext: &str| {
-        std::fs::read_dir(root).is_ok_and(|rd| {
-            rd.flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(ext))
-        })
-    };
     let sh = |script: &str| vec!["sh".to_string(), "-c".to_string(), script.to_string()];
     if has("compile_flags.txt") && on_path("cc") {
         out.push(Task {
@@ -272,7 +266,7 @@ pub fn presets(root: &Path) -> Vec<Task> {
             parser: Some("gcc".into()),
         });
     }
-    if (any_with(".nimble") || any_with(".nim")) && on_path("nim") {
+    if (has("*.nimble") || has("*.nim")) && on_path("nim") {
         out.push(Task {
             name: "nim".into(),
             command: sh("for f in *.nim; do nim check --hints:off \"$f\"; done"),

@@ -250,7 +250,8 @@ pub fn server_root(workspace: &Path, file: &Path, markers: &[String]) -> PathBuf
     workspace.to_path_buf()
 }
 
-fn has_marker(dir: &Path, marker: &str) -> bool {
+/// Whether `dir` holds `marker`: a file name, or `*.ext` for any file with that ending.
+pub fn has_marker(dir: &Path, marker: &str) -> bool {
     match marker.strip_prefix('*') {
         Some(suffix) => std::fs::read_dir(dir).is_ok_and(|rd| {
             rd.flatten()
