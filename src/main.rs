@@ -22,8 +22,10 @@ fn main() {
         .with_env_filter(filter)
         .with_ansi(false)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: lspgate only moves messages between the client, its servers and the disk, so
+    // a second worker buys nothing but cross-thread wake-ups on every call (and memory). Slow
+    // disk work (applying edits, installs) goes to the blocking pool.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

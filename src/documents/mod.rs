@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -22,7 +22,15 @@ use crate::text::{self, Encoding, LineIndex};
 struct Stamp {
     len: u64,
     mtime: Option<SystemTime>,
+    /// Status-change time (seconds, nanoseconds): no one can set it, so any write moves it.
+    ctime: (i64, i64),
+    ino: u64,
+    dev: u64,
 }
+
+/// How long after a file's last status change its stamp alone is trusted to tell a change
+/// (well above any filesystem's timestamp tick).
+const STAMP_SETTLE: Duration = Duration::from_secs(2);
 
 struct DocState {
     open: bool,
@@ -31,6 +39,9 @@ struct DocState {
     index: Arc<LineIndex>,
     /// The disk stamp `text` was read at; `None` while an overlay is in place.
     disk: Option<Stamp>,
+    /// `text` was checked against the disk after `disk` had settled, so an unchanged stamp
+    /// means unchanged content: a later write would have moved the status-change time.
+    trusted: AtomicBool,
 }
 
 /// The server process documents are sent to; replaced when the server restarts.
@@ -307,6 +318,7 @@ impl Documents {
                 text: Arc::from(""),
                 index: Arc::new(LineIndex::new("")),
                 disk: None,
+                trusted: AtomicBool::new(false),
             })),
             last_used: AtomicU64::new(tick),
             settled: AtomicI64::new(-1),
@@ -456,17 +468,37 @@ fn set_text(slot: &ClientSlot, doc: &Doc, st: &mut DocState, text: Arc<str>, dis
     st.index = Arc::new(LineIndex::new(&text));
     st.text = text;
     st.disk = disk;
+    st.trusted = AtomicBool::new(false);
 }
 
 fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
     Stamp {
         len: meta.len(),
         mtime: meta.modified().ok(),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+        ino: meta.ino(),
+        dev: meta.dev(),
     }
 }
 
-/// Whether the server's text is still what is on disk: size and mtime first, then content
-/// (a same-size rewrite within one mtime tick, or with the mtime restored, is caught too).
+/// Whether a content check made at `checked` lets the stamp alone vouch for the content from
+/// then on: the file's last status change was long enough before it that a later write could
+/// not share its timestamp tick.
+fn settled(stamp: &Stamp, checked: SystemTime) -> bool {
+    let (secs, nanos) = stamp.ctime;
+    let Ok(secs) = u64::try_from(secs) else {
+        return false;
+    };
+    let changed = SystemTime::UNIX_EPOCH
+        + Duration::from_secs(secs)
+        + Duration::from_nanos(u64::try_from(nanos).unwrap_or(0));
+    changed + STAMP_SETTLE < checked
+}
+
+/// Whether the server's text is still what is on disk. The stamp (size, mtime, ctime, inode)
+/// must match; the content is compared too until a check finds the stamp settled, so a
+/// same-size rewrite within one timestamp tick, or with the mtime put back, is caught.
 fn is_fresh(path: &Path, st: &DocState) -> bool {
     let Some(disk) = st.disk else { return false };
     let Ok(meta) = std::fs::metadata(path) else {
@@ -475,13 +507,21 @@ fn is_fresh(path: &Path, st: &DocState) -> bool {
     if stamp_of(&meta) != disk {
         return false;
     }
-    match std::fs::read(path) {
+    if st.trusted.load(Ordering::Acquire) {
+        return true;
+    }
+    let checked = SystemTime::now();
+    let same = match std::fs::read(path) {
         Ok(bytes) => match std::str::from_utf8(&bytes) {
             Ok(s) => *s == *st.text,
             Err(_) => String::from_utf8_lossy(&bytes) == *st.text,
         },
         Err(_) => false,
+    };
+    if same && settled(&disk, checked) {
+        st.trusted.store(true, Ordering::Release);
     }
+    same
 }
 
 fn read_disk(path: &Path) -> Result<(Arc<str>, Stamp), ToolError> {
@@ -504,4 +544,30 @@ fn read_disk(path: &Path) -> Result<(Arc<str>, Stamp), ToolError> {
         Err(e) => Arc::from(String::from_utf8_lossy(e.as_bytes()).into_owned()),
     };
     Ok((text, stamp_of(&meta)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_is_trusted_only_once_it_has_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.py");
+        std::fs::write(&path, "x = 1\n").unwrap();
+        let stamp = stamp_of(&std::fs::metadata(&path).unwrap());
+        let now = SystemTime::now();
+        assert!(!settled(&stamp, now), "just written");
+        assert!(settled(&stamp, now + STAMP_SETTLE + Duration::from_secs(1)));
+
+        // A same-size rewrite with the mtime put back still moves the stamp (ctime).
+        let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&path, "x = 2\n").unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(mtime).unwrap();
+        let again = stamp_of(&std::fs::metadata(&path).unwrap());
+        assert_eq!(again.mtime, stamp.mtime);
+        assert_ne!(again, stamp);
+    }
 }

@@ -654,12 +654,17 @@ impl LspClient {
     // ---- requests ----
 
     pub async fn hover(&self, uri: &Url, pos: WirePos) -> Result<Option<WireHover>, LspError> {
-        let h: Option<lt::Hover> = self.call("textDocument/hover", text_pos(uri, pos)).await?;
-        Ok(h.map(|h| WireHover {
-            contents: hover_text(h.contents),
-            range: h.range.map(range),
-        })
-        .filter(|h| !h.contents.trim().is_empty()))
+        // Read by hand: lsp-types' untagged `HoverContents` costs more than the rest of the call.
+        let h: Value = self.call("textDocument/hover", text_pos(uri, pos)).await?;
+        let Value::Object(mut h) = h else {
+            return Ok(None);
+        };
+        let contents = h.remove("contents").map(hover_text).unwrap_or_default();
+        let range = h
+            .remove("range")
+            .and_then(|r| serde_json::from_value::<lt::Range>(r).ok())
+            .map(range);
+        Ok(Some(WireHover { contents, range }).filter(|h| !h.contents.trim().is_empty()))
     }
 
     pub async fn goto(
@@ -1550,19 +1555,27 @@ fn doc_symbol(s: lt::DocumentSymbol) -> WireSymbol {
     }
 }
 
-fn hover_text(c: lt::HoverContents) -> String {
-    fn marked(m: lt::MarkedString) -> String {
-        match m {
-            lt::MarkedString::String(s) => s,
-            lt::MarkedString::LanguageString(ls) => {
-                format!("```{}\n{}\n```", ls.language, ls.value)
+/// Hover contents as text: a `MarkupContent`, a `MarkedString` (plain or with a language), or
+/// an array of those.
+fn hover_text(c: Value) -> String {
+    match c {
+        Value::String(s) => s,
+        Value::Array(items) => items
+            .into_iter()
+            .map(hover_text)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        Value::Object(mut o) => {
+            let value = match o.remove("value") {
+                Some(Value::String(v)) => v,
+                _ => String::new(),
+            };
+            match o.get("language").and_then(Value::as_str) {
+                Some(language) => format!("```{language}\n{value}\n```"),
+                None => value,
             }
         }
-    }
-    match c {
-        lt::HoverContents::Scalar(m) => marked(m),
-        lt::HoverContents::Array(ms) => ms.into_iter().map(marked).collect::<Vec<_>>().join("\n\n"),
-        lt::HoverContents::Markup(m) => m.value,
+        _ => String::new(),
     }
 }
 
@@ -1642,5 +1655,29 @@ fn completion_kind(k: lt::CompletionItemKind) -> &'static str {
         NAMES.get(n as usize - 1).copied().unwrap_or("unknown")
     } else {
         "unknown"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hover_contents_of_every_shape() {
+        assert_eq!(hover_text(json!("plain")), "plain");
+        assert_eq!(
+            hover_text(json!({"kind": "markdown", "value": "**b**"})),
+            "**b**"
+        );
+        assert_eq!(
+            hover_text(json!({"language": "python", "value": "x: int"})),
+            "```python\nx: int\n```"
+        );
+        assert_eq!(
+            hover_text(json!(["a", {"language": "c", "value": "int x"}])),
+            "a\n\n```c\nint x\n```"
+        );
+        assert_eq!(hover_text(json!(null)), "");
     }
 }

@@ -256,9 +256,16 @@ impl ServerHandler for McpServer {
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(engine: Arc<Engine>, max_frame: usize) -> anyhow::Result<()> {
-    let stream = stdio::guard(tokio::io::stdin(), tokio::io::stdout(), max_frame);
-    let (r, w) = tokio::io::split(stream);
-    let running = McpServer::new(engine).serve((r, w)).await?;
-    running.waiting().await?;
-    Ok(())
+    let (input, output) = stdio::client_io();
+    let transport = stdio::guard(input, output, max_frame);
+    let served = match McpServer::new(engine).serve(transport).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(anyhow::Error::from),
+        Err(e) => Err(e.into()),
+    };
+    stdio::restore_client_io();
+    served
 }

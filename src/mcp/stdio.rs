@@ -3,9 +3,14 @@
 //! oversized frames are drained, and the session goes on. Valid messages pass through unchanged.
 
 use serde_json::{Value, json};
-use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
-};
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::fs::FileTypeExt;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 
 /// Default largest frame (one line) accepted from the client.
@@ -103,7 +108,7 @@ fn id_from_prefix(prefix: &[u8]) -> Value {
 
 /// What to do with one complete line.
 enum Verdict {
-    Forward,
+    Forward(Box<ClientJsonRpcMessage>),
     Skip,
     Reply(Vec<u8>),
 }
@@ -113,6 +118,11 @@ fn judge(line: &[u8]) -> Verdict {
     if trimmed.is_empty() {
         return Verdict::Skip;
     }
+    // The common case: one parse straight into rmcp's message type.
+    if let Ok(msg) = serde_json::from_slice::<ClientJsonRpcMessage>(trimmed) {
+        return Verdict::Forward(Box::new(msg));
+    }
+    // Otherwise find out what is wrong, to answer with the right code.
     let v: Value = match serde_json::from_slice(trimmed) {
         Ok(v) => v,
         Err(e) => return Verdict::Reply(error(Value::Null, -32700, format!("parse error: {e}"))),
@@ -143,27 +153,62 @@ fn judge(line: &[u8]) -> Verdict {
             "invalid request: needs \"jsonrpc\": \"2.0\", a string \"method\" and a string or number \"id\"".into(),
         ));
     }
-    if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(v.clone()) {
-        return match (id, has_method) {
-            (Some(id), true) => Verdict::Reply(error(id, -32602, format!("invalid params: {e}"))),
-            _ => {
-                tracing::debug!("dropped a malformed notification: {e}");
-                Verdict::Skip
-            }
-        };
+    let why = serde_json::from_value::<ClientJsonRpcMessage>(v)
+        .err()
+        .map_or_else(|| "unreadable message".to_string(), |e| e.to_string());
+    match (id, has_method) {
+        (Some(id), true) => Verdict::Reply(error(id, -32602, format!("invalid params: {why}"))),
+        _ => {
+            tracing::debug!("dropped a malformed notification: {why}");
+            Verdict::Skip
+        }
     }
-    Verdict::Forward
 }
 
-/// Runs the guard: reads `input`, forwards good frames into the returned stream for rmcp, and
-/// writes rmcp's output and the guard's own error replies to `output`, one whole line at a time.
-pub fn guard<R, W>(input: R, output: W, max_frame: usize) -> DuplexStream
+/// rmcp's side of the guard: messages the guard let through, and a queue of whole output lines.
+pub struct GuardTransport {
+    inbound: mpsc::Receiver<ClientJsonRpcMessage>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl Transport<RoleServer> for GuardTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // Queued now, in the order rmcp sends, so progress never overtakes its result.
+        let queued = serde_json::to_vec(&item)
+            .map_err(std::io::Error::other)
+            .and_then(|mut line| {
+                line.push(b'\n');
+                self.out.send(line).map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client output closed")
+                })
+            });
+        std::future::ready(queued)
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        self.inbound.recv().await
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.inbound.close();
+        Ok(())
+    }
+}
+
+/// Runs the guard: reads `input`, hands good messages to rmcp through the returned transport,
+/// and writes rmcp's output and the guard's own error replies to `output`, one whole line at a
+/// time.
+pub fn guard<R, W>(input: R, output: W, max_frame: usize) -> GuardTransport
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (ours, theirs) = tokio::io::duplex(256 * 1024);
-    let (from_rmcp, mut to_rmcp) = tokio::io::split(ours);
+    let (in_tx, inbound) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
 
     // Writer: the only task that touches the client's output.
@@ -179,24 +224,8 @@ where
         }
     });
 
-    // rmcp's replies, passed on line by line so they never interleave with ours.
-    let tx = out_tx.clone();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(from_rmcp);
-        loop {
-            let mut buf = Vec::new();
-            match lines.read_until(b'\n', &mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if tx.send(buf).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-
     // Reader: judges each frame.
+    let replies = out_tx.clone();
     tokio::spawn(async move {
         let mut input = BufReader::with_capacity(64 * 1024, input);
         loop {
@@ -204,32 +233,96 @@ where
                 Ok(Line::Eof) | Err(_) => break,
                 Ok(Line::TooLong { prefix, len }) => {
                     tracing::warn!("dropped a {len}-byte frame over the {max_frame}-byte limit");
-                    let _ = out_tx.send(error(
+                    let _ = replies.send(error(
                         id_from_prefix(&prefix),
                         -32600,
                         format!("invalid request: frame of {len} bytes is over the limit of {max_frame} bytes"),
                     ));
                 }
-                Ok(Line::Text(mut line)) => match judge(&line) {
+                Ok(Line::Text(line)) => match judge(&line) {
                     Verdict::Skip => {}
                     Verdict::Reply(r) => {
-                        let _ = out_tx.send(r);
+                        let _ = replies.send(r);
                     }
-                    Verdict::Forward => {
-                        if line.last() != Some(&b'\n') {
-                            line.push(b'\n');
-                        }
-                        if to_rmcp.write_all(&line).await.is_err() {
+                    Verdict::Forward(msg) => {
+                        if in_tx.send(*msg).await.is_err() {
                             break;
                         }
                     }
                 },
             }
         }
-        // Closing rmcp's input ends the session.
-        let _ = to_rmcp.shutdown().await;
+        // Dropping the sender ends rmcp's input, and with it the session.
     });
-    theirs
+    GuardTransport {
+        inbound,
+        out: out_tx,
+    }
+}
+
+/// The client's stdin and stdout as non-blocking streams driven by the runtime's poller when
+/// they are pipes or sockets (the usual case for an MCP client), so no message waits for a
+/// blocking-pool thread; anything else (a terminal, a file) gets tokio's thread-backed stdio.
+pub fn client_io() -> (
+    Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    Box<dyn AsyncWrite + Unpin + Send>,
+) {
+    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match polled(0) {
+        Some(Polled::Pipe(fd)) => match pipe::Receiver::from_owned_fd(fd) {
+            Ok(r) => Box::new(r),
+            Err(_) => Box::new(tokio::io::stdin()),
+        },
+        Some(Polled::Socket(s)) => Box::new(s),
+        None => Box::new(tokio::io::stdin()),
+    };
+    let output: Box<dyn AsyncWrite + Unpin + Send> = match polled(1) {
+        Some(Polled::Pipe(fd)) => match pipe::Sender::from_owned_fd(fd) {
+            Ok(w) => Box::new(w),
+            Err(_) => Box::new(tokio::io::stdout()),
+        },
+        Some(Polled::Socket(s)) => Box::new(s),
+        None => Box::new(tokio::io::stdout()),
+    };
+    (input, output)
+}
+
+/// Puts the client's stdin and stdout back in blocking mode, as the client gave them to us
+/// (the open file description is shared with whoever else holds it).
+pub fn restore_client_io() {
+    for fd in [0, 1] {
+        // SAFETY: fcntl on our own standard descriptors with valid flag arguments; a failure
+        // (a closed descriptor) is harmless and ignored.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 && flags & libc::O_NONBLOCK != 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+}
+
+enum Polled {
+    Pipe(OwnedFd),
+    Socket(tokio::net::UnixStream),
+}
+
+/// A duplicate of standard descriptor `fd` that the runtime can poll, if it is a pipe or a
+/// Unix socket.
+fn polled(fd: RawFd) -> Option<Polled> {
+    // SAFETY: `fd` is 0 or 1, open for the life of the process; BorrowedFd does not close it.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    let owned = borrowed.try_clone_to_owned().ok()?;
+    let file = std::fs::File::from(owned);
+    let kind = file.metadata().ok()?.file_type();
+    if kind.is_fifo() {
+        Some(Polled::Pipe(OwnedFd::from(file)))
+    } else if kind.is_socket() {
+        let s = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
+        s.set_nonblocking(true).ok()?;
+        tokio::net::UnixStream::from_std(s).ok().map(Polled::Socket)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -283,7 +376,7 @@ mod tests {
         assert_eq!(reply(bad)["error"]["code"], -32602);
         assert!(matches!(
             judge(br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#),
-            Verdict::Forward
+            Verdict::Forward(_)
         ));
         assert!(matches!(judge(b"  \r\n"), Verdict::Skip));
     }

@@ -26,6 +26,16 @@ fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
 }
 
+/// A result's schema as it is serialized: fields we leave out when empty are not required
+/// (clients such as the Python SDK validate structured content against it).
+fn out_schema<T: JsonSchema>() -> Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    serde_json::to_value(schema).unwrap_or(Value::Null)
+}
+
 const POS: &str = " Position: `file` (root-relative path, absolute path in the root, or file:// URI), \
 1-based `line`, and 1-based `column` in Unicode code points, or `symbol` (a name on that line) \
 with optional `occurrence`. `source` analyses that text instead of the disk (never written).";
@@ -37,14 +47,14 @@ pub fn tools() -> Vec<ToolDef> {
             name: "hover",
             description: "Type, signature and documentation of the symbol at a position, from the language server.",
             input_schema: schema::<PositionParams>,
-            output_schema: schema::<HoverResult>,
+            output_schema: out_schema::<HoverResult>,
             caps: &[Cap::Hover],
         },
         ToolDef {
             name: "definition",
             description: "Where the symbol at a position is defined; `kind` picks definition (default), declaration, type_definition or implementation.",
             input_schema: schema::<DefinitionParams>,
-            output_schema: schema::<LocationsResult>,
+            output_schema: out_schema::<LocationsResult>,
             caps: &[
                 Cap::Definition,
                 Cap::Declaration,
@@ -56,140 +66,140 @@ pub fn tools() -> Vec<ToolDef> {
             name: "references",
             description: "Every reference to the symbol at a position, across the workspace (files never opened included), grouped by file. Waits for indexing; says `partial` if it could not.",
             input_schema: schema::<ReferencesParams>,
-            output_schema: schema::<ReferencesResult>,
+            output_schema: out_schema::<ReferencesResult>,
             caps: &[Cap::References],
         },
         ToolDef {
             name: "document_symbols",
             description: "The outline of a file: classes, functions, methods and variables with their lines, nested.",
             input_schema: schema::<FileParams>,
-            output_schema: schema::<DocumentSymbolsResult>,
+            output_schema: out_schema::<DocumentSymbolsResult>,
             caps: &[],
         },
         ToolDef {
             name: "workspace_symbols",
             description: "Find symbols by name across the workspace; `kind` filters (function, class, method, …).",
             input_schema: schema::<WorkspaceSymbolsParams>,
-            output_schema: schema::<WorkspaceSymbolsResult>,
+            output_schema: out_schema::<WorkspaceSymbolsResult>,
             caps: &[Cap::WorkspaceSymbols],
         },
         ToolDef {
             name: "signature_help",
             description: "The signature of the call at a position and which parameter the position is in.",
             input_schema: schema::<PositionParams>,
-            output_schema: schema::<SignatureHelpResult>,
+            output_schema: out_schema::<SignatureHelpResult>,
             caps: &[Cap::SignatureHelp],
         },
         ToolDef {
             name: "completions",
             description: "What the language server would complete at a position (`limit`, default 20).",
             input_schema: schema::<CompletionsParams>,
-            output_schema: schema::<CompletionsResult>,
+            output_schema: out_schema::<CompletionsResult>,
             caps: &[Cap::Completion],
         },
         ToolDef {
             name: "call_hierarchy",
             description: "Callers (`direction: incoming`) or callees (`outgoing`) of the function at a position, with each call site.",
             input_schema: schema::<CallHierarchyParams>,
-            output_schema: schema::<CallHierarchyResult>,
+            output_schema: out_schema::<CallHierarchyResult>,
             caps: &[Cap::CallHierarchy],
         },
         ToolDef {
             name: "diagnostics",
             description: "Errors and warnings for a file, always for its current content (re-read from disk on every call), or for every file the servers reported on. `partial` if the server did not answer in time.",
             input_schema: schema::<DiagnosticsParams>,
-            output_schema: schema::<DiagnosticsResult>,
+            output_schema: out_schema::<DiagnosticsResult>,
             caps: &[],
         },
         ToolDef {
             name: "edit",
             description: "Change a file: `edits` replace a unique `old_text` or whole lines (`start_line`..`end_line`). Previews a unified diff unless `apply: true`; applying checks the file did not change since (`expected_digest`, or the preview), writes atomically, journals it for `undo`, and returns the diagnostics it introduced and resolved.",
             input_schema: schema::<EditParams>,
-            output_schema: schema::<EditResult>,
+            output_schema: out_schema::<EditResult>,
             caps: &[],
         },
         ToolDef {
             name: "rename",
             description: "Rename the symbol at a position across the workspace (files never opened included). Previews the diff unless `apply: true`; applied renames are verified, atomic, undoable, and report the diagnostics they introduced and resolved.",
             input_schema: schema::<RenameParams>,
-            output_schema: schema::<EditResult>,
+            output_schema: out_schema::<EditResult>,
             caps: &[Cap::Rename],
         },
         ToolDef {
             name: "code_actions",
             description: "The code actions (quick fixes, refactorings) for `line`..`end_line` of a file, with stable 1-based indexes. `apply`: an index or exact title applies that action (its edit and its command), verified and undoable.",
             input_schema: schema::<CodeActionsParams>,
-            output_schema: schema::<CodeActionsResult>,
+            output_schema: out_schema::<CodeActionsResult>,
             caps: &[Cap::CodeActions],
         },
         ToolDef {
             name: "format",
             description: "Format a file with its language server. Previews the diff unless `apply: true`.",
             input_schema: schema::<FormatParams>,
-            output_schema: schema::<EditResult>,
+            output_schema: out_schema::<EditResult>,
             caps: &[Cap::Formatting],
         },
         ToolDef {
             name: "undo",
             description: "Undo an applied edit by its `edit_id`: restores its files if they still hold what it wrote, else `revision_conflict`.",
             input_schema: schema::<UndoParams>,
-            output_schema: schema::<EditResult>,
+            output_schema: out_schema::<EditResult>,
             caps: &[],
         },
         ToolDef {
             name: "what_if",
             description: "The diagnostics `edits` (as `edit` takes them) would introduce and resolve in a file, and optionally the hover at `probe` in the edited text, without writing anything.",
             input_schema: schema::<WhatIfParams>,
-            output_schema: schema::<WhatIfResult>,
+            output_schema: out_schema::<WhatIfResult>,
             caps: &[],
         },
         ToolDef {
             name: "check",
             description: "Is the code right? Diagnostics of every file in scope (the workspace, `paths`/globs, or `changed`: git's modified and untracked files) from every server, plus configured `tasks`, merged, as CheckReport v1: {version, ok, summary {files, errors, warnings}, issues}. `severity` sets what fails it (default error).",
             input_schema: schema::<CheckParams>,
-            output_schema: schema::<CheckReport>,
+            output_schema: out_schema::<CheckReport>,
             caps: &[],
         },
         ToolDef {
             name: "explain_failure",
             description: "Why a file fails: a verdict of at most five lines (the first error, what it is about, where) and the culprit: the enclosing function and the source lines around the error.",
             input_schema: schema::<ExplainParams>,
-            output_schema: schema::<ExplainResult>,
+            output_schema: out_schema::<ExplainResult>,
             caps: &[],
         },
         ToolDef {
             name: "shrink",
             description: "Delta-debug a failing file to a minimal version that still gives its first error (same code and message), with the language server as the oracle, in an overlay: the disk is never written. Bounded by `max_steps` and `max_seconds`.",
             input_schema: schema::<ShrinkParams>,
-            output_schema: schema::<ShrinkResult>,
+            output_schema: out_schema::<ShrinkResult>,
             caps: &[],
         },
         ToolDef {
             name: "run_task",
             description: "Run a configured toolchain task (lspgate.toml [[task]], or a preset where its markers are: cargo, tsc, cc, nim, pytest, make) in the root: exit code, stdout and stderr (capped), and its output parsed into diagnostics.",
             input_schema: schema::<RunTaskParams>,
-            output_schema: schema::<RunTaskResult>,
+            output_schema: out_schema::<RunTaskResult>,
             caps: &[],
         },
         ToolDef {
             name: "execute_command",
             description: "Run one of a server's own commands (`workspace/executeCommand`; `servers` lists them). Edits it asks for are applied, journaled and undoable.",
             input_schema: schema::<ExecuteCommandParams>,
-            output_schema: schema::<ExecuteCommandResult>,
+            output_schema: out_schema::<ExecuteCommandResult>,
             caps: &[],
         },
         ToolDef {
             name: "servers",
             description: "The language servers of this workspace: languages, root, state (idle/starting/indexing/ready/restarting/failed), pid, restarts, last error, capabilities and commands.",
             input_schema: schema::<ServersParams>,
-            output_schema: schema::<ServersResult>,
+            output_schema: out_schema::<ServersResult>,
             caps: &[],
         },
         ToolDef {
             name: "restart_server",
             description: "Restart a language server by name (as `servers` lists it); returns its new state.",
             input_schema: schema::<RestartServerParams>,
-            output_schema: schema::<ServersResult>,
+            output_schema: out_schema::<ServersResult>,
             caps: &[],
         },
     ]
@@ -248,7 +258,10 @@ fn finish<T: Serialize + Render>(
 
 /// `LSPGATE_TERSE=1` makes terse output the default.
 fn default_terse() -> bool {
-    std::env::var("LSPGATE_TERSE").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+    static TERSE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TERSE.get_or_init(|| {
+        std::env::var("LSPGATE_TERSE").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+    })
 }
 
 /// A tool's input schema as agents see it: its parameters plus `raw`.

@@ -155,6 +155,8 @@ pub struct Gate {
     pub recorder: Recorder,
     pub root: PathBuf,
     pub pid: Option<u32>,
+    /// Output schemas by tool, read once from `tools/list`.
+    output_schemas: tokio::sync::OnceCell<std::collections::HashMap<String, Value>>,
 }
 
 impl Gate {
@@ -182,6 +184,7 @@ impl Gate {
             recorder,
             root: root.to_path_buf(),
             pid,
+            output_schemas: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -206,10 +209,40 @@ impl Gate {
                 rmcp::model::NumberOrString::String(t.to_string().into()),
             ));
         }
-        tokio::time::timeout(Duration::from_secs(90), self.client.call_tool(params))
+        let result = tokio::time::timeout(Duration::from_secs(90), self.client.call_tool(params))
             .await
             .unwrap_or_else(|_| panic!("{name} did not answer within 90s"))
-            .unwrap_or_else(|e| panic!("{name}: protocol error {e}"))
+            .unwrap_or_else(|e| panic!("{name}: protocol error {e}"));
+        self.check_output_schema(name, &result).await;
+        result
+    }
+
+    /// Every successful result carries the fields its advertised output schema requires
+    /// (strict clients, such as the Python SDK, reject the result otherwise).
+    async fn check_output_schema(&self, name: &str, result: &CallToolResult) {
+        let (false, Some(content)) = (result.is_error.unwrap_or(false), &result.structured_content)
+        else {
+            return;
+        };
+        let schemas = self
+            .output_schemas
+            .get_or_init(|| async {
+                let tools = self.client.list_all_tools().await.expect("tools/list");
+                tools
+                    .into_iter()
+                    .filter_map(|t| {
+                        let schema = t.output_schema?;
+                        Some((t.name.to_string(), Value::Object((*schema).clone())))
+                    })
+                    .collect()
+            })
+            .await;
+        let Some(schema) = schemas.get(name) else {
+            return;
+        };
+        if let Err(why) = required_present(schema, schema, content, "") {
+            panic!("{name}: structured content breaks its output schema: {why}\n{content}");
+        }
     }
 
     /// Calls a tool that must succeed; returns its structured content and text.
@@ -362,4 +395,51 @@ impl Raw {
         serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout is not JSON-RPC ({e}): {line}"))
     }
+}
+
+/// Checks, through `$ref`s, object properties and array items, that every property a schema
+/// requires is present in `value`.
+fn required_present(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let target = r
+            .strip_prefix("#/")
+            .map(|p| p.split('/').fold(root, |v, k| &v[k]))
+            .unwrap_or(&Value::Null);
+        return required_present(root, target, value, at);
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(options) = schema.get(key).and_then(Value::as_array)
+            && !options
+                .iter()
+                .any(|o| required_present(root, o, value, at).is_ok())
+        {
+            return Err(format!("{at}: matches none of its {key}"));
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            for key in schema["required"].as_array().into_iter().flatten() {
+                let key = key.as_str().unwrap_or_default();
+                if !map.contains_key(key) {
+                    return Err(format!("{at}: lacks required `{key}`"));
+                }
+            }
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, v) in map {
+                    if let Some(sub) = props.get(k) {
+                        required_present(root, sub, v, &format!("{at}.{k}"))?;
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    required_present(root, item, v, &format!("{at}[{i}]"))?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
