@@ -129,7 +129,9 @@ struct Gate {
 
 impl Gate {
     fn start(server: &[String], root: &Path, path: &str) -> Gate {
-        let mut child = Command::new(LSPGATE)
+        // BENCH_LSPGATE compares another build of lspgate (another profile, say) in the same run.
+        let exe = std::env::var("BENCH_LSPGATE").unwrap_or_else(|_| LSPGATE.to_string());
+        let mut child = Command::new(exe)
             .arg("serve")
             .arg("--root")
             .arg(root)

@@ -253,7 +253,30 @@ pub struct Registry {
     entries: RwLock<Vec<Arc<Entry>>>,
     opts: RegistryOptions,
     events: tokio::sync::broadcast::Sender<ServerEvent>,
+    /// Extra open documents allowed while batches run (see `batch`).
+    batch_room: Arc<std::sync::atomic::AtomicUsize>,
 }
+
+/// While alive, every server may keep up to `room` more documents open; dropping it closes
+/// what is over the cap again.
+pub struct Batch<'a> {
+    registry: &'a Registry,
+    room: usize,
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.registry
+            .batch_room
+            .fetch_sub(self.room, std::sync::atomic::Ordering::AcqRel);
+        for server in self.registry.running() {
+            server.docs.trim_to_cap();
+        }
+    }
+}
+
+/// The most documents a batch keeps open beyond the cap.
+const BATCH_ROOM_LIMIT: usize = 5_000;
 
 impl Registry {
     pub fn new(root: Root, opts: RegistryOptions) -> Registry {
@@ -262,6 +285,19 @@ impl Registry {
             entries: RwLock::default(),
             opts,
             events: tokio::sync::broadcast::channel(256).0,
+            batch_room: Arc::default(),
+        }
+    }
+
+    /// Room for a batch of `files` documents (at most `BATCH_ROOM_LIMIT`), so a check that
+    /// visits every file does not close (and make the server re-analyse) the files it opened.
+    pub fn batch(&self, files: usize) -> Batch<'_> {
+        let room = files.min(BATCH_ROOM_LIMIT);
+        self.batch_room
+            .fetch_add(room, std::sync::atomic::Ordering::AcqRel);
+        Batch {
+            registry: self,
+            room,
         }
     }
 
@@ -517,7 +553,11 @@ impl Registry {
         let server = Arc::new(Server {
             name: spec.name.clone(),
             root: root.to_path_buf(),
-            docs: Documents::new(client.clone(), self.opts.open_documents),
+            docs: Documents::new(
+                client.clone(),
+                self.opts.open_documents,
+                self.batch_room.clone(),
+            ),
             allow: spec.allow.clone(),
             first: client,
             sup: Mutex::default(),

@@ -288,6 +288,39 @@ async fn open_documents_are_capped_and_synced_on_change() {
     gate.stop().await;
 }
 
+/// A check keeps every file it opened open until it ends (closing them would make the server
+/// analyse them again), then closes what is over the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_keeps_its_files_open_until_it_ends() {
+    let files: Vec<(String, String)> = (0..6)
+        .map(|i| (format!("m{i}.py"), format!("v{i} = 1\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let ws = workspace(&refs);
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("fixture.log");
+    // One file at a time, so without the batch's room the cap would close files mid-check.
+    let gate = Gate::start_with_env(
+        ws.path(),
+        &["--open-documents", "2"],
+        &[FIXTURE, "--pull", "--log", log.to_str().unwrap()],
+        &[("LSPGATE_CHECK_PARALLEL", "1")],
+    )
+    .await;
+    let (report, text) = gate.ok("check", json!({})).await;
+    assert_eq!(report["ok"], true, "{text}");
+    let l = log_shows(&log, |l| l.matches("textDocument/didClose").count() >= 4).await;
+    let last_open = l.rfind("textDocument/didOpen").unwrap();
+    let first_close = l.find("textDocument/didClose").unwrap();
+    assert!(first_close > last_open, "a file was closed mid-check: {l}");
+    assert_eq!(l.matches("textDocument/didOpen").count(), 6, "{l}");
+    assert_eq!(l.matches("textDocument/didClose").count(), 4, "{l}");
+    gate.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagnostics_are_fresh_with_versioned_unversioned_and_pulled_reports() {
     for flag in ["--versioned", "--no-version", "--pull"] {

@@ -357,3 +357,57 @@ async fn pyright_diagnostics_are_never_stale() {
     assert_eq!(code, "file_not_found");
     gate.stop().await;
 }
+
+/// `serve -- pyright-langserver --stdio` (no config, no preset by name) still waits for pyright
+/// to load its workspace: the first references call, made right after `tools/list`, finds all
+/// 121 sites in 31 files. (Without the preset's readiness knowledge this answered from
+/// lib.py alone when pyright paused while reading its configuration.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explicit_pyright_command_answers_completely_at_once() {
+    require("pyright-langserver");
+    let module = |n: usize| {
+        format!(
+            "from lib import compute\n\n\ndef run_{n:02}() -> int:\n    a = compute(1)\n    b = compute(2)\n    c = compute(3)\n    return a + b + c\n"
+        )
+    };
+    let mut files = vec![
+        (
+            "lib.py".to_string(),
+            "def compute(x: int) -> int:\n    return x * 2\n".to_string(),
+        ),
+        (
+            "pyrightconfig.json".to_string(),
+            "{\"include\": [\".\"]}\n".to_string(),
+        ),
+    ];
+    files.extend((0..30).map(|n| (format!("mod_{n:02}.py"), module(n))));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let ws = workspace(&files);
+    // A slow `python` (pyright asks it for search paths while loading its configuration) makes
+    // pyright fall silent for a while before it has found its source files.
+    let slow = tempfile::tempdir().unwrap();
+    for name in ["python", "python3"] {
+        let shim = slow.path().join(name);
+        std::fs::write(
+            &shim,
+            "#!/bin/sh\nsleep 0.6\nexec /usr/bin/python3 \"$@\"\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:{}", slow.path().display(), test_path());
+    let gate =
+        Gate::start_with_path(ws.path(), &[], &["pyright-langserver", "--stdio"], path).await;
+    assert!(gate.tool_names().await.contains(&"references".to_string()));
+    let (refs, text) = gate
+        .ok(
+            "references",
+            json!({"file": "lib.py", "line": 1, "column": 5}),
+        )
+        .await;
+    assert_eq!(refs["total"], 121, "{text}");
+}

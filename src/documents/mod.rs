@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -174,6 +174,9 @@ pub struct Documents {
     slot: Arc<ClientSlot>,
     docs: Mutex<HashMap<PathBuf, Arc<Doc>>>,
     cap: usize,
+    /// Room above `cap` while a batch (a `check`) runs, shared by every server's documents:
+    /// closing files a batch opened would make the server analyse them again.
+    room: Arc<AtomicUsize>,
     clock: AtomicU64,
 }
 
@@ -184,7 +187,7 @@ pub struct DocDiagnostics {
 }
 
 impl Documents {
-    pub fn new(client: Arc<LspClient>, cap: usize) -> Documents {
+    pub fn new(client: Arc<LspClient>, cap: usize, room: Arc<AtomicUsize>) -> Documents {
         Documents {
             slot: Arc::new(ClientSlot {
                 client: std::sync::RwLock::new(client),
@@ -192,7 +195,42 @@ impl Documents {
             }),
             docs: Mutex::default(),
             cap: cap.max(1),
+            room,
             clock: AtomicU64::new(0),
+        }
+    }
+
+    /// Closes least recently used documents past the cap (and any batch room), skipping those
+    /// in use; `keep` is never closed.
+    fn trim(&self, docs: &mut HashMap<PathBuf, Arc<Doc>>, keep: Option<&Arc<Doc>>) {
+        let limit = self.cap + self.room.load(Ordering::Acquire);
+        while docs.len() > limit {
+            let victim = docs
+                .values()
+                .filter(|d| keep.is_none_or(|k| !Arc::ptr_eq(d, k)))
+                .filter(|d| Arc::strong_count(d) == 1)
+                .min_by_key(|d| d.last_used.load(Ordering::Relaxed))
+                .cloned();
+            let Some(victim) = victim else { break };
+            let Ok(mut st) = victim.state.try_write() else {
+                break;
+            };
+            if st.open {
+                let (client, generation) = self.slot.current();
+                if victim.opened_gen.load(Ordering::Acquire) == generation {
+                    client.did_close(&victim.uri);
+                }
+                st.open = false;
+            }
+            drop(st);
+            docs.remove(&victim.path);
+        }
+    }
+
+    /// Brings the open documents back under the cap (after a batch ends).
+    pub fn trim_to_cap(&self) {
+        if let Ok(mut docs) = self.docs.lock() {
+            self.trim(&mut docs, None);
         }
     }
 
@@ -328,27 +366,7 @@ impl Documents {
         });
         docs.insert(path.to_path_buf(), doc.clone());
         // Past the cap, close the least recently used documents nobody is using right now.
-        while docs.len() > self.cap {
-            let victim = docs
-                .values()
-                .filter(|d| !Arc::ptr_eq(d, &doc))
-                .filter(|d| Arc::strong_count(d) == 1)
-                .min_by_key(|d| d.last_used.load(Ordering::Relaxed))
-                .cloned();
-            let Some(victim) = victim else { break };
-            let Ok(mut st) = victim.state.try_write() else {
-                break;
-            };
-            if st.open {
-                let (client, generation) = self.slot.current();
-                if victim.opened_gen.load(Ordering::Acquire) == generation {
-                    client.did_close(&victim.uri);
-                }
-                st.open = false;
-            }
-            drop(st);
-            docs.remove(&victim.path);
-        }
+        self.trim(&mut docs, Some(&doc));
         Ok(doc)
     }
 

@@ -180,6 +180,9 @@ struct State {
     last_inbound: Mutex<Option<Instant>>,
     /// Whether the ready marker was logged (true when there is none).
     marker_seen: std::sync::atomic::AtomicBool,
+    /// Whether the server has once been found settled: from then on only its progress counts,
+    /// not the chatter its answers bring (else every call in its first seconds would wait).
+    settled: std::sync::atomic::AtomicBool,
     /// Where `workspace/applyEdit` goes while lspgate runs a command that may send one.
     edit_sink: Mutex<Option<EditSink>>,
 }
@@ -628,13 +631,20 @@ impl LspClient {
             let left = deadline.saturating_duration_since(now);
             if busy.titles.is_empty() {
                 let last = self.state.last_inbound.lock().ok().and_then(|l| *l);
-                let young = now.duration_since(self.started) < STARTUP_WINDOW;
+                let young = !self
+                    .state
+                    .settled
+                    .load(std::sync::atomic::Ordering::Acquire)
+                    && now.duration_since(self.started) < STARTUP_WINDOW;
                 let settle_at = if young {
                     last.unwrap_or(self.started).max(self.started) + STARTUP_QUIET
                 } else {
                     now
                 };
                 if settle_at <= now {
+                    self.state
+                        .settled
+                        .store(true, std::sync::atomic::Ordering::Release);
                     return Ok(());
                 }
                 if left.is_zero() {

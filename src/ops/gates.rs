@@ -117,6 +117,7 @@ impl Engine {
     ) -> Result<CheckReport, ToolError> {
         let files = self.check_scope(&p)?;
         let total = files.len();
+        let _batch = self.registry.batch(total);
         let fail_at = p.severity.unwrap_or(Severity::Error);
         let done = std::sync::atomic::AtomicUsize::new(0);
         let results: Vec<(PathBuf, Result<DiagnosticsResult, ToolError>)> =

@@ -293,6 +293,9 @@ impl ServerSpec {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| cmd.clone());
         let name = format!("cli/{base}");
+        // A server lspgate has a preset for keeps what the preset knows of it: when it has
+        // loaded its workspace, and the settings it needs.
+        let known = PRESETS.iter().find(|p| p.command == base);
         Some(ServerSpec {
             launch: Launch::Stdio(SpawnSpec {
                 name: name.clone(),
@@ -304,8 +307,11 @@ impl ServerSpec {
             languages: Vec::new(),
             roots: Vec::new(),
             initialization: Value::Null,
-            settings: Value::Null,
-            ready_marker: None,
+            settings: known
+                .and_then(|p| p.settings)
+                .and_then(|s| serde_json::from_str(s).ok())
+                .unwrap_or(Value::Null),
+            ready_marker: known.and_then(|p| p.ready_marker).map(str::to_string),
             allow: Vec::new(),
             origin: Origin::Cli,
             companion: false,
@@ -562,4 +568,25 @@ pub fn install(preset: &Preset) -> Result<PathBuf, String> {
             preset.command
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explicit_command_keeps_its_presets_readiness() {
+        let spec = ServerSpec::explicit(&[
+            "/opt/x/bin/pyright-langserver".to_string(),
+            "--stdio".to_string(),
+        ])
+        .unwrap();
+        assert_eq!(spec.ready_marker.as_deref(), Some("source file"));
+        assert!(
+            spec.languages.is_empty(),
+            "an explicit server serves every language"
+        );
+        let other = ServerSpec::explicit(&["my-server".to_string()]).unwrap();
+        assert_eq!(other.ready_marker, None);
+    }
 }

@@ -162,6 +162,26 @@ pub struct Gate {
 impl Gate {
     /// `lspgate serve --root ROOT FLAGS… [-- SERVER…]`.
     pub async fn start(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
+        Gate::start_with_path(root, flags, server, test_path()).await
+    }
+
+    /// `start` with the servers' PATH given (to put a slow or broken tool in their way).
+    pub async fn start_with_path(
+        root: &Path,
+        flags: &[&str],
+        server: &[&str],
+        path: String,
+    ) -> Gate {
+        Gate::start_with_env(root, flags, server, &[("PATH", &path)]).await
+    }
+
+    /// `start` with extra environment for lspgate (PATH included, which its servers inherit).
+    pub async fn start_with_env(
+        root: &Path,
+        flags: &[&str],
+        server: &[&str],
+        env: &[(&str, &str)],
+    ) -> Gate {
         let home = tempfile::tempdir().unwrap().keep();
         let mut cmd = tokio::process::Command::new(LSPGATE);
         cmd.arg("serve").arg("--root").arg(root).args(flags);
@@ -170,7 +190,8 @@ impl Gate {
         }
         cmd.env("PATH", test_path())
             .env("LSPGATE_HOME", home.join("lspgate-home"))
-            .env_remove("LSPGATE_TERSE");
+            .env_remove("LSPGATE_TERSE")
+            .envs(env.iter().copied());
         let transport = TokioChildProcess::new(cmd).expect("spawn lspgate");
         let pid = transport.id();
         let recorder = Recorder::default();
