@@ -2,6 +2,7 @@
 
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::LevelFilter;
 
 fn main() {
     // A panic must not leave servers behind: kill their process groups, then report as usual.
@@ -11,17 +12,20 @@ fn main() {
         default_hook(info);
     }));
     let cli = lspgate::cli::Cli::parse();
-    let default = match cli.verbose {
-        0 => "warn",
-        1 => "info",
-        _ => "debug",
+    let level = match cli.verbose {
+        0 => LevelFilter::WARN,
+        1 => LevelFilter::INFO,
+        _ => LevelFilter::DEBUG,
     };
-    let filter = EnvFilter::try_from_env("LSPGATE_LOG").unwrap_or_else(|_| EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(filter)
-        .with_ansi(false)
-        .init();
+        .with_ansi(false);
+    // Filter directives only when asked for: parsing them pulls in a regex engine, which
+    // costs the common case resident memory for nothing.
+    match std::env::var("LSPGATE_LOG") {
+        Ok(directives) => logs.with_env_filter(EnvFilter::new(directives)).init(),
+        Err(_) => logs.with_max_level(level).init(),
+    }
     // One thread: lspgate only moves messages between the client, its servers and the disk, so
     // a second worker buys nothing but cross-thread wake-ups on every call (and memory). Slow
     // disk work (applying edits, installs) goes to the blocking pool.

@@ -37,11 +37,65 @@ struct DocState {
     version: i32,
     text: Arc<str>,
     index: Arc<LineIndex>,
-    /// The disk stamp `text` was read at; `None` while an overlay is in place.
-    disk: Option<Stamp>,
-    /// `text` was checked against the disk after `disk` had settled, so an unchanged stamp
-    /// means unchanged content: a later write would have moved the status-change time.
+    /// What of the disk `text` was read from; `None` while an overlay is in place.
+    disk: Option<DiskCopy>,
+}
+
+/// A text read from a file, and how to tell cheaply whether the file still holds it.
+pub struct DiskCopy {
+    stamp: Stamp,
+    /// The content was checked against the disk after the stamp had settled, so an unchanged
+    /// stamp means unchanged content: a later write would have moved the status-change time.
     trusted: AtomicBool,
+}
+
+impl DiskCopy {
+    /// Reads `path`: its text (invalid UTF-8 replaced) and its copy record.
+    pub fn read(path: &Path) -> std::io::Result<(String, DiskCopy)> {
+        let meta = std::fs::metadata(path)?;
+        if !meta.is_file() {
+            return Err(std::io::Error::other("not a file"));
+        }
+        let bytes = std::fs::read(path)?;
+        let text = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        Ok((
+            text,
+            DiskCopy {
+                stamp: stamp_of(&meta),
+                trusted: AtomicBool::new(false),
+            },
+        ))
+    }
+
+    /// Whether `path` still holds `text`. The stamp (size, mtime, ctime, inode) must match; the
+    /// content is compared too until a check finds the stamp settled, so a same-size rewrite
+    /// within one timestamp tick, or with the mtime put back, is caught.
+    pub fn is_fresh(&self, path: &Path, text: &str) -> bool {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return false;
+        };
+        if stamp_of(&meta) != self.stamp {
+            return false;
+        }
+        if self.trusted.load(Ordering::Acquire) {
+            return true;
+        }
+        let checked = SystemTime::now();
+        let same = match std::fs::read(path) {
+            Ok(bytes) => match std::str::from_utf8(&bytes) {
+                Ok(s) => s == text,
+                Err(_) => String::from_utf8_lossy(&bytes) == text,
+            },
+            Err(_) => false,
+        };
+        if same && settled(&self.stamp, checked) {
+            self.trusted.store(true, Ordering::Release);
+        }
+        same
+    }
 }
 
 /// The server process documents are sent to; replaced when the server restarts.
@@ -356,7 +410,6 @@ impl Documents {
                 text: Arc::from(""),
                 index: Arc::new(LineIndex::new("")),
                 disk: None,
-                trusted: AtomicBool::new(false),
             })),
             last_used: AtomicU64::new(tick),
             settled: AtomicI64::new(-1),
@@ -466,7 +519,13 @@ impl Documents {
     }
 }
 
-fn set_text(slot: &ClientSlot, doc: &Doc, st: &mut DocState, text: Arc<str>, disk: Option<Stamp>) {
+fn set_text(
+    slot: &ClientSlot,
+    doc: &Doc,
+    st: &mut DocState,
+    text: Arc<str>,
+    disk: Option<DiskCopy>,
+) {
     st.version += 1;
     if let Ok(_g) = doc.reopen.lock() {
         let (client, generation) = slot.current();
@@ -486,7 +545,6 @@ fn set_text(slot: &ClientSlot, doc: &Doc, st: &mut DocState, text: Arc<str>, dis
     st.index = Arc::new(LineIndex::new(&text));
     st.text = text;
     st.disk = disk;
-    st.trusted = AtomicBool::new(false);
 }
 
 fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
@@ -514,54 +572,19 @@ fn settled(stamp: &Stamp, checked: SystemTime) -> bool {
     changed + STAMP_SETTLE < checked
 }
 
-/// Whether the server's text is still what is on disk. The stamp (size, mtime, ctime, inode)
-/// must match; the content is compared too until a check finds the stamp settled, so a
-/// same-size rewrite within one timestamp tick, or with the mtime put back, is caught.
 fn is_fresh(path: &Path, st: &DocState) -> bool {
-    let Some(disk) = st.disk else { return false };
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if stamp_of(&meta) != disk {
-        return false;
-    }
-    if st.trusted.load(Ordering::Acquire) {
-        return true;
-    }
-    let checked = SystemTime::now();
-    let same = match std::fs::read(path) {
-        Ok(bytes) => match std::str::from_utf8(&bytes) {
-            Ok(s) => *s == *st.text,
-            Err(_) => String::from_utf8_lossy(&bytes) == *st.text,
-        },
-        Err(_) => false,
-    };
-    if same && settled(&disk, checked) {
-        st.trusted.store(true, Ordering::Release);
-    }
-    same
+    st.disk.as_ref().is_some_and(|d| d.is_fresh(path, &st.text))
 }
 
-fn read_disk(path: &Path) -> Result<(Arc<str>, Stamp), ToolError> {
-    let not_found = |e: std::io::Error| {
-        ToolError::new(
-            Code::FileNotFound,
-            format!("cannot read {}: {e}", path.display()),
-        )
-    };
-    let meta = std::fs::metadata(path).map_err(not_found)?;
-    if !meta.is_file() {
-        return Err(ToolError::new(
-            Code::FileNotFound,
-            format!("{} is not a file", path.display()),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(not_found)?;
-    let text: Arc<str> = match String::from_utf8(bytes) {
-        Ok(s) => Arc::from(s),
-        Err(e) => Arc::from(String::from_utf8_lossy(e.as_bytes()).into_owned()),
-    };
-    Ok((text, stamp_of(&meta)))
+fn read_disk(path: &Path) -> Result<(Arc<str>, DiskCopy), ToolError> {
+    DiskCopy::read(path)
+        .map(|(text, copy)| (Arc::from(text), copy))
+        .map_err(|e| {
+            ToolError::new(
+                Code::FileNotFound,
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -579,6 +602,9 @@ mod tests {
         assert!(settled(&stamp, now + STAMP_SETTLE + Duration::from_secs(1)));
 
         // A same-size rewrite with the mtime put back still moves the stamp (ctime).
+        let (text, copy) = DiskCopy::read(&path).unwrap();
+        assert!(copy.is_fresh(&path, &text));
+        assert!(!copy.trusted.load(Ordering::Acquire), "not settled yet");
         let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
         std::thread::sleep(Duration::from_millis(20));
         std::fs::write(&path, "x = 2\n").unwrap();
@@ -587,5 +613,6 @@ mod tests {
         let again = stamp_of(&std::fs::metadata(&path).unwrap());
         assert_eq!(again.mtime, stamp.mtime);
         assert_ne!(again, stamp);
+        assert!(!copy.is_fresh(&path, &text));
     }
 }
