@@ -305,6 +305,11 @@ fn main() {
         "| server | direct LSP client | lspgate (MCP stdio) | ratio | added per call | lspgate peak RSS |"
     );
     println!("|---|---|---|---|---|---|");
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    let fixture_added = rows
+        .first()
+        .map(|r| r.gate.as_secs_f64() - r.direct.as_secs_f64());
+    let peak = rows.iter().map(|r| r.rss_kib).max().unwrap_or(0);
     for r in rows {
         let added = r.gate.as_secs_f64() - r.direct.as_secs_f64();
         println!(
@@ -317,4 +322,16 @@ fn main() {
             r.rss_kib as f64 / 1024.0
         );
     }
+    if let Some(added) = fixture_added {
+        println!(
+            "target (at most 100 µs added per call, instant fixture): {} ({:+.1} µs)",
+            verdict(added <= 100e-6),
+            added * 1e6
+        );
+    }
+    println!(
+        "target (lspgate's peak RSS at most 8 MiB): {} ({:.1} MiB)",
+        verdict(peak <= 8 * 1024),
+        peak as f64 / 1024.0
+    );
 }
