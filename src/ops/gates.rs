@@ -62,11 +62,11 @@ impl Engine {
     }
 
     /// The files a check covers.
-    fn check_scope(&self, p: &CheckParams) -> Result<Vec<PathBuf>, ToolError> {
+    async fn check_scope(&self, p: &CheckParams) -> Result<Vec<PathBuf>, ToolError> {
         let root = self.root().path();
         let mut files: Vec<PathBuf> =
             if p.changed.unwrap_or(false) {
-                git_changed(root)?
+                git_changed(root).await?
             } else {
                 match &p.paths {
                     None => crate::workspace::walk(root, WALK_LIMIT),
@@ -115,7 +115,7 @@ impl Engine {
         p: CheckParams,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<CheckReport, ToolError> {
-        let files = self.check_scope(&p)?;
+        let files = self.check_scope(&p).await?;
         let total = files.len();
         let _batch = self.registry.batch(total);
         let fail_at = p.severity.unwrap_or(Severity::Error);
@@ -577,8 +577,9 @@ async fn symbols_of(
 }
 
 /// Files git reports as modified, added or untracked (not deleted), under `root`.
-fn git_changed(root: &std::path::Path) -> Result<Vec<PathBuf>, ToolError> {
-    let out = std::process::Command::new("git")
+/// (Run as child processes the runtime waits for, so a slow `git status` holds up nothing.)
+async fn git_changed(root: &std::path::Path) -> Result<Vec<PathBuf>, ToolError> {
+    let out = tokio::process::Command::new("git")
         .args([
             "status",
             "--porcelain=v1",
@@ -587,7 +588,9 @@ fn git_changed(root: &std::path::Path) -> Result<Vec<PathBuf>, ToolError> {
             ".",
         ])
         .current_dir(root)
+        .stdin(std::process::Stdio::null())
         .output()
+        .await
         .map_err(|e| ToolError::invalid(format!("`changed` needs git: {e}")))?;
     if !out.status.success() {
         return Err(ToolError::invalid(format!(
@@ -595,10 +598,12 @@ fn git_changed(root: &std::path::Path) -> Result<Vec<PathBuf>, ToolError> {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let top = std::process::Command::new("git")
+    let top = tokio::process::Command::new("git")
         .args(["rev-parse", "--show-toplevel"])
         .current_dir(root)
+        .stdin(std::process::Stdio::null())
         .output()
+        .await
         .ok()
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
         .unwrap_or_else(|| root.to_path_buf());
