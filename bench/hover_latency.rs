@@ -297,6 +297,9 @@ fn main() {
         }
         None => eprintln!("pyright not found: run scripts/install-test-servers.sh to bench it"),
     }
+    if cfg!(debug_assertions) {
+        println!("(a debug build, as `cargo test` makes it: figures are not representative)");
+    }
     println!(
         "hover latency, median of {} calls after {WARMUP} warm-up calls",
         calls()
