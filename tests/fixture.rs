@@ -295,11 +295,7 @@ async fn a_check_keeps_its_files_open_until_it_ends() {
     let files: Vec<(String, String)> = (0..6)
         .map(|i| (format!("m{i}.py"), format!("v{i} = 1\n")))
         .collect();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let ws = workspace(&refs);
+    let ws = workspace(&files);
     let logs = tempfile::tempdir().unwrap();
     let log = logs.path().join("fixture.log");
     // One file at a time, so without the batch's room the cap would close files mid-check.

@@ -381,10 +381,6 @@ async fn explicit_pyright_command_answers_completely_at_once() {
         ),
     ];
     files.extend((0..30).map(|n| (format!("mod_{n:02}.py"), module(n))));
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
     let ws = workspace(&files);
     // A slow `python` (pyright asks it for search paths while loading its configuration) makes
     // pyright fall silent for a while before it has found its source files.

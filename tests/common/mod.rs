@@ -42,7 +42,7 @@ pub fn require(command: &str) {
 }
 
 /// A temp folder holding `files` (name, content).
-pub fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub fn workspace<N: AsRef<Path>, T: AsRef<[u8]>>(files: &[(N, T)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         std::fs::write(dir.path().join(name), text).unwrap();
