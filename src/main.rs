@@ -41,5 +41,7 @@ fn main() {
     };
     let code = runtime.block_on(lspgate::cli::run(cli));
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    // Nothing polls the client's pipes any more: give them back their blocking mode.
+    lspgate::mcp::stdio::restore_client_io();
     std::process::exit(code);
 }

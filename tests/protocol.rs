@@ -100,3 +100,47 @@ async fn bad_frames_get_errors_and_the_session_goes_on() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// A piped stdin is polled by lspgate's runtime (non-blocking while it serves) and handed back
+/// in blocking mode when it exits, since the pipe's read end may be shared with others.
+#[test]
+fn client_pipes_are_polled_then_given_back_blocking() {
+    use std::io::{BufRead, Write};
+    use std::os::fd::AsRawFd;
+    let nonblocking = |fd: &std::io::PipeReader| {
+        // SAFETY: F_GETFL on a descriptor this test owns.
+        let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        assert!(flags >= 0);
+        flags & libc::O_NONBLOCK != 0
+    };
+    let ws = workspace(&[("a.py", "x = 1\n")]);
+    let (stdin_r, mut stdin_w) = std::io::pipe().unwrap();
+    let probe = stdin_r.try_clone().unwrap();
+    assert!(!nonblocking(&probe));
+    let mut child = std::process::Command::new(LSPGATE)
+        .arg("serve")
+        .arg("--root")
+        .arg(ws.path())
+        .env("PATH", test_path())
+        .stdin(stdin_r)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    writeln!(
+        stdin_w,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )
+    .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert!(line.contains("\"result\""), "{line}");
+    assert!(nonblocking(&probe), "lspgate polls its stdin");
+    drop(stdin_w);
+    assert!(child.wait().unwrap().success());
+    assert!(
+        !nonblocking(&probe),
+        "stdin is blocking again after lspgate exits"
+    );
+}

@@ -258,14 +258,7 @@ impl ServerHandler for McpServer {
 pub async fn serve_stdio(engine: Arc<Engine>, max_frame: usize) -> anyhow::Result<()> {
     let (input, output) = stdio::client_io();
     let transport = stdio::guard(input, output, max_frame);
-    let served = match McpServer::new(engine).serve(transport).await {
-        Ok(running) => running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(anyhow::Error::from),
-        Err(e) => Err(e.into()),
-    };
-    stdio::restore_client_io();
-    served
+    let running = McpServer::new(engine).serve(transport).await?;
+    running.waiting().await?;
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! oversized frames are drained, and the session goes on. Valid messages pass through unchanged.
 
 use serde_json::{Value, json};
-use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::FileTypeExt;
 
 use rmcp::RoleServer;
@@ -267,6 +267,9 @@ pub fn client_io() -> (
     Box<dyn tokio::io::AsyncRead + Unpin + Send>,
     Box<dyn AsyncWrite + Unpin + Send>,
 ) {
+    // SAFETY: F_GETFL on the standard descriptors only reads their flags (-1 if closed).
+    let flags = [0, 1].map(|fd| unsafe { libc::fcntl(fd, libc::F_GETFL) });
+    let _ = CLIENT_FLAGS.set(flags);
     let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match polled(0) {
         Some(Polled::Pipe(fd)) => match pipe::Receiver::from_owned_fd(fd) {
             Ok(r) => Box::new(r),
@@ -286,16 +289,30 @@ pub fn client_io() -> (
     (input, output)
 }
 
-/// Puts the client's stdin and stdout back in blocking mode, as the client gave them to us
-/// (the open file description is shared with whoever else holds it).
+/// The flags of stdin and stdout as the client gave them, saved by `client_io`.
+static CLIENT_FLAGS: std::sync::OnceLock<[i32; 2]> = std::sync::OnceLock::new();
+
+/// Gives stdin and stdout back their original blocking mode (the open file descriptions may be
+/// shared with whoever started lspgate). Call once nothing polls them any more: after the
+/// runtime has shut down.
 pub fn restore_client_io() {
-    for fd in [0, 1] {
-        // SAFETY: fcntl on our own standard descriptors with valid flag arguments; a failure
-        // (a closed descriptor) is harmless and ignored.
+    let Some(flags) = CLIENT_FLAGS.get() else {
+        return;
+    };
+    for (fd, original) in [0, 1].into_iter().zip(flags) {
+        if *original < 0 {
+            continue;
+        }
+        // SAFETY: F_GETFL/F_SETFL on a standard descriptor with flags it had before; a failure
+        // (a descriptor closed since) is harmless and ignored.
         unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            if flags >= 0 && flags & libc::O_NONBLOCK != 0 {
-                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            let now = libc::fcntl(fd, libc::F_GETFL);
+            if now >= 0 && (now & libc::O_NONBLOCK) != (original & libc::O_NONBLOCK) {
+                libc::fcntl(
+                    fd,
+                    libc::F_SETFL,
+                    (now & !libc::O_NONBLOCK) | (original & libc::O_NONBLOCK),
+                );
             }
         }
     }
@@ -309,10 +326,14 @@ enum Polled {
 /// A duplicate of standard descriptor `fd` that the runtime can poll, if it is a pipe or a
 /// Unix socket.
 fn polled(fd: RawFd) -> Option<Polled> {
-    // SAFETY: `fd` is 0 or 1, open for the life of the process; BorrowedFd does not close it.
-    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
-    let owned = borrowed.try_clone_to_owned().ok()?;
-    let file = std::fs::File::from(owned);
+    // SAFETY: F_DUPFD_CLOEXEC duplicates `fd` if it is open (else returns -1); the duplicate is
+    // a new descriptor we own and hand to OwnedFd exactly once.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return None;
+    }
+    // SAFETY: `dup` is a freshly duplicated descriptor nothing else owns.
+    let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(dup) });
     let kind = file.metadata().ok()?.file_type();
     if kind.is_fifo() {
         Some(Polled::Pipe(OwnedFd::from(file)))
