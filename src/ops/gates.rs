@@ -69,8 +69,8 @@ impl Engine {
                 git_changed(root).await?
             } else {
                 match &p.paths {
-                    None => crate::workspace::walk(root, WALK_LIMIT),
-                    Some(paths) if paths.is_empty() => crate::workspace::walk(root, WALK_LIMIT),
+                    None => walk_off_thread(root).await,
+                    Some(paths) if paths.is_empty() => walk_off_thread(root).await,
                     Some(paths) => {
                         let mut out = Vec::new();
                         for given in paths {
@@ -80,16 +80,14 @@ impl Engine {
                                         ToolError::invalid(format!("bad glob `{given}`: {e}"))
                                     })?
                                     .compile_matcher();
-                                out.extend(
-                                    crate::workspace::walk(root, WALK_LIMIT).into_iter().filter(
-                                        |f| f.strip_prefix(root).is_ok_and(|r| glob.is_match(r)),
-                                    ),
-                                );
+                                out.extend(walk_off_thread(root).await.into_iter().filter(|f| {
+                                    f.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
+                                }));
                                 continue;
                             }
                             let path = self.resolve(given)?;
                             if path.is_dir() {
-                                out.extend(crate::workspace::walk(&path, WALK_LIMIT));
+                                out.extend(walk_off_thread(&path).await);
                             } else {
                                 out.push(path);
                             }
@@ -577,6 +575,15 @@ async fn symbols_of(
 }
 
 /// Files git reports as modified, added or untracked (not deleted), under `root`.
+/// The files under `dir` (see `workspace::walk`), walked on the blocking pool so the runtime's
+/// one thread keeps serving other calls meanwhile.
+async fn walk_off_thread(dir: &std::path::Path) -> Vec<PathBuf> {
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || crate::workspace::walk(&dir, WALK_LIMIT))
+        .await
+        .unwrap_or_default()
+}
+
 /// (Run as child processes the runtime waits for, so a slow `git status` holds up nothing.)
 async fn git_changed(root: &std::path::Path) -> Result<Vec<PathBuf>, ToolError> {
     let out = tokio::process::Command::new("git")

@@ -61,7 +61,7 @@ pub(crate) const WALK_LIMIT: usize = 20_000;
 /// The workspace's operations: every tool is a method here.
 pub struct Engine {
     registry: Arc<Registry>,
-    languages: Languages,
+    languages: Arc<Languages>,
     opts: EngineOptions,
     /// Languages the workspace holds, scanned once (for the tool list).
     present: std::sync::OnceLock<Vec<String>>,
@@ -77,7 +77,7 @@ impl Engine {
     pub fn new(registry: Registry, languages: Languages, opts: EngineOptions) -> Engine {
         Engine {
             registry: Arc::new(registry),
-            languages,
+            languages: Arc::new(languages),
             opts,
             present: std::sync::OnceLock::new(),
             journal: std::sync::OnceLock::new(),
@@ -98,6 +98,27 @@ impl Engine {
         &self.languages
     }
 
+    /// The languages the workspace holds, from a walk on the blocking pool (the runtime's one
+    /// thread keeps serving meanwhile).
+    async fn scan_languages(&self) -> Vec<String> {
+        let langs = self.languages.clone();
+        tokio::task::spawn_blocking(move || langs.scan(WALK_LIMIT).into_keys().collect())
+            .await
+            .unwrap_or_default()
+    }
+
+    /// The first file whose language `accept` takes, from a walk on the blocking pool.
+    async fn first_file(
+        &self,
+        accept: impl Fn(&str) -> bool + Send + 'static,
+    ) -> Option<std::path::PathBuf> {
+        let langs = self.languages.clone();
+        tokio::task::spawn_blocking(move || langs.first_file(WALK_LIMIT, accept))
+            .await
+            .ok()
+            .flatten()
+    }
+
     pub fn options(&self) -> &EngineOptions {
         &self.opts
     }
@@ -111,9 +132,23 @@ impl Engine {
     }
 
     /// Starts, in the background, the servers for the languages the workspace holds.
-    pub fn warm(&self) {
-        let langs: Vec<String> = self.languages.scan(WALK_LIMIT).into_keys().collect();
-        self.registry.warm(langs);
+    pub fn warm(self: &Arc<Self>) {
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let langs = engine.scan_languages().await;
+            engine.registry.warm(langs);
+        });
+    }
+
+    /// Scans the workspace's languages (for the tool list) on the blocking pool now, so the
+    /// first `tools/list` need not walk the tree on the runtime's thread.
+    pub fn prime(self: &Arc<Self>) {
+        let engine = self.clone();
+        tokio::task::spawn_blocking(move || {
+            engine
+                .present
+                .get_or_init(|| engine.languages.scan(WALK_LIMIT).into_keys().collect());
+        });
     }
 
     pub async fn shutdown(&self) {
@@ -349,8 +384,8 @@ impl Engine {
             .map(|s| s.languages)
             .unwrap_or_default();
         let serves =
-            |l: &str| l != "plaintext" && (langs.is_empty() || langs.iter().any(|x| x == l));
-        if let Some(file) = self.languages.first_file(WALK_LIMIT, serves) {
+            move |l: &str| l != "plaintext" && (langs.is_empty() || langs.iter().any(|x| x == l));
+        if let Some(file) = self.first_file(serves).await {
             let language = self.languages.detect(&file);
             if let Ok(lease) = server.docs.lease(&file, &language, None).await {
                 drop(lease);
@@ -372,8 +407,9 @@ impl Engine {
             return running;
         }
         let mut out: Vec<Arc<Server>> = Vec::new();
-        for language in self.languages.scan(WALK_LIMIT).into_keys() {
-            let Some(file) = self.languages.first_file(WALK_LIMIT, |l| l == language) else {
+        for language in self.scan_languages().await {
+            let wanted = language.clone();
+            let Some(file) = self.first_file(move |l| l == wanted).await else {
                 continue;
             };
             for s in self.registry.started_for(&file, &language).await {
