@@ -5,6 +5,13 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::LevelFilter;
 
 fn main() {
+    // One malloc arena: lspgate runs on one thread, and the blocking pool's occasional threads
+    // would otherwise each get an arena of their own, resident for the rest of the process.
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt before any other thread exists, with a valid parameter and value.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
     // A panic must not leave servers behind: kill their process groups, then report as usual.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

@@ -870,7 +870,6 @@ async fn serve(cli: &Cli, max_frame: usize, server: &[String], warm: bool) -> i3
     } else if warm {
         engine.warm();
     }
-    engine.prime();
     let code = tokio::select! {
         r = mcp::serve_stdio(engine.clone(), max_frame) => match r {
             Ok(()) => 0,

@@ -140,17 +140,6 @@ impl Engine {
         });
     }
 
-    /// Scans the workspace's languages (for the tool list) on the blocking pool now, so the
-    /// first `tools/list` need not walk the tree on the runtime's thread.
-    pub fn prime(self: &Arc<Self>) {
-        let engine = self.clone();
-        tokio::task::spawn_blocking(move || {
-            engine
-                .present
-                .get_or_init(|| engine.languages.scan(WALK_LIMIT).into_keys().collect());
-        });
-    }
-
     pub async fn shutdown(&self) {
         self.registry.stop_all().await;
     }
