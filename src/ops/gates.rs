@@ -574,7 +574,6 @@ async fn symbols_of(
         .ok()
 }
 
-/// Files git reports as modified, added or untracked (not deleted), under `root`.
 /// The files under `dir` (see `workspace::walk`), walked on the blocking pool so the runtime's
 /// one thread keeps serving other calls meanwhile.
 async fn walk_off_thread(dir: &std::path::Path) -> Vec<PathBuf> {
@@ -584,7 +583,8 @@ async fn walk_off_thread(dir: &std::path::Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// (Run as child processes the runtime waits for, so a slow `git status` holds up nothing.)
+/// Files git reports as modified, added or untracked (not deleted), under `root` (git runs as
+/// a child process the runtime waits for, so a slow `git status` holds up nothing).
 async fn git_changed(root: &std::path::Path) -> Result<Vec<PathBuf>, ToolError> {
     let out = tokio::process::Command::new("git")
         .args([
