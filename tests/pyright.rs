@@ -396,8 +396,13 @@ async fn explicit_pyright_command_answers_completely_at_once() {
         std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let path = format!("{}:{}", slow.path().display(), test_path());
-    let gate =
-        Gate::start_with_path(ws.path(), &[], &["pyright-langserver", "--stdio"], path).await;
+    let gate = Gate::start_with_env(
+        ws.path(),
+        &[],
+        &["pyright-langserver", "--stdio"],
+        &[("PATH", &path)],
+    )
+    .await;
     assert!(gate.tool_names().await.contains(&"references".to_string()));
     let (refs, text) = gate
         .ok(

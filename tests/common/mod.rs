@@ -162,20 +162,11 @@ pub struct Gate {
 impl Gate {
     /// `lspgate serve --root ROOT FLAGS… [-- SERVER…]`.
     pub async fn start(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
-        Gate::start_with_path(root, flags, server, test_path()).await
+        Gate::start_with_env(root, flags, server, &[]).await
     }
 
-    /// `start` with the servers' PATH given (to put a slow or broken tool in their way).
-    pub async fn start_with_path(
-        root: &Path,
-        flags: &[&str],
-        server: &[&str],
-        path: String,
-    ) -> Gate {
-        Gate::start_with_env(root, flags, server, &[("PATH", &path)]).await
-    }
-
-    /// `start` with extra environment for lspgate (PATH included, which its servers inherit).
+    /// `start` with extra environment for lspgate; a `PATH` given here (which its servers
+    /// inherit) replaces the test PATH, to put a slow or broken tool in their way.
     pub async fn start_with_env(
         root: &Path,
         flags: &[&str],
