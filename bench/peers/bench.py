@@ -441,63 +441,65 @@ def error_in(text: str) -> bool:
     )
 
 
-def bridges(cache: Path, lspgate: str, pyright: str, ws: Path, base_env: dict) -> list:
-    out = []
-    env = dict(base_env)
-    out.append(
-        Bridge(
-            "lspgate",
-            [lspgate, "serve", "--root", str(ws), "--", pyright, "--stdio"],
-            env,
-            ws,
-            hover=("hover", {"file": "mod_00.py", "line": 5, "column": 9}),
-            refs=("references", {"file": "lib.py", "line": 1, "column": 5}),
-            diagnostics=("diagnostics", {"file": "mod_00.py"}),
-            has_error=lambda t: "error" in t and "no diagnostics" not in t,
-            terse_refs=("references", {"file": "lib.py", "line": 1, "column": 5, "terse": True}),
-        )
+# Each bridge as a new user would set it up, for workspace `ws`: its command, environment and
+# configuration files (written beside `ws`), and the tool calls the bench makes.
+
+
+def lspgate_bridge(cache: Path, lspgate: str, pyright: str, ws: Path, env: dict) -> Bridge:
+    return Bridge(
+        "lspgate",
+        [lspgate, "serve", "--root", str(ws), "--", pyright, "--stdio"],
+        env,
+        ws,
+        hover=("hover", {"file": "mod_00.py", "line": 5, "column": 9}),
+        refs=("references", {"file": "lib.py", "line": 1, "column": 5}),
+        diagnostics=("diagnostics", {"file": "mod_00.py"}),
+        has_error=lambda t: "error" in t and "no diagnostics" not in t,
+        terse_refs=("references", {"file": "lib.py", "line": 1, "column": 5, "terse": True}),
     )
 
+
+def cclsp_bridge(cache: Path, lspgate: str, pyright: str, ws: Path, env: dict) -> Bridge:
     cclsp = cache / "cclsp/node_modules/.bin/cclsp"
     cfg = ws.parent / "cclsp.json"
     cfg.write_text(
         json.dumps({"servers": [{"extensions": ["py"], "command": [pyright, "--stdio"], "rootDir": str(ws)}]})
     )
-    out.append(
-        Bridge(
-            "cclsp 0.7.0 (Node)",
-            [str(cclsp)],
-            {**env, "CCLSP_CONFIG_PATH": str(cfg)},
-            ws,
-            hover=("get_hover", {"file_path": str(ws / "mod_00.py"), "line": 5, "character": 9}),
-            refs=("find_references", {"file_path": str(ws / "lib.py"), "symbol_name": "compute"}),
-            diagnostics=("get_diagnostics", {"file_path": str(ws / "mod_00.py")}),
-            has_error=error_in,
-        )
+    return Bridge(
+        "cclsp 0.7.0 (Node)",
+        [str(cclsp)],
+        {**env, "CCLSP_CONFIG_PATH": str(cfg)},
+        ws,
+        hover=("get_hover", {"file_path": str(ws / "mod_00.py"), "line": 5, "character": 9}),
+        refs=("find_references", {"file_path": str(ws / "lib.py"), "symbol_name": "compute"}),
+        diagnostics=("get_diagnostics", {"file_path": str(ws / "mod_00.py")}),
+        has_error=error_in,
     )
 
+
+def mcpls_bridge(cache: Path, lspgate: str, pyright: str, ws: Path, env: dict) -> Bridge:
     mcpls = cache / "mcpls/bin/mcpls"
     mcfg = ws.parent / "mcpls.toml"
     mcfg.write_text(
         f'[workspace]\nroots = ["{ws}"]\n\n[[lsp_servers]]\nlanguage_id = "python"\n'
         f'command = "{pyright}"\nargs = ["--stdio"]\nfile_patterns = ["**/*.py"]\n'
     )
-    out.append(
-        Bridge(
-            "mcpls 0.6.0 (Rust)",
-            [str(mcpls)],
-            {**env, "MCPLS_CONFIG": str(mcfg)},
-            ws,
-            hover=("get_hover", {"file_path": str(ws / "mod_00.py"), "line": 5, "character": 9}),
-            refs=(
-                "get_references",
-                {"file_path": str(ws / "lib.py"), "line": 1, "character": 5, "include_declaration": True},
-            ),
-            diagnostics=("get_diagnostics", {"file_path": str(ws / "mod_00.py")}),
-            has_error=error_in,
-        )
+    return Bridge(
+        "mcpls 0.6.0 (Rust)",
+        [str(mcpls)],
+        {**env, "MCPLS_CONFIG": str(mcfg)},
+        ws,
+        hover=("get_hover", {"file_path": str(ws / "mod_00.py"), "line": 5, "character": 9}),
+        refs=(
+            "get_references",
+            {"file_path": str(ws / "lib.py"), "line": 1, "character": 5, "include_declaration": True},
+        ),
+        diagnostics=("get_diagnostics", {"file_path": str(ws / "mod_00.py")}),
+        has_error=error_in,
     )
 
+
+def serena_bridge(cache: Path, lspgate: str, pyright: str, ws: Path, env: dict) -> Bridge:
     serena = cache / "venv/bin/serena"
     home = ws.parent / "serena-home"
     home.mkdir(exist_ok=True)
@@ -513,33 +515,30 @@ def bridges(cache: Path, lspgate: str, pyright: str, ws: Path, base_env: dict) -
             text,
         )
         (home / "serena_config.yml").write_text(text)
-    out.append(
-        Bridge(
-            "Serena 2.1.0 (Python)",
-            [
-                str(serena),
-                "start-mcp-server",
-                "--project",
-                str(ws),
-                "--agent-interface",
-                "tools",
-                "--enable-web-dashboard",
-                "False",
-                "--open-web-dashboard",
-                "False",
-            ],
-            {**env, "SERENA_HOME": str(home)},
-            ws,
-            hover=None,
-            refs=("find_referencing_symbols", {"name_path": "compute", "relative_path": "lib.py"}),
-            diagnostics=None,
-            has_error=error_in,
-        )
+    return Bridge(
+        "Serena 2.1.0 (Python)",
+        [
+            str(serena),
+            "start-mcp-server",
+            "--project",
+            str(ws),
+            "--agent-interface",
+            "tools",
+            "--enable-web-dashboard",
+            "False",
+            "--open-web-dashboard",
+            "False",
+        ],
+        {**env, "SERENA_HOME": str(home)},
+        ws,
+        hover=None,
+        refs=("find_referencing_symbols", {"name_path": "compute", "relative_path": "lib.py"}),
+        diagnostics=None,
+        has_error=error_in,
     )
-    return out
 
 
-BRIDGES = ["lspgate", "cclsp", "mcpls", "serena"]
+BRIDGES = {"lspgate": lspgate_bridge, "cclsp": cclsp_bridge, "mcpls": mcpls_bridge, "serena": serena_bridge}
 
 
 def fmt_ms(ms, base):
@@ -567,14 +566,12 @@ def main() -> int:
         ws0 = work / "direct" / "ws"
         make_workspace(ws0)
         rows.append(asyncio.run(run_direct(args.pyright, ws0, args)))
-        for name in BRIDGES:
+        for name, bridge in BRIDGES.items():
             if args.only and not any(name.startswith(o.lower()) for o in args.only.split(",")):
                 continue
             ws = work / name / "ws"
             make_workspace(ws)
-            b = next(
-                x for x in bridges(args.cache, args.lspgate, args.pyright, ws, env) if x.name.lower().startswith(name)
-            )
+            b = bridge(args.cache, args.lspgate, args.pyright, ws, env)
             exe = Path(b.command[0])
             if not exe.exists():
                 rows.append(Row(b.name, status=f"cannot run here: {exe} is not installed"))
