@@ -418,3 +418,25 @@ async fn raw_shows_the_requests_a_call_sent() {
     assert!(plain.get("raw").is_none() && !text.contains("--- raw ---"));
     gate.stop().await;
 }
+
+/// A young server is waited on until it has been quiet a moment, once: after that, the chatter
+/// that comes with its answers does not count as activity, so calls in its first seconds are not
+/// each held up by the startup quiet window (200 ms; the fixture answers at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_server_is_not_held_to_its_startup_quiet() {
+    let ws = workspace(&[("a.py", "def hello():\n    pass\n\nhello()\n")]);
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE, "--chatty"]).await;
+    let refs = json!({"file": "a.py", "line": 1, "symbol": "hello"});
+    gate.ok("references", refs.clone()).await;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let (r, text) = gate.ok("references", refs.clone()).await;
+        assert_eq!(r["total"], 2, "{text}");
+        assert!(
+            t.elapsed() < Duration::from_millis(150),
+            "a warm call waited {:?}",
+            t.elapsed()
+        );
+    }
+    gate.stop().await;
+}
