@@ -1,9 +1,7 @@
 //! The server registry and lifecycle: which servers are defined (presets, config, `-- CMD`),
 //! routing a file to its servers in the root their markers choose (one instance per
-//! (server, root)), lazy start and install, sharing, health, restart and stop; and supervision:
-//! a crashed server is restarted by policy with backoff, its documents reopened, the request in
-//! flight retried once; past the policy it is given up, and says why. A server that fails never
-//! affects the others.
+//! (server, root)), lazy start and install, sharing, health, restart and stop. A server that
+//! fails never affects the others. `server` is one running instance, `supervisor` keeps it alive.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -15,12 +13,18 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::sync::OnceCell;
 
-use crate::documents::{Documents, Lease};
+use crate::documents::Documents;
 use crate::error::{Code, ToolError};
 use crate::lsp::{Cap, ClientOptions, Connect, LspClient, LspError};
+
+mod server;
+mod supervisor;
+
 use crate::workspace::config::Config;
 use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, ServerSpec};
 use crate::workspace::{Root, server_root};
+pub use server::{Server, ServerEvent};
+use supervisor::Supervisor;
 
 /// When a crashed server is restarted (`--restart`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,118 +73,6 @@ impl Default for RegistryOptions {
             restart: RestartPolicy::Limit(3),
             backoff: Duration::from_millis(500),
         }
-    }
-}
-
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// Crashes further apart than this start a new streak.
-const STREAK_WINDOW: Duration = Duration::from_secs(60);
-
-/// Something the MCP client should hear about (sent as `notifications/message`).
-#[derive(Debug, Clone)]
-pub struct ServerEvent {
-    /// info, warning or error.
-    pub level: &'static str,
-    pub server: String,
-    pub message: String,
-}
-
-#[derive(Default)]
-struct SupState {
-    restarting: bool,
-    given_up: Option<String>,
-    restarts: u32,
-    streak: u32,
-    last_crash: Option<std::time::Instant>,
-    last_error: Option<String>,
-}
-
-/// A running server instance (surviving restarts of its process) and its open documents.
-pub struct Server {
-    pub name: String,
-    pub root: PathBuf,
-    pub docs: Documents,
-    allow: Vec<String>,
-    /// The first process: its capabilities (and so the tool set) stay in force after restarts.
-    first: Arc<LspClient>,
-    sup: Mutex<SupState>,
-    /// Bumped when a restart completes or the server is given up.
-    generation: tokio::sync::watch::Sender<u64>,
-}
-
-impl Server {
-    /// The current process.
-    pub fn client(&self) -> Arc<LspClient> {
-        self.docs.client()
-    }
-
-    /// Whether the server offers `cap` and the config allows lspgate to use it.
-    pub fn supports(&self, cap: Cap) -> bool {
-        (self.allow.is_empty() || self.allow.iter().any(|a| a == cap.name()))
-            && self.first.supports(cap)
-    }
-
-    /// Why the server was given up, if it was.
-    pub fn given_up(&self) -> Option<String> {
-        self.sup.lock().ok().and_then(|s| s.given_up.clone())
-    }
-
-    /// The restart generation (bumped when a restart completes or the server is given up).
-    pub fn generation(&self) -> u64 {
-        *self.generation.borrow()
-    }
-
-    /// After `dead` (the process of generation `since`) ended: waits, bounded, for its
-    /// replacement. Err says why there is none (given up, or not in time).
-    pub async fn await_restart(&self, since: u64, dead: &Arc<LspClient>) -> Result<(), String> {
-        let mut generation = self.generation.subscribe();
-        let wait = async {
-            loop {
-                if let Some(why) = self.given_up() {
-                    return Err(why);
-                }
-                if *generation.borrow_and_update() != since || !Arc::ptr_eq(&self.client(), dead) {
-                    return Ok(());
-                }
-                if generation.changed().await.is_err() {
-                    return Err(format!("{} is gone", self.name));
-                }
-            }
-        };
-        tokio::time::timeout(MAX_BACKOFF + Duration::from_secs(60), wait)
-            .await
-            .unwrap_or_else(|_| Err(format!("{} crashed and no restart came in time", self.name)))
-    }
-
-    /// Runs `f` against the current process; if that process dies under it, waits for the
-    /// restart, reopens the leased document there, and runs `f` once more.
-    pub async fn request<T, F, Fut>(&self, lease: Option<&Lease>, f: F) -> Result<T, LspError>
-    where
-        F: Fn(Arc<LspClient>) -> Fut,
-        Fut: Future<Output = Result<T, LspError>>,
-    {
-        let since = self.generation();
-        let client = self.client();
-        let first = f(client.clone()).await;
-        let Err(LspError::StreamClosed { stderr, .. }) = first else {
-            return first;
-        };
-        match self.await_restart(since, &client).await {
-            Ok(()) => {
-                if let Some(lease) = lease {
-                    lease.reopen();
-                }
-                f(self.client()).await
-            }
-            Err(why) => Err(LspError::StreamClosed {
-                reason: why,
-                stderr,
-            }),
-        }
-    }
-
-    fn restart_count(&self) -> u32 {
-        self.sup.lock().map(|s| s.restarts).unwrap_or(0)
     }
 }
 
@@ -829,180 +721,6 @@ impl Registry {
             s.client().shutdown().await;
         }
     }
-}
-
-/// Watches one server: restarts its process after a crash (by policy, with backoff), kills it
-/// past its memory cap, and gives it up when the policy says so.
-struct Supervisor {
-    server: std::sync::Weak<Server>,
-    connect: Connect,
-    root: PathBuf,
-    opts: ClientOptions,
-    policy: RestartPolicy,
-    backoff: Duration,
-    max_memory: Option<u64>,
-    events: tokio::sync::broadcast::Sender<ServerEvent>,
-}
-
-impl Supervisor {
-    fn event(&self, level: &'static str, name: &str, message: String) {
-        match level {
-            "error" => tracing::error!(server = %name, "{message}"),
-            "warning" => tracing::warn!(server = %name, "{message}"),
-            _ => tracing::info!(server = %name, "{message}"),
-        }
-        let _ = self.events.send(ServerEvent {
-            level,
-            server: name.to_string(),
-            message,
-        });
-    }
-
-    async fn run(self) {
-        loop {
-            let Some(client) = self.server.upgrade().map(|s| s.client()) else {
-                return;
-            };
-            let why = self.watch(&client).await;
-            if client.is_stopping() {
-                return;
-            }
-            let served = client.answered() > 1;
-            drop(client);
-            if !self.recover(why, served).await {
-                return;
-            }
-        }
-    }
-
-    /// Waits for the process to end, killing it if it goes over its memory cap.
-    async fn watch(&self, client: &LspClient) -> String {
-        let Some(cap) = self.max_memory else {
-            return client.wait_closed().await;
-        };
-        let closed = client.wait_closed();
-        tokio::pin!(closed);
-        let mut tick = tokio::time::interval(Duration::from_millis(250));
-        loop {
-            tokio::select! {
-                why = &mut closed => return why,
-                _ = tick.tick() => {
-                    if let Some(rss) = client.pid().and_then(resident_bytes) && rss > cap {
-                        client.kill_because(format!(
-                            "used {} MiB, over its max_memory of {} MiB",
-                            rss >> 20,
-                            cap >> 20
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Restarts after a crash; false when the server is given up (or gone).
-    async fn recover(&self, mut why: String, mut served: bool) -> bool {
-        loop {
-            let Some(server) = self.server.upgrade() else {
-                return false;
-            };
-            let now = std::time::Instant::now();
-            let (give_up, delay) = {
-                let Ok(mut st) = server.sup.lock() else {
-                    return false;
-                };
-                if st
-                    .last_crash
-                    .is_none_or(|t| now.duration_since(t) > STREAK_WINDOW)
-                {
-                    st.streak = 0;
-                }
-                st.streak += 1;
-                st.last_crash = Some(now);
-                st.last_error = Some(why.clone());
-                let give_up = match self.policy {
-                    RestartPolicy::Never => Some("restarts are off (--restart never)".to_string()),
-                    RestartPolicy::Always => None,
-                    RestartPolicy::Limit(n) if st.streak > n => Some(format!(
-                        "{} crashes less than a minute apart (--restart {n})",
-                        st.streak
-                    )),
-                    RestartPolicy::Limit(_) => None,
-                };
-                // A process that served requests before crashing earns the shortest delay.
-                let exp = if served {
-                    0
-                } else {
-                    st.streak.saturating_sub(1).min(16)
-                };
-                let delay = (self.backoff * 2u32.pow(exp)).min(MAX_BACKOFF);
-                if let Some(g) = &give_up {
-                    st.given_up = Some(format!(
-                        "{} was given up after {g}; last crash: {why}",
-                        server.name
-                    ));
-                } else {
-                    st.restarting = true;
-                }
-                (give_up, delay)
-            };
-            if give_up.is_some() {
-                let msg = server.given_up().unwrap_or_default();
-                self.event("error", &server.name, msg);
-                server.generation.send_modify(|g| *g += 1);
-                return false;
-            }
-            self.event(
-                "warning",
-                &server.name,
-                format!(
-                    "{} crashed ({why}); restarting in {} ms",
-                    server.name,
-                    delay.as_millis()
-                ),
-            );
-            let name = server.name.clone();
-            drop(server);
-            tokio::time::sleep(delay).await;
-            match LspClient::start(&self.connect, &self.root, self.opts.clone()).await {
-                Ok(client) => {
-                    let Some(server) = self.server.upgrade() else {
-                        client.shutdown().await;
-                        return false;
-                    };
-                    server.docs.replace_client(client);
-                    if let Ok(mut st) = server.sup.lock() {
-                        st.restarting = false;
-                        st.restarts += 1;
-                    }
-                    server.generation.send_modify(|g| *g += 1);
-                    self.event(
-                        "info",
-                        &name,
-                        format!("{name} restarted; its documents were reopened"),
-                    );
-                    return true;
-                }
-                Err(e) => {
-                    why = format!("restart failed: {e}");
-                    served = false;
-                }
-            }
-        }
-    }
-}
-
-/// Resident memory of a process, in bytes (Linux `/proc`).
-fn resident_bytes(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
 }
 
 fn unserved(p: &Preset, served: &HashSet<String>) -> Vec<String> {
