@@ -1,12 +1,16 @@
 //! The LSP layer: process transport, typed client and the neutral `wire` types it hands upward.
 //! Architecture invariant: `lsp_types` is used only inside this module; callers see `wire` types.
 
+mod caps;
 pub mod client;
 pub mod framing;
+mod inbound;
+mod requests;
 pub mod transport;
 pub mod wire;
 
-pub use client::{Cap, ClientOptions, Connect, LspClient};
+pub use caps::Cap;
+pub use client::{ClientOptions, Connect, LspClient};
 pub use transport::SpawnSpec;
 
 use std::time::Duration;

@@ -1,0 +1,104 @@
+//! The capabilities lspgate asks servers about: lspgate's name for each (tools, config
+//! allowlists, `servers`), the provider key servers announce it under, and its request method.
+
+/// Capabilities lspgate asks about, by what it would call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cap {
+    Hover,
+    Definition,
+    Declaration,
+    TypeDefinition,
+    Implementation,
+    References,
+    DocumentSymbols,
+    WorkspaceSymbols,
+    SignatureHelp,
+    Completion,
+    CallHierarchy,
+    PullDiagnostics,
+    Rename,
+    CodeActions,
+    Formatting,
+}
+
+impl Cap {
+    /// Every capability, in the order tools list them.
+    pub const ALL: [Cap; 15] = [
+        Cap::Hover,
+        Cap::Definition,
+        Cap::Declaration,
+        Cap::TypeDefinition,
+        Cap::Implementation,
+        Cap::References,
+        Cap::DocumentSymbols,
+        Cap::WorkspaceSymbols,
+        Cap::SignatureHelp,
+        Cap::Completion,
+        Cap::CallHierarchy,
+        Cap::PullDiagnostics,
+        Cap::Rename,
+        Cap::CodeActions,
+        Cap::Formatting,
+    ];
+
+    /// lspgate's name for it (config allowlists, `servers`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Cap::Hover => "hover",
+            Cap::Definition => "definition",
+            Cap::Declaration => "declaration",
+            Cap::TypeDefinition => "type_definition",
+            Cap::Implementation => "implementation",
+            Cap::References => "references",
+            Cap::DocumentSymbols => "document_symbols",
+            Cap::WorkspaceSymbols => "workspace_symbols",
+            Cap::SignatureHelp => "signature_help",
+            Cap::Completion => "completions",
+            Cap::CallHierarchy => "call_hierarchy",
+            Cap::PullDiagnostics => "diagnostics",
+            Cap::Rename => "rename",
+            Cap::CodeActions => "code_actions",
+            Cap::Formatting => "format",
+        }
+    }
+
+    pub(super) fn provider_key(self) -> &'static str {
+        match self {
+            Cap::Hover => "hoverProvider",
+            Cap::Definition => "definitionProvider",
+            Cap::Declaration => "declarationProvider",
+            Cap::TypeDefinition => "typeDefinitionProvider",
+            Cap::Implementation => "implementationProvider",
+            Cap::References => "referencesProvider",
+            Cap::DocumentSymbols => "documentSymbolProvider",
+            Cap::WorkspaceSymbols => "workspaceSymbolProvider",
+            Cap::SignatureHelp => "signatureHelpProvider",
+            Cap::Completion => "completionProvider",
+            Cap::CallHierarchy => "callHierarchyProvider",
+            Cap::PullDiagnostics => "diagnosticProvider",
+            Cap::Rename => "renameProvider",
+            Cap::CodeActions => "codeActionProvider",
+            Cap::Formatting => "documentFormattingProvider",
+        }
+    }
+
+    pub(super) fn method(self) -> &'static str {
+        match self {
+            Cap::Hover => "textDocument/hover",
+            Cap::Definition => "textDocument/definition",
+            Cap::Declaration => "textDocument/declaration",
+            Cap::TypeDefinition => "textDocument/typeDefinition",
+            Cap::Implementation => "textDocument/implementation",
+            Cap::References => "textDocument/references",
+            Cap::DocumentSymbols => "textDocument/documentSymbol",
+            Cap::WorkspaceSymbols => "workspace/symbol",
+            Cap::SignatureHelp => "textDocument/signatureHelp",
+            Cap::Completion => "textDocument/completion",
+            Cap::CallHierarchy => "textDocument/prepareCallHierarchy",
+            Cap::PullDiagnostics => "textDocument/diagnostic",
+            Cap::Rename => "textDocument/rename",
+            Cap::CodeActions => "textDocument/codeAction",
+            Cap::Formatting => "textDocument/formatting",
+        }
+    }
+}

@@ -1,0 +1,754 @@
+//! The requests lspgate makes of a server, one typed method each, and the conversion of their
+//! answers (lsp-types) into `wire` types.
+
+use lsp_types as lt;
+use serde_json::{Value, json};
+use url::Url;
+
+use super::LspError;
+use super::client::{EditSink, LspClient};
+use super::wire::*;
+
+impl LspClient {
+    pub async fn hover(&self, uri: &Url, pos: WirePos) -> Result<Option<WireHover>, LspError> {
+        // Read by hand: lsp-types' untagged `HoverContents` costs more than the rest of the call.
+        let h: Value = self.call("textDocument/hover", text_pos(uri, pos)).await?;
+        let Value::Object(mut h) = h else {
+            return Ok(None);
+        };
+        let contents = h.remove("contents").map(hover_text).unwrap_or_default();
+        let range = h
+            .remove("range")
+            .and_then(|r| serde_json::from_value::<lt::Range>(r).ok())
+            .map(range);
+        Ok(Some(WireHover { contents, range }).filter(|h| !h.contents.trim().is_empty()))
+    }
+
+    pub async fn goto(
+        &self,
+        kind: GotoKind,
+        uri: &Url,
+        pos: WirePos,
+    ) -> Result<Vec<WireLocation>, LspError> {
+        let method = match kind {
+            GotoKind::Definition => "textDocument/definition",
+            GotoKind::Declaration => "textDocument/declaration",
+            GotoKind::TypeDefinition => "textDocument/typeDefinition",
+            GotoKind::Implementation => "textDocument/implementation",
+        };
+        let r: Option<lt::GotoDefinitionResponse> = self.call(method, text_pos(uri, pos)).await?;
+        Ok(match r {
+            None => Vec::new(),
+            Some(lt::GotoDefinitionResponse::Scalar(l)) => vec![location(l)],
+            Some(lt::GotoDefinitionResponse::Array(ls)) => ls.into_iter().map(location).collect(),
+            Some(lt::GotoDefinitionResponse::Link(links)) => links
+                .into_iter()
+                .map(|l| WireLocation {
+                    uri: l.target_uri,
+                    range: range(l.target_selection_range),
+                })
+                .collect(),
+        })
+    }
+
+    pub async fn references(
+        &self,
+        uri: &Url,
+        pos: WirePos,
+        include_declaration: bool,
+    ) -> Result<Vec<WireLocation>, LspError> {
+        let mut params = text_pos(uri, pos);
+        params["context"] = json!({"includeDeclaration": include_declaration});
+        let r: Option<Vec<lt::Location>> = self.call("textDocument/references", params).await?;
+        Ok(r.unwrap_or_default().into_iter().map(location).collect())
+    }
+
+    pub async fn document_symbols(&self, uri: &Url) -> Result<Vec<WireSymbol>, LspError> {
+        let r: Option<lt::DocumentSymbolResponse> = self
+            .call(
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": uri}}),
+            )
+            .await?;
+        Ok(match r {
+            None => Vec::new(),
+            Some(lt::DocumentSymbolResponse::Nested(s)) => s.into_iter().map(doc_symbol).collect(),
+            Some(lt::DocumentSymbolResponse::Flat(s)) => s
+                .into_iter()
+                .map(|s| WireSymbol {
+                    name: s.name,
+                    kind: symbol_kind(s.kind),
+                    detail: s.container_name,
+                    range: range(s.location.range),
+                    selection: range(s.location.range),
+                    children: Vec::new(),
+                })
+                .collect(),
+        })
+    }
+
+    pub async fn workspace_symbols(
+        &self,
+        query: &str,
+    ) -> Result<Vec<WireWorkspaceSymbol>, LspError> {
+        let r: Option<lt::WorkspaceSymbolResponse> = self
+            .call("workspace/symbol", json!({"query": query}))
+            .await?;
+        Ok(match r {
+            None => Vec::new(),
+            Some(lt::WorkspaceSymbolResponse::Flat(s)) => s
+                .into_iter()
+                .map(|s| WireWorkspaceSymbol {
+                    name: s.name,
+                    kind: symbol_kind(s.kind),
+                    container: s.container_name,
+                    location: location(s.location),
+                })
+                .collect(),
+            Some(lt::WorkspaceSymbolResponse::Nested(s)) => s
+                .into_iter()
+                .map(|s| WireWorkspaceSymbol {
+                    name: s.name,
+                    kind: symbol_kind(s.kind),
+                    container: s.container_name,
+                    location: match s.location {
+                        lt::OneOf::Left(l) => location(l),
+                        lt::OneOf::Right(w) => WireLocation {
+                            uri: w.uri,
+                            range: WireRange::default(),
+                        },
+                    },
+                })
+                .collect(),
+        })
+    }
+
+    pub async fn signature_help(
+        &self,
+        uri: &Url,
+        pos: WirePos,
+    ) -> Result<WireSignatures, LspError> {
+        let r: Option<lt::SignatureHelp> = self
+            .call("textDocument/signatureHelp", text_pos(uri, pos))
+            .await?;
+        let Some(h) = r else {
+            return Ok(WireSignatures {
+                signatures: Vec::new(),
+                active_signature: None,
+            });
+        };
+        let signatures = h
+            .signatures
+            .into_iter()
+            .map(|s| {
+                let parameters = s
+                    .parameters
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|p| match p.label {
+                        lt::ParameterLabel::Simple(s) => s,
+                        lt::ParameterLabel::LabelOffsets([a, b]) => s
+                            .label
+                            .encode_utf16()
+                            .skip(a as usize)
+                            .take(b.saturating_sub(a) as usize)
+                            .collect::<Vec<u16>>()
+                            .pipe(|u| String::from_utf16_lossy(&u)),
+                    })
+                    .collect();
+                WireSignature {
+                    label: s.label,
+                    parameters,
+                    active_parameter: s.active_parameter.or(h.active_parameter),
+                }
+            })
+            .collect();
+        Ok(WireSignatures {
+            signatures,
+            active_signature: h.active_signature,
+        })
+    }
+
+    pub async fn completions(&self, uri: &Url, pos: WirePos) -> Result<WireCompletions, LspError> {
+        let r: Option<lt::CompletionResponse> = self
+            .call("textDocument/completion", text_pos(uri, pos))
+            .await?;
+        let (items, incomplete) = match r {
+            None => (Vec::new(), false),
+            Some(lt::CompletionResponse::Array(a)) => (a, false),
+            Some(lt::CompletionResponse::List(l)) => (l.items, l.is_incomplete),
+        };
+        let mut items: Vec<lt::CompletionItem> = items;
+        items.sort_by(|a, b| {
+            a.sort_text
+                .as_deref()
+                .unwrap_or(&a.label)
+                .cmp(b.sort_text.as_deref().unwrap_or(&b.label))
+        });
+        Ok(WireCompletions {
+            items: items
+                .into_iter()
+                .map(|i| WireCompletion {
+                    label: i.label,
+                    kind: i.kind.map(completion_kind),
+                    detail: i.detail,
+                })
+                .collect(),
+            incomplete,
+        })
+    }
+
+    pub async fn call_hierarchy(
+        &self,
+        uri: &Url,
+        pos: WirePos,
+        direction: CallDirection,
+    ) -> Result<Vec<WireCall>, LspError> {
+        let items: Option<Vec<lt::CallHierarchyItem>> = self
+            .call("textDocument/prepareCallHierarchy", text_pos(uri, pos))
+            .await?;
+        let mut out = Vec::new();
+        for item in items.unwrap_or_default() {
+            let origin = item.uri.clone();
+            let item =
+                serde_json::to_value(&item).map_err(|e| LspError::Protocol(e.to_string()))?;
+            match direction {
+                CallDirection::Incoming => {
+                    let calls: Option<Vec<lt::CallHierarchyIncomingCall>> = self
+                        .call("callHierarchy/incomingCalls", json!({"item": item}))
+                        .await?;
+                    for c in calls.unwrap_or_default() {
+                        out.push(WireCall {
+                            name: c.from.name,
+                            kind: symbol_kind(c.from.kind),
+                            sites_uri: c.from.uri.clone(),
+                            location: WireLocation {
+                                uri: c.from.uri,
+                                range: range(c.from.selection_range),
+                            },
+                            call_sites: c.from_ranges.into_iter().map(range).collect(),
+                        });
+                    }
+                }
+                CallDirection::Outgoing => {
+                    let calls: Option<Vec<lt::CallHierarchyOutgoingCall>> = self
+                        .call("callHierarchy/outgoingCalls", json!({"item": item}))
+                        .await?;
+                    for c in calls.unwrap_or_default() {
+                        out.push(WireCall {
+                            name: c.to.name,
+                            kind: symbol_kind(c.to.kind),
+                            location: WireLocation {
+                                uri: c.to.uri,
+                                range: range(c.to.selection_range),
+                            },
+                            sites_uri: origin.clone(),
+                            call_sites: c.from_ranges.into_iter().map(range).collect(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl LspClient {
+    /// `textDocument/rename`: the edit, or `None` when the server renames nothing.
+    pub async fn rename(
+        &self,
+        uri: &Url,
+        pos: WirePos,
+        new_name: &str,
+    ) -> Result<Option<Vec<WireFileOp>>, LspError> {
+        let mut params = text_pos(uri, pos);
+        params["newName"] = Value::String(new_name.to_string());
+        let r: Option<Value> = self.call("textDocument/rename", params).await?;
+        r.map(workspace_edit)
+            .transpose()
+            .map_err(LspError::Protocol)
+    }
+
+    /// `textDocument/codeAction` over a range, with the diagnostics there as context.
+    pub async fn code_actions(
+        &self,
+        uri: &Url,
+        range: WireRange,
+        diagnostics: Vec<Value>,
+        only: Option<Vec<String>>,
+    ) -> Result<Vec<WireCodeAction>, LspError> {
+        let mut context = json!({"diagnostics": diagnostics, "triggerKind": 1});
+        if let Some(only) = only {
+            context["only"] = json!(only);
+        }
+        let params = json!({
+            "textDocument": {"uri": uri},
+            "range": wire_range_json(range),
+            "context": context,
+        });
+        let r: Option<Vec<Value>> = self.call("textDocument/codeAction", params).await?;
+        Ok(r.unwrap_or_default().into_iter().map(code_action).collect())
+    }
+
+    /// Fills in a code action's edit (`codeAction/resolve`) when it has none and the server
+    /// can resolve.
+    pub async fn resolve_code_action(
+        &self,
+        action: WireCodeAction,
+    ) -> Result<WireCodeAction, LspError> {
+        let is_command = action.raw.get("command").is_some_and(Value::is_string);
+        let resolvable = self
+            .caps
+            .get("codeActionProvider")
+            .and_then(|p| p.get("resolveProvider"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if is_command || action.raw.get("edit").is_some() || !resolvable {
+            return Ok(action);
+        }
+        let r: Value = self.call("codeAction/resolve", action.raw.clone()).await?;
+        Ok(code_action(r))
+    }
+
+    /// The edit of a code action, if it carries one.
+    pub fn code_action_edit(action: &WireCodeAction) -> Result<Option<Vec<WireFileOp>>, LspError> {
+        if action.raw.get("command").is_some_and(Value::is_string) {
+            return Ok(None);
+        }
+        action
+            .raw
+            .get("edit")
+            .cloned()
+            .map(workspace_edit)
+            .transpose()
+            .map_err(LspError::Protocol)
+    }
+
+    /// The command of a code action (or a bare command), if any: name and arguments.
+    pub fn code_action_command(action: &WireCodeAction) -> Option<(String, Vec<Value>)> {
+        let cmd = if action.raw.get("command").is_some_and(Value::is_string) {
+            &action.raw
+        } else {
+            action.raw.get("command")?
+        };
+        let name = cmd.get("command")?.as_str()?.to_string();
+        let args = cmd
+            .get("arguments")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        Some((name, args))
+    }
+
+    /// `workspace/executeCommand`, with the server's `workspace/applyEdit` requests sent to
+    /// `sink` meanwhile.
+    pub async fn execute_command(
+        &self,
+        command: &str,
+        arguments: Vec<Value>,
+        sink: Option<EditSink>,
+    ) -> Result<Value, LspError> {
+        if let Ok(mut s) = self.state.edit_sink.lock() {
+            *s = sink;
+        }
+        let r: Result<Option<Value>, LspError> = self
+            .call(
+                "workspace/executeCommand",
+                json!({"command": command, "arguments": arguments}),
+            )
+            .await;
+        if let Ok(mut s) = self.state.edit_sink.lock() {
+            *s = None;
+        }
+        Ok(r?.unwrap_or(Value::Null))
+    }
+
+    /// `textDocument/formatting` of a whole document.
+    pub async fn formatting(
+        &self,
+        uri: &Url,
+        tab_size: u32,
+        insert_spaces: bool,
+    ) -> Result<Vec<(WireRange, String)>, LspError> {
+        let params = json!({
+            "textDocument": {"uri": uri},
+            "options": {"tabSize": tab_size, "insertSpaces": insert_spaces,
+                        "trimTrailingWhitespace": true, "insertFinalNewline": true},
+        });
+        let r: Option<Vec<lt::TextEdit>> = self.call("textDocument/formatting", params).await?;
+        Ok(r.unwrap_or_default()
+            .into_iter()
+            .map(|e| (range(e.range), e.new_text))
+            .collect())
+    }
+
+    /// Tells the server files changed on disk (`created`, `changed` or `deleted`), as a file
+    /// watcher would: servers keep files they have not opened in memory too.
+    pub fn did_change_watched_files(&self, changes: &[(Url, &str)]) {
+        if changes.is_empty() {
+            return;
+        }
+        let list: Vec<Value> = changes
+            .iter()
+            .map(|(uri, kind)| {
+                let t = match *kind {
+                    "created" => 1,
+                    "deleted" => 3,
+                    _ => 2,
+                };
+                json!({"uri": uri, "type": t})
+            })
+            .collect();
+        self.transport
+            .notify("workspace/didChangeWatchedFiles", json!({"changes": list}));
+    }
+
+    /// Tells the server files were created, renamed or deleted, when it asked to know.
+    pub fn did_change_files(&self, ops: &[WireFileOp]) {
+        let wants = |k: &str| {
+            self.caps
+                .get("workspace")
+                .and_then(|w| w.get("fileOperations"))
+                .and_then(|f| f.get(k))
+                .is_some()
+        };
+        let mut created = Vec::new();
+        let mut renamed = Vec::new();
+        let mut deleted = Vec::new();
+        for op in ops {
+            match op {
+                WireFileOp::Create { uri, .. } => created.push(json!({"uri": uri})),
+                WireFileOp::Rename { old, new, .. } => {
+                    renamed.push(json!({"oldUri": old, "newUri": new}))
+                }
+                WireFileOp::Delete { uri, .. } => deleted.push(json!({"uri": uri})),
+                WireFileOp::Edit { .. } => {}
+            }
+        }
+        if !created.is_empty() && wants("didCreate") {
+            self.transport
+                .notify("workspace/didCreateFiles", json!({"files": created}));
+        }
+        if !renamed.is_empty() && wants("didRename") {
+            self.transport
+                .notify("workspace/didRenameFiles", json!({"files": renamed}));
+        }
+        if !deleted.is_empty() && wants("didDelete") {
+            self.transport
+                .notify("workspace/didDeleteFiles", json!({"files": deleted}));
+        }
+    }
+}
+
+pub(super) fn wire_range_json(r: WireRange) -> Value {
+    json!({"start": {"line": r.start.line, "character": r.start.character},
+           "end": {"line": r.end.line, "character": r.end.character}})
+}
+
+pub(super) fn code_action(v: Value) -> WireCodeAction {
+    let fixes = v
+        .get("diagnostics")
+        .and_then(Value::as_array)
+        .map(|d| {
+            d.iter()
+                .filter_map(|x| x.get("message").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    WireCodeAction {
+        title: v
+            .get("title")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        kind: v.get("kind").and_then(Value::as_str).map(str::to_string),
+        preferred: v
+            .get("isPreferred")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        fixes,
+        disabled: v
+            .get("disabled")
+            .and_then(|d| d.get("reason"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        raw: v,
+    }
+}
+
+/// A `WorkspaceEdit` (either form) as file operations, in order.
+pub(super) fn workspace_edit(v: Value) -> Result<Vec<WireFileOp>, String> {
+    let edit: lt::WorkspaceEdit =
+        serde_json::from_value(v).map_err(|e| format!("bad WorkspaceEdit: {e}"))?;
+    let mut ops = Vec::new();
+    let text_edits = |edits: Vec<lt::OneOf<lt::TextEdit, lt::AnnotatedTextEdit>>| {
+        edits
+            .into_iter()
+            .map(|e| match e {
+                lt::OneOf::Left(t) => (range(t.range), t.new_text),
+                lt::OneOf::Right(a) => (range(a.text_edit.range), a.text_edit.new_text),
+            })
+            .collect::<Vec<_>>()
+    };
+    if let Some(dc) = edit.document_changes {
+        let list = match dc {
+            lt::DocumentChanges::Edits(e) => e
+                .into_iter()
+                .map(lt::DocumentChangeOperation::Edit)
+                .collect(),
+            lt::DocumentChanges::Operations(o) => o,
+        };
+        for op in list {
+            ops.push(match op {
+                lt::DocumentChangeOperation::Edit(e) => WireFileOp::Edit {
+                    uri: e.text_document.uri,
+                    version: e.text_document.version,
+                    edits: text_edits(e.edits),
+                },
+                lt::DocumentChangeOperation::Op(lt::ResourceOp::Create(c)) => WireFileOp::Create {
+                    uri: c.uri,
+                    overwrite: c
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.overwrite)
+                        .unwrap_or(false),
+                    ignore_if_exists: c
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.ignore_if_exists)
+                        .unwrap_or(false),
+                },
+                lt::DocumentChangeOperation::Op(lt::ResourceOp::Rename(r)) => WireFileOp::Rename {
+                    old: r.old_uri,
+                    new: r.new_uri,
+                    overwrite: r
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.overwrite)
+                        .unwrap_or(false),
+                    ignore_if_exists: r
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.ignore_if_exists)
+                        .unwrap_or(false),
+                },
+                lt::DocumentChangeOperation::Op(lt::ResourceOp::Delete(d)) => WireFileOp::Delete {
+                    uri: d.uri,
+                    ignore_if_not_exists: d
+                        .options
+                        .as_ref()
+                        .and_then(|o| o.ignore_if_not_exists)
+                        .unwrap_or(false),
+                },
+            });
+        }
+    } else if let Some(changes) = edit.changes {
+        let mut files: Vec<_> = changes.into_iter().collect();
+        files.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        for (uri, edits) in files {
+            ops.push(WireFileOp::Edit {
+                uri,
+                version: None,
+                edits: edits
+                    .into_iter()
+                    .map(|t| (range(t.range), t.new_text))
+                    .collect(),
+            });
+        }
+    }
+    Ok(ops)
+}
+
+trait Pipe: Sized {
+    fn pipe<R>(self, f: impl FnOnce(Self) -> R) -> R {
+        f(self)
+    }
+}
+impl<T> Pipe for T {}
+
+pub(super) fn text_pos(uri: &Url, pos: WirePos) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": pos.line, "character": pos.character}})
+}
+
+pub(super) fn range(r: lt::Range) -> WireRange {
+    WireRange {
+        start: WirePos {
+            line: r.start.line,
+            character: r.start.character,
+        },
+        end: WirePos {
+            line: r.end.line,
+            character: r.end.character,
+        },
+    }
+}
+
+pub(super) fn location(l: lt::Location) -> WireLocation {
+    WireLocation {
+        uri: l.uri,
+        range: range(l.range),
+    }
+}
+
+pub(super) fn convert_diag(d: lt::Diagnostic) -> WireDiagnostic {
+    let raw = serde_json::to_value(&d).unwrap_or(Value::Null);
+    WireDiagnostic {
+        raw,
+        range: range(d.range),
+        severity: match d.severity {
+            Some(lt::DiagnosticSeverity::WARNING) => Severity::Warning,
+            Some(lt::DiagnosticSeverity::INFORMATION) => Severity::Info,
+            Some(lt::DiagnosticSeverity::HINT) => Severity::Hint,
+            _ => Severity::Error,
+        },
+        code: d.code.map(|c| match c {
+            lt::NumberOrString::Number(n) => n.to_string(),
+            lt::NumberOrString::String(s) => s,
+        }),
+        source: d.source,
+        message: d.message,
+    }
+}
+
+pub(super) fn doc_symbol(s: lt::DocumentSymbol) -> WireSymbol {
+    WireSymbol {
+        name: s.name,
+        kind: symbol_kind(s.kind),
+        detail: s.detail.filter(|d| !d.is_empty()),
+        range: range(s.range),
+        selection: range(s.selection_range),
+        children: s
+            .children
+            .unwrap_or_default()
+            .into_iter()
+            .map(doc_symbol)
+            .collect(),
+    }
+}
+
+/// Hover contents as text: a `MarkupContent`, a `MarkedString` (plain or with a language), or
+/// an array of those.
+pub(super) fn hover_text(c: Value) -> String {
+    match c {
+        Value::String(s) => s,
+        Value::Array(items) => items
+            .into_iter()
+            .map(hover_text)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        Value::Object(mut o) => {
+            let value = match o.remove("value") {
+                Some(Value::String(v)) => v,
+                _ => String::new(),
+            };
+            match o.get("language").and_then(Value::as_str) {
+                Some(language) => format!("```{language}\n{value}\n```"),
+                None => value,
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+pub(super) fn symbol_kind(k: lt::SymbolKind) -> &'static str {
+    const NAMES: [&str; 26] = [
+        "file",
+        "module",
+        "namespace",
+        "package",
+        "class",
+        "method",
+        "property",
+        "field",
+        "constructor",
+        "enum",
+        "interface",
+        "function",
+        "variable",
+        "constant",
+        "string",
+        "number",
+        "boolean",
+        "array",
+        "object",
+        "key",
+        "null",
+        "enum_member",
+        "struct",
+        "event",
+        "operator",
+        "type_parameter",
+    ];
+    let n: i32 = serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0) as i32;
+    NAMES
+        .get((n - 1).max(0) as usize)
+        .copied()
+        .filter(|_| n >= 1)
+        .unwrap_or("unknown")
+}
+
+pub(super) fn completion_kind(k: lt::CompletionItemKind) -> &'static str {
+    const NAMES: [&str; 25] = [
+        "text",
+        "method",
+        "function",
+        "constructor",
+        "field",
+        "variable",
+        "class",
+        "interface",
+        "module",
+        "property",
+        "unit",
+        "value",
+        "enum",
+        "keyword",
+        "snippet",
+        "color",
+        "file",
+        "reference",
+        "folder",
+        "enum_member",
+        "constant",
+        "struct",
+        "event",
+        "operator",
+        "type_parameter",
+    ];
+    let n = serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    if n >= 1 {
+        NAMES.get(n as usize - 1).copied().unwrap_or("unknown")
+    } else {
+        "unknown"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hover_contents_of_every_shape() {
+        assert_eq!(hover_text(json!("plain")), "plain");
+        assert_eq!(
+            hover_text(json!({"kind": "markdown", "value": "**b**"})),
+            "**b**"
+        );
+        assert_eq!(
+            hover_text(json!({"language": "python", "value": "x: int"})),
+            "```python\nx: int\n```"
+        );
+        assert_eq!(
+            hover_text(json!(["a", {"language": "c", "value": "int x"}])),
+            "a\n\n```c\nint x\n```"
+        );
+        assert_eq!(hover_text(json!(null)), "");
+    }
+}
