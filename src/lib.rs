@@ -16,4 +16,5 @@ pub mod ops;
 pub mod raw;
 pub mod registry;
 pub mod text;
+pub mod watch;
 pub mod workspace;

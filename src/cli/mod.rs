@@ -12,6 +12,7 @@ use crate::error::ToolError;
 use crate::mcp;
 use crate::ops::{Engine, EngineOptions, tools};
 use crate::registry::{Registry, RegistryOptions, RestartPolicy};
+use crate::watch::WatchOptions;
 use crate::workspace::config::Config;
 use crate::workspace::presets::{self, PRESETS, Preset, ServerSpec};
 use crate::workspace::{Languages, Root};
@@ -671,17 +672,18 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         install: cli.install,
         restart: cli.restart,
         backoff: std::time::Duration::from_millis(cli.restart_backoff_ms),
+        watch: WatchOptions::from_env(vec![opts.state_dir.clone()]),
     };
-    let languages = Languages::new(root.path(), &config.languages);
     let registry = match ServerSpec::explicit(explicit) {
         Some(spec) => {
-            let r = Registry::new(root, reg_opts);
+            let languages = Languages::new(root.path(), &config.languages);
+            let r = Registry::new(root, languages, reg_opts);
             r.register(spec);
             r
         }
         None => Registry::with_config(root, &config, reg_opts),
     };
-    Ok(Engine::new(registry, languages, opts))
+    Ok(Engine::new(registry, opts))
 }
 
 /// Runs the CLI; returns the process exit code.

@@ -451,6 +451,49 @@ impl Documents {
         }
     }
 
+    /// Whether the server has `path` open (through lspgate).
+    pub fn is_open(&self, path: &Path) -> bool {
+        self.docs.lock().is_ok_and(|d| d.contains_key(path))
+    }
+
+    /// Makes the server's copy of an open document follow the disk: sent again when the file's
+    /// content changed (with `force`, always, as a new version: a server that rereads what a
+    /// document includes only when the document changes then rereads it), closed when the
+    /// file is gone. A document in use is brought up to date as soon as its lease ends; one
+    /// holding an overlay gets the disk content back when the overlay's lease ends anyway.
+    pub fn refresh(&self, path: &Path, force: bool) {
+        let Some(doc) = self.docs.lock().ok().and_then(|d| d.get(path).cloned()) else {
+            return;
+        };
+        match doc.state.clone().try_write_owned() {
+            Ok(mut st) => {
+                if !refresh_doc(&self.slot, &doc, &mut st, force) {
+                    drop(st);
+                    self.forget(path);
+                }
+            }
+            Err(_) => {
+                let slot = self.slot.clone();
+                tokio::spawn(async move {
+                    let mut st = doc.state.clone().write_owned().await;
+                    refresh_doc(&slot, &doc, &mut st, force);
+                });
+            }
+        }
+    }
+
+    /// Sends every open document again as a new version (see `refresh`).
+    pub fn resync(&self) {
+        let paths: Vec<PathBuf> = self
+            .docs
+            .lock()
+            .map(|d| d.keys().cloned().collect())
+            .unwrap_or_default();
+        for p in paths {
+            self.refresh(&p, true);
+        }
+    }
+
     /// Paths and languages of the documents open now.
     pub fn open_paths(&self) -> Vec<(PathBuf, String)> {
         self.docs
@@ -515,6 +558,31 @@ impl Documents {
                     fresh: false,
                 });
             }
+        }
+    }
+}
+
+/// `Documents::refresh` for one document whose state is held; false when the file is gone
+/// (the document is then closed).
+fn refresh_doc(slot: &ClientSlot, doc: &Doc, st: &mut DocState, force: bool) -> bool {
+    if !st.open || st.disk.is_none() {
+        return true;
+    }
+    if !force && is_fresh(&doc.path, st) {
+        return true;
+    }
+    match read_disk(&doc.path) {
+        Ok((text, copy)) => {
+            set_text(slot, doc, st, text, Some(copy));
+            true
+        }
+        Err(_) => {
+            let (client, generation) = slot.current();
+            if doc.opened_gen.load(Ordering::Acquire) == generation {
+                client.did_close(&doc.uri);
+            }
+            st.open = false;
+            false
         }
     }
 }

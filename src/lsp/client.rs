@@ -22,6 +22,7 @@ use crate::text::Encoding;
 use super::caps::Cap;
 use super::inbound::{Inbox, serve_inbound};
 use super::requests::convert_diag;
+use super::watched::FileWatcher;
 
 /// How to reach a server.
 #[derive(Debug, Clone)]
@@ -49,6 +50,21 @@ pub struct ClientOptions {
     /// of a `$/progress` that ends then; until it is seen, workspace-wide questions wait
     /// (bounded).
     pub ready_marker: Option<String>,
+    /// Where the diagnostics of a document come from.
+    pub diagnostics: DiagnosticsVia,
+}
+
+/// How lspgate gets a document's diagnostics from a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiagnosticsVia {
+    /// The protocol: pulled (`textDocument/diagnostic`) where the server offers it, else the
+    /// push for the document's version.
+    #[default]
+    Protocol,
+    /// typescript-language-server: tsserver's own diagnostics requests, through its
+    /// `typescript.tsserverRequest` command. Its pushes are not versioned and do not come when
+    /// a file's diagnostics stay empty, so waiting for one after a change could never end.
+    Tsserver,
 }
 
 impl Default for ClientOptions {
@@ -60,6 +76,7 @@ impl Default for ClientOptions {
             settings: Value::Null,
             initialization: Value::Null,
             ready_marker: None,
+            diagnostics: DiagnosticsVia::Protocol,
         }
     }
 }
@@ -79,6 +96,8 @@ pub(super) struct State {
     pub(super) progress: Mutex<HashMap<String, String>>,
     /// Dynamic registrations: id → method.
     pub(super) registrations: Mutex<HashMap<String, String>>,
+    /// File watchers registered (`workspace/didChangeWatchedFiles`), by registration id.
+    pub(super) watchers: Mutex<HashMap<String, Vec<FileWatcher>>>,
     /// When the server last sent anything.
     pub(super) last_inbound: Mutex<Option<Instant>>,
     /// Whether the ready marker was logged (true when there is none).
@@ -111,6 +130,8 @@ pub struct LspClient {
     pub(super) diag_tx: watch::Sender<u64>,
     pub(super) progress_tx: watch::Sender<u64>,
     pub(super) started: Instant,
+    /// The server's root folder.
+    pub(super) root: std::path::PathBuf,
 }
 
 impl LspClient {
@@ -184,6 +205,7 @@ impl LspClient {
             diag_tx,
             progress_tx,
             started: Instant::now(),
+            root: root.to_path_buf(),
         }))
     }
 
@@ -228,6 +250,9 @@ impl LspClient {
 
     /// Whether the server serves `cap`, statically or through a dynamic registration.
     pub fn supports(&self, cap: Cap) -> bool {
+        if cap == Cap::PullDiagnostics && self.opts.diagnostics == DiagnosticsVia::Tsserver {
+            return true;
+        }
         let static_on = !matches!(
             self.caps.get(cap.provider_key()),
             None | Some(Value::Null) | Some(Value::Bool(false))
@@ -377,8 +402,11 @@ impl LspClient {
         self.state.publish_seq.lock().map(|s| *s).unwrap_or(0)
     }
 
-    /// Pull diagnostics for one document.
+    /// Pull diagnostics for one document (computed for its current content when asked).
     pub async fn pull_diagnostics(&self, uri: &Url) -> Result<Vec<WireDiagnostic>, LspError> {
+        if self.opts.diagnostics == DiagnosticsVia::Tsserver {
+            return self.tsserver_diagnostics(uri).await;
+        }
         let report: lt::DocumentDiagnosticReportResult = self
             .call(
                 "textDocument/diagnostic",
@@ -459,6 +487,13 @@ impl LspClient {
         self.published(uri)
             .map(|p| (*p.diags).clone())
             .unwrap_or_default()
+    }
+
+    /// Drops what the server pushed for `uri` (its file changed on disk since).
+    pub fn forget_pushed(&self, uri: &Url) {
+        if let Ok(mut d) = self.state.diags.lock() {
+            d.remove(uri);
+        }
     }
 
     /// Every document the server has pushed diagnostics for.

@@ -12,6 +12,7 @@ use url::Url;
 use super::client::{Published, State};
 use super::requests::{convert_diag, workspace_edit};
 use super::transport::{Inbound, Transport};
+use super::watched;
 
 /// What the task that serves a server's own messages needs.
 pub(super) struct Inbox {
@@ -176,17 +177,26 @@ fn answer_server_request(
         }
         "window/workDoneProgress/create" => Ok(Value::Null),
         "client/registerCapability" => {
-            if let (Some(regs), Ok(mut r)) = (
-                params.get("registrations").and_then(Value::as_array),
-                state.registrations.lock(),
-            ) {
-                for reg in regs {
-                    if let (Some(id), Some(m)) = (
-                        reg.get("id").and_then(Value::as_str),
-                        reg.get("method").and_then(Value::as_str),
-                    ) {
-                        r.insert(id.to_string(), m.to_string());
-                    }
+            for reg in params
+                .get("registrations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let (Some(id), Some(m)) = (
+                    reg.get("id").and_then(Value::as_str),
+                    reg.get("method").and_then(Value::as_str),
+                ) else {
+                    continue;
+                };
+                if m == "workspace/didChangeWatchedFiles"
+                    && let Some(opts) = reg.get("registerOptions")
+                    && let Ok(mut w) = state.watchers.lock()
+                {
+                    w.insert(id.to_string(), watched::parse(opts));
+                }
+                if let Ok(mut r) = state.registrations.lock() {
+                    r.insert(id.to_string(), m.to_string());
                 }
             }
             Ok(Value::Null)
@@ -196,10 +206,13 @@ fn answer_server_request(
                 .get("unregisterations")
                 .or_else(|| params.get("unregistrations"))
                 .and_then(Value::as_array);
-            if let (Some(list), Ok(mut r)) = (list, state.registrations.lock()) {
-                for u in list {
-                    if let Some(id) = u.get("id").and_then(Value::as_str) {
+            for u in list.into_iter().flatten() {
+                if let Some(id) = u.get("id").and_then(Value::as_str) {
+                    if let Ok(mut r) = state.registrations.lock() {
                         r.remove(id);
+                    }
+                    if let Ok(mut w) = state.watchers.lock() {
+                        w.remove(id);
                     }
                 }
             }

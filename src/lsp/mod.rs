@@ -7,10 +7,12 @@ pub mod framing;
 mod inbound;
 mod requests;
 pub mod transport;
+mod tsserver;
+mod watched;
 pub mod wire;
 
 pub use caps::Cap;
-pub use client::{ClientOptions, Connect, LspClient};
+pub use client::{ClientOptions, Connect, DiagnosticsVia, LspClient};
 pub use transport::SpawnSpec;
 
 use std::time::Duration;

@@ -7,7 +7,9 @@ use url::Url;
 
 use super::LspError;
 use super::client::{EditSink, LspClient};
+use super::watched;
 use super::wire::*;
+use crate::watch::{Change, ChangeKind};
 
 impl LspClient {
     pub async fn hover(&self, uri: &Url, pos: WirePos) -> Result<Option<WireHover>, LspError> {
@@ -382,25 +384,47 @@ impl LspClient {
             .collect())
     }
 
-    /// Tells the server files changed on disk (`created`, `changed` or `deleted`), as a file
-    /// watcher would: servers keep files they have not opened in memory too.
-    pub fn did_change_watched_files(&self, changes: &[(Url, &str)]) {
-        if changes.is_empty() {
-            return;
+    /// Tells the server of files that changed on disk, as its registered file watchers ask:
+    /// one `workspace/didChangeWatchedFiles` with the changes some watcher of its wants, none
+    /// when no watcher wants any. Returns how many changes were sent.
+    pub fn did_change_watched_files(&self, changes: &[Change]) -> usize {
+        let list: Vec<Value> = {
+            let Ok(watchers) = self.state.watchers.lock() else {
+                return 0;
+            };
+            changes
+                .iter()
+                .filter(|c| {
+                    watched::wanted(watchers.values().flatten(), &c.path, c.kind, &self.root)
+                })
+                .filter_map(|c| {
+                    let t = match c.kind {
+                        ChangeKind::Created => 1,
+                        ChangeKind::Changed => 2,
+                        ChangeKind::Deleted => 3,
+                    };
+                    Url::from_file_path(&c.path)
+                        .ok()
+                        .map(|uri| json!({"uri": uri, "type": t}))
+                })
+                .collect()
+        };
+        if !list.is_empty() {
+            crate::raw::record(
+                || json!({"server": self.name(), "method": "workspace/didChangeWatchedFiles", "params": {"changes": list}}),
+            );
+            self.transport
+                .notify("workspace/didChangeWatchedFiles", json!({"changes": list}));
         }
-        let list: Vec<Value> = changes
-            .iter()
-            .map(|(uri, kind)| {
-                let t = match *kind {
-                    "created" => 1,
-                    "deleted" => 3,
-                    _ => 2,
-                };
-                json!({"uri": uri, "type": t})
-            })
-            .collect();
-        self.transport
-            .notify("workspace/didChangeWatchedFiles", json!({"changes": list}));
+        list.len()
+    }
+
+    /// Whether the server registered any file watcher.
+    pub fn watches_files(&self) -> bool {
+        self.state
+            .watchers
+            .lock()
+            .is_ok_and(|w| w.values().any(|v| !v.is_empty()))
     }
 
     /// Tells the server files were created, renamed or deleted, when it asked to know.

@@ -325,6 +325,7 @@ impl Transport {
     }
 
     pub fn notify(&self, method: &str, params: Value) {
+        tracing::trace!(server = %self.name, method, "notify");
         self.send_value(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 

@@ -19,6 +19,7 @@ use crate::lsp::wire::{WireFileOp, WirePos, WireRange};
 use crate::lsp::{Cap, LspClient};
 use crate::registry::Server;
 use crate::text::{self, LineIndex};
+use crate::watch::{Change, ChangeKind};
 
 /// Diagnostics of some files, and whether any answer was partial.
 type DiagSet = (Vec<FileDiag>, Option<String>);
@@ -222,7 +223,7 @@ impl Engine {
         // Every file is synced with its servers before any is asked: a change in one file
         // changes another's diagnostics.
         for path in paths.iter().filter(|p| p.is_file()) {
-            let language = self.languages.detect(path);
+            let language = self.languages().detect(path);
             for server in self.registry.started_for(path, &language).await {
                 drop(server.docs.lease(path, &language, None).await);
             }
@@ -231,7 +232,7 @@ impl Engine {
             if !path.is_file() {
                 continue;
             }
-            let language = self.languages.detect(path);
+            let language = self.languages().detect(path);
             for server in self.registry.started_for(path, &language).await {
                 let Ok(lease) = server.docs.lease(path, &language, None).await else {
                     continue;
@@ -338,27 +339,26 @@ impl Engine {
             .await
             .map_err(|e| ToolError::new(Code::ServerError, e.to_string()))??;
         let id = journal.record(tool, &summary, &plan)?;
-        let watched: Vec<(Url, &str)> = plan
+        let own: Vec<Change> = plan
             .changes
             .iter()
-            .filter_map(|c| {
-                let kind = match (&c.before, &c.after) {
-                    (None, Some(_)) => "created",
-                    (Some(_), None) => "deleted",
-                    _ => "changed",
-                };
-                Url::from_file_path(&c.path).ok().map(|u| (u, kind))
+            .map(|c| Change {
+                path: c.path.clone(),
+                kind: match (&c.before, &c.after) {
+                    (None, Some(_)) => ChangeKind::Created,
+                    (Some(_), None) => ChangeKind::Deleted,
+                    _ => ChangeKind::Changed,
+                },
             })
             .collect();
-        for server in self.registry.running() {
-            if !file_ops.is_empty() {
+        if !file_ops.is_empty() {
+            for server in self.registry.running() {
                 server.client().did_change_files(file_ops);
             }
-            server.client().did_change_watched_files(&watched);
-            for c in plan.changes.iter().filter(|c| c.after.is_none()) {
-                server.docs.close(&c.path);
-            }
         }
+        // The servers hear of the written files as of any change on disk, once each (the
+        // watcher sees the same writes).
+        self.registry.sync_with(own).await;
         let after_paths: Vec<PathBuf> = plan
             .changes
             .iter()
@@ -729,7 +729,7 @@ impl Engine {
         })?;
         let new = apply_specs(&text, &p.edits)?;
         let (before, r1) = self.diagnostics_of(std::slice::from_ref(&path)).await;
-        let language = self.languages.detect(&path);
+        let language = self.languages().detect(&path);
         let servers: Vec<Arc<Server>> = self.registry.started_for(&path, &language).await;
         if servers.is_empty() {
             return Err(self.registry.no_server(&language, &path));

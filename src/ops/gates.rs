@@ -99,7 +99,7 @@ impl Engine {
         files.sort();
         files.dedup();
         // Only what some server serves.
-        files.retain(|f| self.registry.can_serve(&self.languages.detect(f)));
+        files.retain(|f| self.registry.can_serve(&self.languages().detect(f)));
         Ok(files)
     }
 
@@ -357,7 +357,7 @@ impl Engine {
         path: &std::path::Path,
         line: u32,
     ) -> Option<(String, String, u32, u32)> {
-        let language = self.languages.detect(path);
+        let language = self.languages().detect(path);
         let server = self
             .registry
             .first_supporting(path, &language, Cap::DocumentSymbols, "document_symbols")
@@ -392,7 +392,7 @@ impl Engine {
 
     pub async fn shrink(&self, p: ShrinkParams) -> Result<ShrinkResult, ToolError> {
         let path = self.resolve(&p.file)?;
-        let language = self.languages.detect(&path);
+        let language = self.languages().detect(&path);
         let original = std::fs::read_to_string(&path).map_err(|e| {
             ToolError::new(Code::FileNotFound, format!("cannot read {}: {e}", p.file))
         })?;

@@ -61,7 +61,6 @@ pub(crate) const WALK_LIMIT: usize = 20_000;
 /// The workspace's operations: every tool is a method here.
 pub struct Engine {
     registry: Arc<Registry>,
-    languages: Arc<Languages>,
     opts: EngineOptions,
     /// Languages the workspace holds, scanned once (for the tool list).
     present: std::sync::OnceLock<Vec<String>>,
@@ -74,10 +73,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(registry: Registry, languages: Languages, opts: EngineOptions) -> Engine {
+    pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Engine {
         Engine {
-            registry: Arc::new(registry),
-            languages: Arc::new(languages),
+            registry,
             opts,
             present: std::sync::OnceLock::new(),
             journal: std::sync::OnceLock::new(),
@@ -95,13 +93,13 @@ impl Engine {
     }
 
     pub fn languages(&self) -> &Languages {
-        &self.languages
+        self.registry.detector()
     }
 
     /// The languages the workspace holds, from a walk on the blocking pool (the runtime's one
     /// thread keeps serving meanwhile).
     async fn scan_languages(&self) -> Vec<String> {
-        let langs = self.languages.clone();
+        let langs = self.registry.detector().clone();
         tokio::task::spawn_blocking(move || langs.scan(WALK_LIMIT).into_keys().collect())
             .await
             .unwrap_or_default()
@@ -112,7 +110,7 @@ impl Engine {
         &self,
         accept: impl Fn(&str) -> bool + Send + 'static,
     ) -> Option<std::path::PathBuf> {
-        let langs = self.languages.clone();
+        let langs = self.registry.detector().clone();
         tokio::task::spawn_blocking(move || langs.first_file(WALK_LIMIT, accept))
             .await
             .ok()
@@ -127,7 +125,7 @@ impl Engine {
     pub fn may_support(&self, cap: Cap) -> bool {
         let present = self
             .present
-            .get_or_init(|| self.languages.scan(WALK_LIMIT).into_keys().collect());
+            .get_or_init(|| self.languages().scan(WALK_LIMIT).into_keys().collect());
         self.registry.may_support(cap, present)
     }
 
@@ -158,7 +156,7 @@ impl Engine {
         tool: &str,
     ) -> Result<(Arc<Server>, Lease), ToolError> {
         let path = self.resolve(file)?;
-        let language = self.languages.detect(&path);
+        let language = self.languages().detect(&path);
         let server = self
             .registry
             .first_supporting(&path, &language, cap, tool)
@@ -375,7 +373,7 @@ impl Engine {
         let serves =
             move |l: &str| l != "plaintext" && (langs.is_empty() || langs.iter().any(|x| x == l));
         if let Some(file) = self.first_file(serves).await {
-            let language = self.languages.detect(&file);
+            let language = self.languages().detect(&file);
             if let Ok(lease) = server.docs.lease(&file, &language, None).await {
                 drop(lease);
                 let _ = server.client().wait_loaded(self.opts.ready_timeout).await;
@@ -537,7 +535,7 @@ impl Engine {
         if let Some(file) = &p.file {
             // Every server of the file's language reports; their diagnostics merge.
             let path = self.resolve(file)?;
-            let language = self.languages.detect(&path);
+            let language = self.languages().detect(&path);
             let servers = self.registry.servers_for(&path, &language).await;
             if servers.is_empty() {
                 return Err(self.registry.no_server(&language, &path));
@@ -683,12 +681,14 @@ impl Engine {
     pub async fn servers(&self, _p: ServersParams) -> Result<ServersResult, ToolError> {
         Ok(ServersResult {
             servers: self.registry.statuses(),
+            watcher: self.registry.watch_status(),
         })
     }
 
     pub async fn restart_server(&self, p: RestartServerParams) -> Result<ServersResult, ToolError> {
         Ok(ServersResult {
             servers: self.registry.restart(&p.name).await?,
+            watcher: self.registry.watch_status(),
         })
     }
 }

@@ -342,6 +342,9 @@ async fn dispatch(
     args: Value,
     progress: Progress<'_>,
 ) -> Result<ToolOutput, ToolError> {
+    // The consistency point: whatever was written before this call, by anyone, reaches the
+    // servers before the call asks them anything.
+    engine.registry().sync().await;
     match name {
         "hover" => {
             let p: PositionParams = parse(args)?;

@@ -354,6 +354,9 @@ pub struct RestartServerParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ServersResult {
     pub servers: Vec<crate::registry::ServerStatus>,
+    /// How lspgate learns of files changed on disk (absent until the first server starts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watcher: Option<crate::watch::WatchStatus>,
 }
 
 // ---- editing ----

@@ -19,10 +19,12 @@ use crate::lsp::{Cap, ClientOptions, Connect, LspClient, LspError};
 
 mod server;
 mod supervisor;
+mod sync;
 
+use crate::watch::{WatchOptions, Watcher};
 use crate::workspace::config::Config;
 use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, ServerSpec};
-use crate::workspace::{Root, server_root};
+use crate::workspace::{Languages, Root, server_root};
 pub use server::{Server, ServerEvent};
 use supervisor::Supervisor;
 
@@ -61,6 +63,8 @@ pub struct RegistryOptions {
     pub restart: RestartPolicy,
     /// First restart delay; it doubles within a streak, up to 30 s.
     pub backoff: Duration,
+    /// The workspace watcher, started with the first server.
+    pub watch: WatchOptions,
 }
 
 impl Default for RegistryOptions {
@@ -72,6 +76,7 @@ impl Default for RegistryOptions {
             install: false,
             restart: RestartPolicy::Limit(3),
             backoff: Duration::from_millis(500),
+            watch: WatchOptions::default(),
         }
     }
 }
@@ -142,11 +147,21 @@ pub struct ServerStatus {
 /// Every server lspgate may run for a workspace. Safe to share between tasks.
 pub struct Registry {
     root: Root,
+    languages: Arc<Languages>,
     entries: RwLock<Vec<Arc<Entry>>>,
     opts: RegistryOptions,
     events: tokio::sync::broadcast::Sender<ServerEvent>,
     /// Extra open documents allowed while batches run (see `batch`).
     batch_room: Arc<std::sync::atomic::AtomicUsize>,
+    /// Itself, for the tasks it spawns.
+    me: std::sync::Weak<Registry>,
+    /// The workspace watcher, started before the first server (see `sync`).
+    watcher: OnceCell<Arc<Watcher>>,
+    /// Held while changes are delivered to the servers: a call's consistency point waits for
+    /// a delivery in progress.
+    delivering: tokio::sync::Mutex<()>,
+    /// Dropped with the registry: ends its background tasks.
+    _alive: tokio::sync::watch::Sender<()>,
 }
 
 /// While alive, every server may keep up to `room` more documents open; dropping it closes
@@ -171,14 +186,24 @@ impl Drop for Batch<'_> {
 const BATCH_ROOM_LIMIT: usize = 5_000;
 
 impl Registry {
-    pub fn new(root: Root, opts: RegistryOptions) -> Registry {
-        Registry {
+    pub fn new(root: Root, languages: Languages, opts: RegistryOptions) -> Arc<Registry> {
+        Arc::new_cyclic(|me| Registry {
             root,
+            languages: Arc::new(languages),
             entries: RwLock::default(),
             opts,
             events: tokio::sync::broadcast::channel(256).0,
             batch_room: Arc::default(),
-        }
+            me: me.clone(),
+            watcher: OnceCell::new(),
+            delivering: tokio::sync::Mutex::new(()),
+            _alive: tokio::sync::watch::channel(()).0,
+        })
+    }
+
+    /// Language detection for the workspace (invalidated as files change).
+    pub fn detector(&self) -> &Arc<Languages> {
+        &self.languages
     }
 
     /// Room for a batch of `files` documents (at most `BATCH_ROOM_LIMIT`), so a check that
@@ -201,7 +226,7 @@ impl Registry {
     /// The registry for a workspace: config servers first (in file order), then presets —
     /// per language the first one found (companions join), and for languages nobody serves
     /// the first missing preset, so `--install` can fetch it and errors can say how.
-    pub fn with_config(root: Root, config: &Config, opts: RegistryOptions) -> Registry {
+    pub fn with_config(root: Root, config: &Config, opts: RegistryOptions) -> Arc<Registry> {
         Registry::with_config_using(root, config, opts, presets::locate)
     }
 
@@ -211,8 +236,9 @@ impl Registry {
         config: &Config,
         opts: RegistryOptions,
         locate: impl Fn(&Preset) -> Option<PathBuf>,
-    ) -> Registry {
-        let reg = Registry::new(root, opts);
+    ) -> Arc<Registry> {
+        let languages = Languages::new(root.path(), &config.languages);
+        let reg = Registry::new(root, languages, opts);
         let mut served: HashSet<String> = HashSet::new();
         for c in &config.servers {
             served.extend(c.languages.iter().cloned());
@@ -438,7 +464,10 @@ impl Registry {
             settings: spec.settings.clone(),
             initialization: spec.initialization.clone(),
             ready_marker: spec.ready_marker.clone(),
+            diagnostics: spec.diagnostics,
         };
+        // Watching starts before the first server reads the disk.
+        self.ensure_watcher().await;
         let client = LspClient::start(&connect, root, opts.clone())
             .await
             .map_err(|e| start_failure(&spec, e))?;
@@ -451,6 +480,8 @@ impl Registry {
                 self.batch_room.clone(),
             ),
             allow: spec.allow.clone(),
+            languages: spec.languages.clone(),
+            on_change: spec.on_change,
             first: client,
             sup: Mutex::default(),
             generation: tokio::sync::watch::channel(0).0,
@@ -793,7 +824,7 @@ mod tests {
         }
     }
 
-    fn registry(config: &str, found: &[&str]) -> (tempfile::TempDir, Registry) {
+    fn registry(config: &str, found: &[&str]) -> (tempfile::TempDir, Arc<Registry>) {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path()).unwrap();
         let config = Config::parse(config, Path::new("lspgate.toml")).unwrap();
@@ -864,7 +895,7 @@ mod tests {
         let mut spec = ServerSpec::explicit(&["/nonexistent/server".to_string()]).unwrap();
         spec.name = "test/missing".into();
         reg.register(spec);
-        let reg = Arc::new(reg);
+
         let file = dir.path().join("f.txt");
         std::fs::write(&file, "x").unwrap();
         let mut tasks = Vec::new();

@@ -6,8 +6,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use url::Url;
+
 use crate::documents::{Documents, Lease};
 use crate::lsp::{Cap, LspClient, LspError};
+use crate::watch::{Change, ChangeKind};
+use crate::workspace::Languages;
+use crate::workspace::presets::OnDiskChange;
+
+/// At most this many changed files are opened in a server that reads changes from lspgate
+/// (tsserver); past it, the server reloads its projects instead.
+const OPEN_CHANGED_LIMIT: usize = 64;
 
 pub(super) const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Crashes further apart than this start a new streak.
@@ -38,6 +47,10 @@ pub struct Server {
     pub root: PathBuf,
     pub docs: Documents,
     pub(super) allow: Vec<String>,
+    /// Languages it serves (empty: every language).
+    pub(super) languages: Vec<String>,
+    /// What it needs to notice files that changed on disk.
+    pub(super) on_change: OnDiskChange,
     /// The first process: its capabilities (and so the tool set) stay in force after restarts.
     pub(super) first: Arc<LspClient>,
     pub(super) sup: Mutex<SupState>,
@@ -118,5 +131,82 @@ impl Server {
 
     pub(super) fn restart_count(&self) -> u32 {
         self.sup.lock().map(|s| s.restarts).unwrap_or(0)
+    }
+}
+
+impl Server {
+    /// Whether the server serves files of `language`.
+    fn serves(&self, language: &str) -> bool {
+        self.languages.is_empty() || self.languages.iter().any(|l| l == language)
+    }
+
+    /// Brings the server up to date with files that changed on disk: its open documents follow
+    /// the disk at once, what it pushed for changed files is dropped, its registered file
+    /// watchers hear of the changes they asked for, and whatever else its preset says it
+    /// needs is done (see `OnDiskChange`).
+    pub(super) async fn disk_changed(&self, changes: &[Change], languages: &Languages) {
+        let mine: Vec<Change> = changes
+            .iter()
+            .filter(|c| c.path.starts_with(&self.root) || self.docs.is_open(&c.path))
+            .cloned()
+            .collect();
+        if mine.is_empty() {
+            return;
+        }
+        let client = self.client();
+        let mut others: Vec<&Change> = Vec::new();
+        for c in &mine {
+            if self.docs.is_open(&c.path) {
+                self.docs.refresh(&c.path, false);
+            } else {
+                others.push(c);
+                if let Ok(uri) = Url::from_file_path(&c.path) {
+                    client.forget_pushed(&uri);
+                }
+            }
+        }
+        client.did_change_watched_files(&mine);
+        let served = |c: &&Change| self.serves(&languages.detect(&c.path));
+        match self.on_change {
+            OnDiskChange::Watched => {
+                if !client.watches_files() && others.iter().any(served) {
+                    self.docs.resync();
+                }
+            }
+            OnDiskChange::ResyncOpen => {
+                if others.iter().any(served) {
+                    self.docs.resync();
+                }
+            }
+            OnDiskChange::OpenChanged => {
+                // Files it serves that appeared or went away (or a folder that did, which may
+                // have held some) change its projects' file lists and module resolution, which
+                // only a reload redoes at once; a changed file is opened, so it is read from
+                // lspgate.
+                let (listed, changed): (Vec<&&Change>, Vec<&&Change>) =
+                    others.iter().partition(|c| c.kind != ChangeKind::Changed);
+                let relisted = listed
+                    .iter()
+                    .any(|c| served(c) || c.path.extension().is_none());
+                let changed: Vec<&&Change> = changed.into_iter().filter(|c| served(c)).collect();
+                if relisted || changed.len() > OPEN_CHANGED_LIMIT {
+                    if let Err(e) = client.tsserver_reload().await {
+                        tracing::warn!(server = %self.name, "reloading projects: {e}");
+                    }
+                } else {
+                    for c in changed {
+                        let language = languages.detect(&c.path);
+                        match self.docs.lease(&c.path, &language, None).await {
+                            Ok(lease) => drop(lease),
+                            Err(e) => tracing::debug!(
+                                server = %self.name,
+                                "opening {}: {e}",
+                                c.path.display()
+                            ),
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -187,6 +187,15 @@ impl Languages {
         lang
     }
 
+    /// Forgets what was detected for `paths` (their files changed).
+    pub fn forget<'a>(&self, paths: impl IntoIterator<Item = &'a Path>) {
+        if let Ok(mut c) = self.cache.lock() {
+            for p in paths {
+                c.remove(p);
+            }
+        }
+    }
+
     /// The languages the workspace holds, with a file count each (a walk that respects
     /// .gitignore and skips hidden files, at most `limit` files).
     pub fn scan(&self, limit: usize) -> BTreeMap<String, usize> {

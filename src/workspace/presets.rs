@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::config::{ServerConfig, TransportKind};
-use crate::lsp::SpawnSpec;
+use crate::lsp::{DiagnosticsVia, SpawnSpec};
 
 /// How a preset's server is installed.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +37,32 @@ pub struct Preset {
     pub companion: bool,
     /// Answered on `workspace/configuration`.
     pub settings: Option<&'static str>,
+    /// What the server must be told when files change on disk outside it.
+    pub on_change: OnDiskChange,
+    /// Where its diagnostics come from.
+    pub diagnostics: DiagnosticsVia,
+}
+
+/// What a server needs, beyond the file watchers it registered, to notice files that changed on
+/// disk (written by anyone: lspgate, an editor, a shell, `git`). Measured per server; see
+/// `registry::sync` for how each is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDiskChange {
+    /// `workspace/didChangeWatchedFiles` as its registrations ask (pyright registers `**` and
+    /// rereads what it is told of before its next answer; ruff registers its config files). A
+    /// server that registered no watcher gets its open documents sent again when a file of its
+    /// languages changes, so it recomputes what depends on that file.
+    #[default]
+    Watched,
+    /// clangd registers a watcher for `compile_commands.json` only and rereads a changed header
+    /// only when a document that includes it changes: its open documents are sent again (a new
+    /// version each, which it diagnoses and publishes anew).
+    ResyncOpen,
+    /// tsserver watches files itself but loses races (an answer right after a write can still
+    /// see the old file), and opening a created file does not undo a failed module lookup:
+    /// changed files are opened in it, so it reads them from lspgate; created and deleted
+    /// files, and bursts, make it reload its projects from disk (about 150 ms for 300 files).
+    OpenChanged,
 }
 
 const fn preset(
@@ -56,6 +82,8 @@ const fn preset(
         ready_marker: None,
         companion: false,
         settings: None,
+        on_change: OnDiskChange::Watched,
+        diagnostics: DiagnosticsVia::Protocol,
     }
 }
 
@@ -123,6 +151,8 @@ pub const PRESETS: &[Preset] = &[
         roots: JS_ROOTS,
         // The progress tsserver reports while it loads the project of the first open file.
         ready_marker: Some("Initializing JS/TS"),
+        on_change: OnDiskChange::OpenChanged,
+        diagnostics: DiagnosticsVia::Tsserver,
         ..preset(
             "builtin/typescript-language-server",
             "typescript-language-server",
@@ -133,6 +163,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         roots: &["compile_commands.json", "compile_flags.txt", ".clangd"],
+        on_change: OnDiskChange::ResyncOpen,
         ..preset(
             "builtin/clangd",
             "clangd",
@@ -272,6 +303,8 @@ pub struct ServerSpec {
     pub initialization: Value,
     pub settings: Value,
     pub ready_marker: Option<String>,
+    pub on_change: OnDiskChange,
+    pub diagnostics: DiagnosticsVia,
     /// Capability allowlist (config names); empty = all the server offers.
     pub allow: Vec<String>,
     pub origin: Origin,
@@ -312,6 +345,8 @@ impl ServerSpec {
                 .and_then(|s| serde_json::from_str(s).ok())
                 .unwrap_or(Value::Null),
             ready_marker: known.and_then(|p| p.ready_marker).map(str::to_string),
+            on_change: known.map(|p| p.on_change).unwrap_or_default(),
+            diagnostics: known.map(|p| p.diagnostics).unwrap_or_default(),
             allow: Vec::new(),
             origin: Origin::Cli,
             companion: false,
@@ -340,6 +375,8 @@ impl ServerSpec {
             initialization: c.initialization.clone().unwrap_or(Value::Null),
             settings: c.settings.clone().unwrap_or(Value::Null),
             ready_marker: preset.and_then(|p| p.ready_marker).map(str::to_string),
+            on_change: preset.map(|p| p.on_change).unwrap_or_default(),
+            diagnostics: preset.map(|p| p.diagnostics).unwrap_or_default(),
             allow: c.capabilities.clone(),
             origin: Origin::Config,
             companion: false,
@@ -465,6 +502,8 @@ impl Preset {
                 .and_then(|s| serde_json::from_str(s).ok())
                 .unwrap_or(Value::Null),
             ready_marker: self.ready_marker.map(str::to_string),
+            on_change: self.on_change,
+            diagnostics: self.diagnostics,
             allow: Vec::new(),
             origin: Origin::Preset,
             companion: self.companion,

@@ -1,0 +1,168 @@
+//! typescript-language-server specifics, reached through its `typescript.tsserverRequest`
+//! command: tsserver's own diagnostics requests (computed for the current content when asked,
+//! so never stale and never waited for), and reloading its projects from disk.
+//!
+//! Why: typescript-language-server pushes diagnostics without a version and, when a file's
+//! diagnostics stay empty after a change, pushes nothing at all (`FileDiagnostics.update` skips
+//! an empty list that replaces an empty list), so a wait for "the push after this change" could
+//! only end at its bound. tsserver answers `syntacticDiagnosticsSync`, `semanticDiagnosticsSync`
+//! and `suggestionDiagnosticsSync` in milliseconds once its project is loaded.
+
+use serde_json::{Value, json};
+use url::Url;
+
+use super::LspError;
+use super::client::LspClient;
+use super::wire::{Severity, WireDiagnostic, WirePos, WireRange};
+
+const COMMAND: &str = "typescript.tsserverRequest";
+const KINDS: [&str; 3] = [
+    "syntacticDiagnosticsSync",
+    "semanticDiagnosticsSync",
+    "suggestionDiagnosticsSync",
+];
+
+impl LspClient {
+    /// tsserver's syntactic, semantic and suggestion diagnostics of one file, as
+    /// typescript-language-server would publish them.
+    pub(super) async fn tsserver_diagnostics(
+        &self,
+        uri: &Url,
+    ) -> Result<Vec<WireDiagnostic>, LspError> {
+        let file = uri
+            .to_file_path()
+            .map_err(|_| LspError::Protocol(format!("{uri} is not a file")))?;
+        let timeout = self.timeout_for("textDocument/diagnostic");
+        let mut out = Vec::new();
+        for kind in KINDS {
+            let answer: Value = self
+                .call_with(
+                    "workspace/executeCommand",
+                    json!({"command": COMMAND, "arguments": [kind, {"file": file}]}),
+                    timeout,
+                )
+                .await?;
+            out.extend(body(&answer, kind)?.iter().filter_map(diagnostic));
+        }
+        Ok(out)
+    }
+
+    /// Makes tsserver reread its projects (file lists and files it has not been sent) from
+    /// disk: after files were deleted, or too many changed to send each.
+    pub async fn tsserver_reload(&self) -> Result<(), LspError> {
+        let _: Value = self
+            .call(
+                "workspace/executeCommand",
+                json!({"command": COMMAND, "arguments": ["reloadProjects", {}]}),
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+/// The `body` of a tsserver response; its failure as an error.
+fn body<'a>(answer: &'a Value, kind: &str) -> Result<&'a [Value], LspError> {
+    if answer.get("success").and_then(Value::as_bool) == Some(false) {
+        let why = answer
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
+        return Err(LspError::Server {
+            code: -32603,
+            message: format!("tsserver {kind}: {why}"),
+        });
+    }
+    Ok(answer
+        .get("body")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]))
+}
+
+/// One tsserver diagnostic (1-based line and UTF-16 offset) as typescript-language-server
+/// converts it.
+fn diagnostic(d: &Value) -> Option<WireDiagnostic> {
+    let pos = |p: &Value| {
+        Some(WirePos {
+            line: u32::try_from(p.get("line")?.as_u64()?.checked_sub(1)?).ok()?,
+            character: u32::try_from(p.get("offset")?.as_u64()?.checked_sub(1)?).ok()?,
+        })
+    };
+    let range = WireRange {
+        start: pos(d.get("start")?)?,
+        end: pos(d.get("end")?)?,
+    };
+    let (severity, lsp_severity) = match d.get("category").and_then(Value::as_str) {
+        Some("warning") => (Severity::Warning, 2),
+        Some("suggestion") => (Severity::Hint, 4),
+        _ => (Severity::Error, 1),
+    };
+    let message = d.get("text").and_then(Value::as_str)?.to_string();
+    let code = d.get("code").cloned().filter(|c| !c.is_null());
+    let source = d
+        .get("source")
+        .and_then(Value::as_str)
+        .unwrap_or("typescript")
+        .to_string();
+    // What code actions are asked with: the diagnostic as the server itself would publish it.
+    let raw = json!({
+        "range": {
+            "start": {"line": range.start.line, "character": range.start.character},
+            "end": {"line": range.end.line, "character": range.end.character}
+        },
+        "message": message,
+        "severity": lsp_severity,
+        "code": code,
+        "source": source,
+    });
+    Some(WireDiagnostic {
+        range,
+        severity,
+        code: code.map(|c| match c {
+            Value::String(s) => s,
+            other => other.to_string(),
+        }),
+        source: Some(source),
+        message,
+        raw,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tsserver_diagnostics_convert_as_typescript_language_server_does() {
+        let answer = json!({"success": true, "body": [
+            {"start": {"line": 2, "offset": 28}, "end": {"line": 2, "offset": 29},
+             "text": "Argument of type 'number' is not assignable to parameter of type 'string'.",
+             "code": 2345, "category": "error"},
+            {"start": {"line": 1, "offset": 7}, "end": {"line": 1, "offset": 8},
+             "text": "'x' is declared but its value is never read.", "code": 6133,
+             "category": "suggestion", "reportsUnnecessary": true}
+        ]});
+        let list: Vec<_> = body(&answer, "k")
+            .unwrap()
+            .iter()
+            .filter_map(diagnostic)
+            .collect();
+        assert_eq!(list.len(), 2);
+        assert_eq!(
+            list[0].range.start,
+            WirePos {
+                line: 1,
+                character: 27
+            }
+        );
+        assert_eq!(list[0].severity, Severity::Error);
+        assert_eq!(list[0].code.as_deref(), Some("2345"));
+        assert_eq!(list[0].source.as_deref(), Some("typescript"));
+        assert_eq!(list[0].raw["code"], 2345);
+        assert_eq!(list[1].severity, Severity::Hint);
+
+        let failed = json!({"success": false, "message": "No Project."});
+        assert!(body(&failed, "semanticDiagnosticsSync").is_err());
+        assert!(body(&json!({}), "k").unwrap().is_empty());
+    }
+}

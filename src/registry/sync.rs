@@ -1,0 +1,121 @@
+//! Keeping every server in step with the disk, whoever writes: the workspace watcher starts
+//! before the first server; at the start of every call (`sync`, the consistency point) every
+//! change made before the call arrived is delivered to the servers, and between calls a
+//! debounce loop delivers bursts once they settle. The registry, not the watcher, decides what
+//! each server is told (`Server::disk_changed`).
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::Registry;
+use crate::watch::{Batch, Change, ChangeKind, WatchStatus, Watcher};
+
+/// A burst is delivered once no new change came for this long…
+const QUIET: Duration = Duration::from_millis(50);
+/// …or once it has lasted this long.
+const MAX_WAIT: Duration = Duration::from_millis(500);
+
+impl Registry {
+    /// Starts the workspace watcher (once), before the first server starts: a change made
+    /// after that is seen, one made before it is on disk when the server reads it.
+    pub(super) async fn ensure_watcher(&self) {
+        self.watcher
+            .get_or_init(|| async {
+                let w = Watcher::start(self.root.path(), self.opts.watch.clone()).await;
+                tokio::spawn(debounce(
+                    self.me.clone(),
+                    w.clone(),
+                    self._alive.subscribe(),
+                ));
+                w
+            })
+            .await;
+    }
+
+    /// The consistency point, at the start of every call: every change made on disk before
+    /// it (by anyone) has been delivered to the servers when it returns. Costs one
+    /// non-blocking read of the watcher's queue when nothing changed.
+    pub async fn sync(&self) {
+        self.sync_with(Vec::new()).await;
+    }
+
+    /// `sync`, with the changes lspgate's own edit made among them (each file is delivered
+    /// once, whether the watcher saw it too or not).
+    pub async fn sync_with(&self, own: Vec<Change>) {
+        let _delivering = self.delivering.lock().await;
+        let batch = match self.watcher.get() {
+            Some(w) => w.take_with(own),
+            None => Batch {
+                changes: own,
+                rescan: false,
+            },
+        };
+        if !batch.is_empty() {
+            self.deliver(batch).await;
+        }
+    }
+
+    async fn deliver(&self, batch: Batch) {
+        let mut changes = batch.changes;
+        if batch.rescan {
+            // The kernel dropped events: anything may have changed.
+            tracing::warn!("file events were lost; telling servers every file may have changed");
+            let root = self.root.path().to_path_buf();
+            let all = tokio::task::spawn_blocking(move || {
+                crate::workspace::walk(&root, crate::ops::WALK_LIMIT)
+            })
+            .await
+            .unwrap_or_default();
+            for path in all {
+                if !changes.iter().any(|c| c.path == path) {
+                    changes.push(Change {
+                        path,
+                        kind: ChangeKind::Changed,
+                    });
+                }
+            }
+        }
+        tracing::debug!(changes = changes.len(), "delivering changes on disk");
+        self.languages
+            .forget(changes.iter().map(|c| c.path.as_path()));
+        for server in self.running() {
+            server.disk_changed(&changes, &self.languages).await;
+        }
+    }
+
+    /// How the watcher is doing; `None` before the first server started it.
+    pub fn watch_status(&self) -> Option<WatchStatus> {
+        self.watcher.get().map(|w| w.status())
+    }
+}
+
+/// Delivers changes between calls, once a burst has settled.
+async fn debounce(
+    registry: Weak<Registry>,
+    watcher: Arc<Watcher>,
+    mut alive: tokio::sync::watch::Receiver<()>,
+) {
+    loop {
+        tokio::select! {
+            () = watcher.wait() => {}
+            _ = alive.changed() => return,
+        }
+        let first = Instant::now();
+        loop {
+            tokio::select! {
+                more = tokio::time::timeout(QUIET, watcher.wait()) => {
+                    if more.is_err() || first.elapsed() >= MAX_WAIT {
+                        break;
+                    }
+                }
+                _ = alive.changed() => return,
+            }
+        }
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        registry.sync().await;
+    }
+}

@@ -1,0 +1,681 @@
+//! The workspace watcher: learns of every file created, changed or deleted under the root,
+//! whoever wrote it (lspgate, an editor, a shell, a formatter, `git`). inotify on Linux, one
+//! watch per folder (skipping what `Filter` leaves alone); past the watch limit, or where
+//! inotify is unavailable, a polling scan instead. It only collects and coalesces: `take`
+//! hands over every change that happened before it was called (the kernel queue is drained in
+//! the same call, so a write that finished before a tool call is in the batch that call takes),
+//! and the registry decides what each server is told.
+
+mod filter;
+
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+use schemars::JsonSchema;
+use serde::Serialize;
+use tokio::io::unix::AsyncFd;
+
+pub use filter::Filter;
+
+/// What happened to a file, as servers are told (`workspace/didChangeWatchedFiles`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Created,
+    Changed,
+    Deleted,
+}
+
+impl ChangeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeKind::Created => "created",
+            ChangeKind::Changed => "changed",
+            ChangeKind::Deleted => "deleted",
+        }
+    }
+}
+
+/// One file (or, for a folder moved or deleted as a whole, one folder) that changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: PathBuf,
+    pub kind: ChangeKind,
+}
+
+/// What one `take` hands over.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub changes: Vec<Change>,
+    /// Events were lost (the kernel queue overflowed): anything may have changed.
+    pub rescan: bool,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty() && !self.rescan
+    }
+}
+
+/// Knobs of the watcher.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Watch at all (`LSPGATE_WATCH=off` turns it off; answers then rely on per-call checks of
+    /// the files a call names).
+    pub enabled: bool,
+    /// At most this many inotify watches (one per folder); past it, poll. `None`: the kernel's
+    /// limit (`LSPGATE_WATCH_LIMIT`).
+    pub limit: Option<usize>,
+    /// Folders never watched: lspgate's own state.
+    pub skip: Vec<PathBuf>,
+    /// How often a polling watcher scans when no call asks.
+    pub poll_interval: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions {
+            enabled: true,
+            limit: None,
+            skip: Vec::new(),
+            poll_interval: Duration::from_secs(2),
+        }
+    }
+}
+
+impl WatchOptions {
+    /// Defaults with `LSPGATE_WATCH` (`off`) and `LSPGATE_WATCH_LIMIT` applied.
+    pub fn from_env(skip: Vec<PathBuf>) -> WatchOptions {
+        WatchOptions {
+            enabled: std::env::var("LSPGATE_WATCH").map_or(true, |v| v != "off"),
+            limit: std::env::var("LSPGATE_WATCH_LIMIT")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            skip,
+            ..WatchOptions::default()
+        }
+    }
+}
+
+/// How the watcher is doing, for `servers` and `doctor`.
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
+pub struct WatchStatus {
+    /// `inotify`, `poll` (a scan before every call and every few seconds) or `off`.
+    pub mode: String,
+    /// Folders watched (inotify) or files tracked (poll).
+    pub watched: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Files a polling scan tracks, at most.
+const POLL_FILE_LIMIT: usize = 50_000;
+
+const MASK: WatchMask = WatchMask::CREATE
+    .union(WatchMask::DELETE)
+    .union(WatchMask::MODIFY)
+    .union(WatchMask::CLOSE_WRITE)
+    .union(WatchMask::MOVED_FROM)
+    .union(WatchMask::MOVED_TO)
+    .union(WatchMask::DELETE_SELF)
+    .union(WatchMask::MOVE_SELF)
+    .union(WatchMask::ONLYDIR)
+    .union(WatchMask::DONT_FOLLOW)
+    .union(WatchMask::EXCL_UNLINK);
+
+/// What the kernel said of a path since the last `take`, coalesced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Created under a name that did not exist (IN_CREATE).
+    New,
+    /// Moved in, possibly over an existing file.
+    MovedIn,
+    Changed,
+    Deleted,
+}
+
+#[derive(Default)]
+struct Pending {
+    map: BTreeMap<PathBuf, Seen>,
+    rescan: bool,
+}
+
+impl Pending {
+    fn add(&mut self, path: PathBuf, seen: Seen) {
+        use Seen::*;
+        let merged = match (self.map.get(&path).copied(), seen) {
+            (None, s) => Some(s),
+            (Some(New), Changed | MovedIn | New) => Some(New),
+            (Some(New), Deleted) => None,
+            (Some(MovedIn), Changed) => Some(MovedIn),
+            (Some(_), Deleted) => Some(Deleted),
+            // It existed before the batch and exists again.
+            (Some(Deleted | Changed), New | MovedIn | Changed) => Some(Changed),
+            (Some(MovedIn), New | MovedIn) => Some(MovedIn),
+        };
+        match merged {
+            Some(s) => {
+                self.map.insert(path, s);
+            }
+            None => {
+                self.map.remove(&path);
+            }
+        }
+    }
+
+    /// The coalesced changes, each checked against the disk as it is now.
+    fn take(&mut self) -> Batch {
+        let map = std::mem::take(&mut self.map);
+        let mut changes = Vec::with_capacity(map.len());
+        for (path, seen) in map {
+            let exists = std::fs::symlink_metadata(&path).is_ok();
+            let kind = match (seen, exists) {
+                (Seen::New, false) => continue,
+                (Seen::New | Seen::MovedIn, true) => ChangeKind::Created,
+                (_, false) => ChangeKind::Deleted,
+                (Seen::Changed | Seen::Deleted, true) => ChangeKind::Changed,
+            };
+            changes.push(Change { path, kind });
+        }
+        Batch {
+            changes,
+            rescan: std::mem::take(&mut self.rescan),
+        }
+    }
+}
+
+/// A file as a polling scan last saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    mtime: Option<SystemTime>,
+    ctime: (i64, i64),
+    ino: u64,
+}
+
+fn file_stamp(meta: &std::fs::Metadata) -> FileStamp {
+    use std::os::unix::fs::MetadataExt;
+    FileStamp {
+        len: meta.len(),
+        mtime: meta.modified().ok(),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+        ino: meta.ino(),
+    }
+}
+
+struct State {
+    root: PathBuf,
+    filter: Filter,
+    pending: Pending,
+    /// The inotify instance, kept open for the watcher's life (its readiness is registered).
+    inotify: Option<Inotify>,
+    /// Watched folders by watch descriptor id.
+    dirs: HashMap<i32, (PathBuf, WatchDescriptor)>,
+    limit: usize,
+    /// Set once the watcher polls instead: every file it tracks, as last seen.
+    poll: Option<HashMap<PathBuf, FileStamp>>,
+    note: Option<String>,
+    enabled: bool,
+}
+
+/// Watches one workspace root. Cheap to ask (`take`) before every call.
+pub struct Watcher {
+    /// Readiness of the inotify instance (through a duplicate of its descriptor).
+    ready: Option<AsyncFd<OwnedFd>>,
+    state: Mutex<State>,
+    poll_interval: Duration,
+}
+
+impl Watcher {
+    /// Starts watching `root`: a walk that adds a watch per folder, on the blocking pool.
+    /// Changes made after this returns are seen.
+    pub async fn start(root: &Path, opts: WatchOptions) -> Arc<Watcher> {
+        let root = root.to_path_buf();
+        let interval = opts.poll_interval;
+        let state = tokio::task::spawn_blocking(move || State::start(root, opts))
+            .await
+            .unwrap_or_else(|e| State::off(PathBuf::new(), format!("the watcher failed: {e}")));
+        let ready = match (&state.inotify, &state.poll) {
+            (Some(ino), None) => match ino.as_fd().try_clone_to_owned().and_then(|fd| {
+                // SAFETY: the AsyncFd owns this duplicate, which stays open (and the same
+                // descriptor) until the AsyncFd is dropped.
+                unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            }) {
+                Ok(fd) => Some(fd),
+                Err(e) => {
+                    tracing::warn!("cannot wait on inotify: {e}; polling instead");
+                    None
+                }
+            },
+            _ => None,
+        };
+        let state = Mutex::new(state);
+        let w = Watcher {
+            ready,
+            state,
+            poll_interval: interval,
+        };
+        if w.ready.is_none()
+            && let Ok(mut st) = w.state.lock()
+            && st.enabled
+            && st.poll.is_none()
+        {
+            st.switch_to_polling("inotify could not be waited on".into(), None);
+        }
+        Arc::new(w)
+    }
+
+    /// Every change since the last call, coalesced and checked against the disk. Drains the
+    /// kernel's queue first (or scans, when polling), so nothing written before this call is
+    /// left out.
+    pub fn take(&self) -> Batch {
+        let Ok(mut st) = self.state.lock() else {
+            return Batch::default();
+        };
+        st.collect();
+        st.pending.take()
+    }
+
+    /// `take`, with changes lspgate made itself (its edits) among them: they are what
+    /// lspgate knows they are, whatever the kernel reported of the same files.
+    pub fn take_with(&self, own: Vec<Change>) -> Batch {
+        let Ok(mut st) = self.state.lock() else {
+            return Batch {
+                changes: own,
+                rescan: false,
+            };
+        };
+        st.collect();
+        for c in own {
+            let seen = match c.kind {
+                ChangeKind::Created => Seen::New,
+                ChangeKind::Changed => Seen::Changed,
+                ChangeKind::Deleted => Seen::Deleted,
+            };
+            st.pending.map.insert(c.path, seen);
+        }
+        st.pending.take()
+    }
+
+    /// Resolves once changes are pending (for the debounce loop; a call's `take` may get them
+    /// first).
+    pub async fn wait(&self) {
+        loop {
+            let polling = self.state.lock().map(|s| s.poll.is_some()).unwrap_or(false);
+            let enabled = self.state.lock().map(|s| s.enabled).unwrap_or(false);
+            if !enabled {
+                std::future::pending::<()>().await;
+            }
+            match (&self.ready, polling) {
+                (Some(fd), false) => {
+                    // A second now and then, in case the watcher switched to polling.
+                    let Ok(Ok(mut guard)) =
+                        tokio::time::timeout(Duration::from_secs(1), fd.readable()).await
+                    else {
+                        continue;
+                    };
+                    let pending = match self.state.lock() {
+                        Ok(mut st) => {
+                            st.drain();
+                            !st.pending.map.is_empty() || st.pending.rescan
+                        }
+                        Err(_) => false,
+                    };
+                    guard.clear_ready();
+                    if pending {
+                        return;
+                    }
+                }
+                _ => {
+                    tokio::time::sleep(self.poll_interval).await;
+                    let pending = match self.state.lock() {
+                        Ok(mut st) => {
+                            st.collect();
+                            !st.pending.map.is_empty() || st.pending.rescan
+                        }
+                        Err(_) => false,
+                    };
+                    if pending {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// How the watcher is doing.
+    pub fn status(&self) -> WatchStatus {
+        match self.state.lock() {
+            Ok(st) => st.status(),
+            Err(_) => WatchStatus {
+                mode: "off".into(),
+                watched: 0,
+                note: Some("the watcher's state is poisoned".into()),
+            },
+        }
+    }
+}
+
+impl State {
+    fn off(root: PathBuf, note: String) -> State {
+        State {
+            filter: Filter::new(&root, Vec::new()),
+            root,
+            pending: Pending::default(),
+            inotify: None,
+            dirs: HashMap::new(),
+            limit: 0,
+            poll: None,
+            note: Some(note),
+            enabled: false,
+        }
+    }
+
+    fn start(root: PathBuf, opts: WatchOptions) -> State {
+        if !opts.enabled {
+            return State::off(root, "turned off (LSPGATE_WATCH=off)".into());
+        }
+        let mut st = State {
+            filter: Filter::new(&root, opts.skip.clone()),
+            root: root.clone(),
+            pending: Pending::default(),
+            inotify: None,
+            dirs: HashMap::new(),
+            limit: opts.limit.unwrap_or(usize::MAX),
+            poll: None,
+            note: None,
+            enabled: true,
+        };
+        match Inotify::init() {
+            Ok(ino) => {
+                st.inotify = Some(ino);
+                if let Err(why) = st.watch_tree(&root, None) {
+                    st.switch_to_polling(why, None);
+                }
+            }
+            Err(e) => st.switch_to_polling(format!("inotify is unavailable ({e})"), None),
+        }
+        tracing::debug!(root = %root.display(), status = ?st.status(), "watching");
+        st
+    }
+
+    fn status(&self) -> WatchStatus {
+        let (mode, watched) = match (&self.poll, self.enabled) {
+            (_, false) => ("off", 0),
+            (Some(files), _) => ("poll", files.len()),
+            (None, _) => ("inotify", self.dirs.len()),
+        };
+        WatchStatus {
+            mode: mode.into(),
+            watched,
+            note: self.note.clone(),
+        }
+    }
+
+    /// Adds a watch on every folder of the tree at `top` that the filter keeps; with `found`,
+    /// also reports its files as `Seen` (a folder that appeared after the walk began). Err:
+    /// the watch limit was hit.
+    fn watch_tree(&mut self, top: &Path, found: Option<Seen>) -> Result<(), String> {
+        let mut stack = vec![top.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            self.filter.load_gitignore(&dir);
+            self.add_watch(&dir)?;
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let Ok(ft) = e.file_type() else { continue };
+                let path = e.path();
+                if ft.is_dir() {
+                    if !self.filter.skips_dir(&path) {
+                        stack.push(path);
+                    }
+                } else if let Some(seen) = found
+                    && !self.filter.skips_file(&path)
+                {
+                    self.pending.add(path, seen);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn add_watch(&mut self, dir: &Path) -> Result<(), String> {
+        let limit = self.limit;
+        let count = self.dirs.len();
+        let Some(ino) = self.inotify.as_mut() else {
+            return Err("inotify is unavailable".into());
+        };
+        if count >= limit {
+            return Err(format!(
+                "the watch limit of {limit} folders was reached (LSPGATE_WATCH_LIMIT)"
+            ));
+        }
+        match ino.watches().add(dir, MASK) {
+            Ok(wd) => {
+                self.dirs
+                    .insert(wd.get_watch_descriptor_id(), (dir.to_path_buf(), wd));
+                Ok(())
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => Err(format!(
+                "the system's inotify watch limit was reached at {count} folders \
+                 (raise fs.inotify.max_user_watches)"
+            )),
+            // Gone already, or unreadable: nothing to watch there.
+            Err(e) => {
+                tracing::debug!("cannot watch {}: {e}", dir.display());
+                Ok(())
+            }
+        }
+    }
+
+    /// Stops using inotify and polls from now on; `new_tree` is reported as created.
+    fn switch_to_polling(&mut self, why: String, new_tree: Option<&Path>) {
+        tracing::warn!(root = %self.root.display(), "file watcher: {why}; polling instead");
+        if let Some(ino) = self.inotify.as_mut() {
+            let mut watches = ino.watches();
+            for (_, (_, wd)) in self.dirs.drain() {
+                let _ = watches.remove(wd);
+            }
+        }
+        self.dirs.clear();
+        self.note = Some(format!("{why}; polling instead"));
+        let files = self.scan_files();
+        if let Some(tree) = new_tree {
+            for p in files.keys().filter(|p| p.starts_with(tree)) {
+                self.pending.add(p.clone(), Seen::New);
+            }
+        }
+        self.poll = Some(files);
+    }
+
+    /// Every file the filter keeps, with its stamp (polling).
+    fn scan_files(&mut self) -> HashMap<PathBuf, FileStamp> {
+        let mut out = HashMap::new();
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            self.filter.load_gitignore(&dir);
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let Ok(ft) = e.file_type() else { continue };
+                let path = e.path();
+                if ft.is_dir() {
+                    if !self.filter.skips_dir(&path) {
+                        stack.push(path);
+                    }
+                } else if ft.is_file()
+                    && out.len() < POLL_FILE_LIMIT
+                    && !self.filter.skips_file(&path)
+                    && let Ok(meta) = e.metadata()
+                {
+                    out.insert(path, file_stamp(&meta));
+                }
+            }
+        }
+        out
+    }
+
+    /// Brings `pending` up to date: drains inotify, or scans when polling.
+    fn collect(&mut self) {
+        if !self.enabled {
+            return;
+        }
+        if self.poll.is_some() {
+            self.poll_scan();
+        } else {
+            self.drain();
+        }
+    }
+
+    fn poll_scan(&mut self) {
+        let now = self.scan_files();
+        let Some(before) = self.poll.as_ref() else {
+            return;
+        };
+        let mut seen = Vec::new();
+        for (path, stamp) in &now {
+            match before.get(path) {
+                None => seen.push((path.clone(), Seen::New)),
+                Some(old) if old != stamp => seen.push((path.clone(), Seen::Changed)),
+                Some(_) => {}
+            }
+        }
+        for path in before.keys() {
+            if !now.contains_key(path) {
+                seen.push((path.clone(), Seen::Deleted));
+            }
+        }
+        for (p, s) in seen {
+            self.pending.add(p, s);
+        }
+        self.poll = Some(now);
+    }
+
+    /// Reads every event the kernel has queued (non-blocking) into `pending`.
+    fn drain(&mut self) {
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            let mut events = Vec::new();
+            {
+                let Some(ino) = self.inotify.as_mut() else {
+                    return;
+                };
+                match ino.read_events(&mut buf) {
+                    Ok(evs) => {
+                        for e in evs {
+                            events.push((
+                                e.wd.get_watch_descriptor_id(),
+                                e.mask,
+                                e.name.map(|n| n.to_os_string()),
+                            ));
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                    Err(e) => {
+                        tracing::warn!("reading inotify events: {e}");
+                        return;
+                    }
+                }
+            }
+            if events.is_empty() {
+                return;
+            }
+            for (wd, mask, name) in events {
+                self.event(wd, mask, name);
+                if self.poll.is_some() {
+                    // Switched to polling mid-batch: the scan covers the rest.
+                    return;
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, wd: i32, mask: EventMask, name: Option<std::ffi::OsString>) {
+        if mask.contains(EventMask::Q_OVERFLOW) {
+            self.pending.rescan = true;
+            return;
+        }
+        if mask.contains(EventMask::IGNORED) {
+            self.dirs.remove(&wd);
+            return;
+        }
+        let Some((dir, _)) = self.dirs.get(&wd) else {
+            return;
+        };
+        let dir = dir.clone();
+        let Some(name) = name else {
+            // The watched folder itself went away or moved: its parent reports it; stop
+            // watching what was under it.
+            if mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF) && dir != self.root {
+                self.unwatch_under(&dir);
+            }
+            return;
+        };
+        let path = dir.join(&name);
+        if mask.contains(EventMask::ISDIR) {
+            if mask.intersects(EventMask::CREATE | EventMask::MOVED_TO) {
+                if self.filter.skips_dir(&path) {
+                    return;
+                }
+                let seen = if mask.contains(EventMask::CREATE) {
+                    Seen::New
+                } else {
+                    Seen::MovedIn
+                };
+                if let Err(why) = self.watch_tree(&path, Some(seen)) {
+                    self.switch_to_polling(why, Some(&path));
+                }
+            } else if mask.intersects(EventMask::DELETE | EventMask::MOVED_FROM) {
+                self.unwatch_under(&path);
+                if !self.filter.skips_dir(&path) {
+                    self.pending.add(path, Seen::Deleted);
+                }
+            }
+            return;
+        }
+        if name == ".gitignore" {
+            self.filter.load_gitignore(&dir);
+        }
+        if self.filter.skips_file(&path) {
+            return;
+        }
+        let seen = if mask.contains(EventMask::CREATE) {
+            Seen::New
+        } else if mask.contains(EventMask::MOVED_TO) {
+            Seen::MovedIn
+        } else if mask.intersects(EventMask::DELETE | EventMask::MOVED_FROM) {
+            Seen::Deleted
+        } else if mask.intersects(EventMask::MODIFY | EventMask::CLOSE_WRITE) {
+            Seen::Changed
+        } else {
+            return;
+        };
+        self.pending.add(path, seen);
+    }
+
+    /// Stops watching `dir` and everything under it.
+    fn unwatch_under(&mut self, dir: &Path) {
+        let gone: Vec<i32> = self
+            .dirs
+            .iter()
+            .filter(|(_, (p, _))| p.starts_with(dir))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            if let Some((_, wd)) = self.dirs.remove(&id)
+                && let Some(ino) = self.inotify.as_mut()
+            {
+                let _ = ino.watches().remove(wd);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
