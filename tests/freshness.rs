@@ -266,3 +266,93 @@ async fn clangd_sees_a_changed_header_in_the_file_that_includes_it() {
     assert!(stale.is_empty(), "stale answers:\n{}", stale.join("\n"));
     gate.stop().await;
 }
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A `check` report reduced to what must match: the files checked and every issue.
+fn findings(report: &Value) -> (Value, Vec<String>) {
+    let mut issues: Vec<String> = report["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{}:{}:{} {} {}",
+                i["file"].as_str().unwrap(),
+                i["line"],
+                i["column"],
+                i["severity"].as_str().unwrap(),
+                i["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    issues.sort();
+    (report["summary"].clone(), issues)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_checkout_of_300_files_then_check_equals_a_fresh_check() {
+    require("pyright-langserver");
+    let ws = workspace(&[("base.py", "def g(x: int) -> int:\n    return x\n")]);
+    let root = ws.path();
+    for i in 0..300 {
+        let text = format!("from base import g\n\nv{i} = g({i})\n");
+        std::fs::write(root.join(format!("m{i}.py")), text).unwrap();
+    }
+    for i in 0..10 {
+        let text = format!(
+            "from m{} import v{}\n\nprint(v{})\n",
+            100 + i,
+            100 + i,
+            100 + i
+        );
+        std::fs::write(root.join(format!("u{i}.py")), text).unwrap();
+    }
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "."]);
+    git(root, &["commit", "-qm", "main"]);
+    // The other branch differs in 300 files: 100 changed (now wrong), 100 deleted (their
+    // importers break), 100 created (wrong too).
+    git(root, &["checkout", "-qb", "other"]);
+    for i in 0..100 {
+        let text = format!("from base import g\n\nv{i} = g(\"s{i}\")\n");
+        std::fs::write(root.join(format!("m{i}.py")), text).unwrap();
+        std::fs::remove_file(root.join(format!("m{}.py", 100 + i))).unwrap();
+        let text = format!("from base import g\n\nw{i}: str = g({i})\n");
+        std::fs::write(root.join(format!("n{i}.py")), text).unwrap();
+    }
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "other"]);
+    git(root, &["checkout", "-q", "main"]);
+
+    let server = ["pyright-langserver", "--stdio"];
+    let gate = Gate::start(root, &[], &server).await;
+    let (on_main, text) = gate.ok("check", json!({})).await;
+    assert_eq!(on_main["ok"], true, "{text}");
+    assert_eq!(on_main["summary"]["files"], 311, "{text}");
+
+    git(root, &["checkout", "-q", "other"]);
+    let (after, text) = gate.ok("check", json!({})).await;
+    let fresh = Gate::start(root, &[], &server).await;
+    let (want, want_text) = fresh.ok("check", json!({})).await;
+    fresh.stop().await;
+    assert_eq!(want["summary"]["errors"], 210, "{want_text}");
+    assert_eq!(
+        findings(&after),
+        findings(&want),
+        "{text}\n---\n{want_text}"
+    );
+
+    git(root, &["checkout", "-q", "main"]);
+    let (back, text) = gate.ok("check", json!({})).await;
+    assert_eq!(findings(&back), findings(&on_main), "{text}");
+    gate.stop().await;
+}
