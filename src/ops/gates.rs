@@ -393,9 +393,8 @@ impl Engine {
     pub async fn shrink(&self, p: ShrinkParams) -> Result<ShrinkResult, ToolError> {
         let path = self.resolve(&p.file)?;
         let language = self.languages.detect(&path);
-        let original = std::fs::read_to_string(&path).map_err(|e| {
-            ToolError::new(Code::FileNotFound, format!("cannot read {}: {e}", p.file))
-        })?;
+        let original =
+            std::fs::read_to_string(&path).map_err(|e| ToolError::io("read", &p.file, &e))?;
         let max_steps = super::positive(p.max_steps, "max_steps")?.unwrap_or(200) as usize;
         let deadline = Instant::now()
             + Duration::from_secs(

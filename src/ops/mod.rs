@@ -296,9 +296,8 @@ impl Engine {
                 let path = self.resolve(&p.file)?;
                 let text = match p.source {
                     Some(s) => s,
-                    None => std::fs::read_to_string(&path).map_err(|err| {
-                        ToolError::new(Code::FileNotFound, format!("cannot read {}: {err}", p.file))
-                    })?,
+                    None => std::fs::read_to_string(&path)
+                        .map_err(|err| ToolError::io("read", &p.file, &err))?,
                 };
                 Ok(DocumentSymbolsResult {
                     symbols: fallback_symbols(&text),
