@@ -3,7 +3,7 @@
 //! and reaches it without following symlinks (`fs`), checks every file still holds its `before`,
 //! writes each atomically (exclusive temporary file, fsync, atomic exchange, permissions kept),
 //! re-checks what it displaced, and on any failure restores the files already written: all or
-//! nothing. Also the unified diff of a plan, and the SQLite journal behind `undo`.
+//! nothing. Also the unified diff of a plan, and the write-ahead journal behind `undo`.
 
 pub mod fs;
 pub mod journal;
@@ -239,7 +239,7 @@ pub fn apply(root: &Root, plan: &Plan) -> Result<(), ToolError> {
         targets.push(t);
     }
     let mut done: Vec<(&FileChange, &mut Target)> = Vec::new();
-    for (c, t) in plan.changes.iter().zip(targets.iter_mut()) {
+    for (n, (c, t)) in plan.changes.iter().zip(targets.iter_mut()).enumerate() {
         if let Err(e) = write_one(root, t, &c.before, &c.after) {
             for (d, t) in done.iter_mut().rev() {
                 if let Err(re) = write_one(root, t, &d.after, &d.before) {
@@ -248,6 +248,7 @@ pub fn apply(root: &Root, plan: &Plan) -> Result<(), ToolError> {
             }
             return Err(e);
         }
+        fault::after_write(n + 1);
         done.push((c, t));
     }
     Ok(())
@@ -352,6 +353,54 @@ fn write_one(
             Ok(())
         }
     }
+}
+
+/// What `path` holds now, read as `apply` reads it (confined again, no symlink followed).
+pub(crate) fn read_current(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+    Target::open(root, path)?.current()
+}
+
+/// Removes the temporary files an interrupted apply may have left beside `path` (recovery only:
+/// the caller holds the journal's lock, so no apply is running).
+pub(crate) fn remove_temporaries(root: &Root, path: &Path) {
+    let Ok(t) = Target::open(root, path) else {
+        return;
+    };
+    let Some(dir) = &t.dir else { return };
+    for n in dir.names().unwrap_or_default() {
+        if fs::is_temp_of(&n, &t.name) {
+            match dir.remove(&n) {
+                Ok(()) => tracing::info!(
+                    "removed {}/{} left by an interrupted edit",
+                    t.parent.display(),
+                    n.to_string_lossy()
+                ),
+                Err(e) => tracing::warn!("cannot remove {}: {e}", n.to_string_lossy()),
+            }
+        }
+    }
+}
+
+/// Fault injection for tests, in debug builds only: `LSPGATE_TEST_ABORT_AFTER_WRITES=N` aborts
+/// the process right after the N-th file of an apply is replaced (the journal's recovery is
+/// tested against it).
+mod fault {
+    #[cfg(debug_assertions)]
+    pub fn after_write(n: usize) {
+        static AT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+        let at = AT.get_or_init(|| {
+            std::env::var("LSPGATE_TEST_ABORT_AFTER_WRITES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        });
+        if *at == Some(n) {
+            tracing::error!("LSPGATE_TEST_ABORT_AFTER_WRITES={n}: aborting");
+            std::process::abort();
+        }
+    }
+
+    #[cfg(not(debug_assertions))]
+    pub fn after_write(_: usize) {}
 }
 
 #[cfg(test)]
@@ -528,6 +577,20 @@ mod tests {
                 .file_type()
                 .is_symlink()
         );
+    }
+
+    #[test]
+    fn temporaries_left_by_a_crash_are_removed() {
+        let (_dir, root, _) = setup();
+        let f = root.path().join("f.txt");
+        std::fs::write(&f, "x").unwrap();
+        let left = root.path().join(".f.txt.lspgate-0123456789abcdef.tmp");
+        std::fs::write(&left, "half").unwrap();
+        let other = root.path().join(".g.txt.lspgate-0123456789abcdef.tmp");
+        std::fs::write(&other, "not f's").unwrap();
+        remove_temporaries(&root, &f);
+        assert!(!left.exists());
+        assert!(other.exists() && f.exists());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use url::Url;
 
 use super::types::*;
 use super::{Engine, add_unique, diags, position};
-use crate::edits::journal::Journal;
+use crate::edits::journal::{Journal, State};
 use crate::edits::{self, FileChange, Plan};
 use crate::error::{Code, ToolError};
 use crate::lsp::wire::{WireFileOp, WirePos, WireRange};
@@ -30,9 +30,19 @@ type DiagSet = (Vec<FileDiag>, Option<String>);
 impl Engine {
     fn journal(&self) -> Result<&Journal, ToolError> {
         self.journal
-            .get_or_init(|| Journal::open(&self.opts.state_dir))
+            .get_or_init(|| Journal::open(&self.opts.state_dir, self.root()))
             .as_ref()
             .map_err(|e| e.clone())
+    }
+
+    /// At start: when the workspace has an edit journal, opens it, which rolls back any edit an
+    /// earlier lspgate left half-applied (see `edits::journal`). Creates nothing otherwise.
+    pub(super) fn recover_edits(&self) {
+        if Journal::exists(&self.opts.state_dir)
+            && let Err(e) = self.journal()
+        {
+            tracing::error!("edit journal: {e}");
+        }
     }
 
     /// Fresh diagnostics of files (from every server of each), for a delta.
@@ -128,6 +138,21 @@ impl Engine {
         key: Option<&str>,
         file_ops: &[WireFileOp],
     ) -> Result<EditResult, ToolError> {
+        self.commit_journaled(tool, summary, plan, key, file_ops, None)
+            .await
+    }
+
+    /// `commit`, recording in the same journal transaction as its completion that this edit
+    /// undoes edit `undoes`.
+    async fn commit_journaled(
+        &self,
+        tool: &str,
+        summary: String,
+        plan: Plan,
+        key: Option<&str>,
+        file_ops: &[WireFileOp],
+        undoes: Option<i64>,
+    ) -> Result<EditResult, ToolError> {
         if plan.is_empty() {
             return Ok(Engine::nothing(format!("{summary}: changes nothing")));
         }
@@ -145,7 +170,7 @@ impl Engine {
                 }
             }
         }
-        let journal = self.journal()?;
+        let journal = self.journal()?.clone();
         let before_paths: Vec<PathBuf> = plan
             .changes
             .iter()
@@ -153,11 +178,14 @@ impl Engine {
             .map(|c| c.path.clone())
             .collect();
         let (before, r1) = self.diagnostics_of(&before_paths).await;
-        let (root, to_apply) = (self.root().clone(), plan.clone());
-        tokio::task::spawn_blocking(move || edits::apply(&root, &to_apply))
-            .await
-            .map_err(|e| ToolError::internal(format!("the edit's writer stopped: {e}")))??;
-        let id = journal.record(tool, &summary, &plan)?;
+        // Intent, files, completion: all on the blocking pool, which a client's cancel (dropping
+        // this future) does not stop, so the journal always knows what was written.
+        let (to_apply, tool_name, text) = (plan.clone(), tool.to_string(), summary.clone());
+        let id = tokio::task::spawn_blocking(move || {
+            journal.apply(&tool_name, &text, &to_apply, undoes)
+        })
+        .await
+        .map_err(|e| ToolError::internal(format!("the edit's writer stopped: {e}")))??;
         let watched: Vec<(Url, &str)> = plan
             .changes
             .iter()
@@ -345,20 +373,31 @@ impl Engine {
                 "edit {id} was already undone (by edit {by})"
             )));
         }
-        let plan = entry.plan.reversed();
-        let result = self
-            .commit(
-                "undo",
-                format!("undo of edit {id} ({})", entry.summary),
-                plan,
-                None,
-                &[],
-            )
-            .await?;
-        if let Some(new_id) = result.edit_id {
-            self.journal()?.mark_undone(id, new_id)?;
+        let not_applied = match entry.state {
+            State::Applied => None,
+            State::Pending => Some(
+                "has not completed: it is being applied, or lspgate stopped while applying it and rolls it back at its next start",
+            ),
+            State::RolledBack => Some(
+                "was interrupted before it completed and rolled back: no file holds what it would have written",
+            ),
+            State::Refused => Some("names paths outside the workspace and is refused"),
+        };
+        if let Some(why) = not_applied {
+            return Err(ToolError::invalid(format!(
+                "edit {id} {why}; there is nothing to undo"
+            )));
         }
-        Ok(result)
+        // Every path of the entry was confined when it was read, and is again when written.
+        self.commit_journaled(
+            "undo",
+            format!("undo of edit {id} ({})", entry.summary),
+            entry.plan.reversed(),
+            None,
+            &[],
+            Some(id),
+        )
+        .await
     }
 
     pub async fn code_actions(&self, p: CodeActionsParams) -> Result<CodeActionsResult, ToolError> {

@@ -75,7 +75,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(registry: Registry, languages: Languages, opts: EngineOptions) -> Engine {
-        Engine {
+        let engine = Engine {
             registry: Arc::new(registry),
             languages: Arc::new(languages),
             opts,
@@ -83,7 +83,9 @@ impl Engine {
             journal: std::sync::OnceLock::new(),
             edit_lock: tokio::sync::Mutex::new(()),
             previews: std::sync::Mutex::default(),
-        }
+        };
+        engine.recover_edits();
+        engine
     }
 
     pub fn root(&self) -> &Root {

@@ -6,6 +6,7 @@ pub mod presets;
 mod root;
 
 pub use root::Root;
+pub(crate) use root::normalize;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

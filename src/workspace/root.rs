@@ -173,7 +173,7 @@ fn canonical(lexical: &Path, links: usize) -> Result<PathBuf, Canon> {
 }
 
 /// Removes `.` and resolves `..` lexically (the canonical check follows).
-fn normalize(p: &Path) -> PathBuf {
+pub(crate) fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
