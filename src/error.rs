@@ -22,6 +22,8 @@ pub enum Code {
     Busy,
     ActivityMissing,
     Cancelled,
+    /// lspgate's own failure (disk, database), never the language server's.
+    Internal,
 }
 
 impl Code {
@@ -40,6 +42,7 @@ impl Code {
             Code::Busy => "busy",
             Code::ActivityMissing => "activity_missing",
             Code::Cancelled => "cancelled",
+            Code::Internal => "internal",
         }
     }
 }
@@ -69,6 +72,42 @@ impl ToolError {
 
     pub fn invalid(message: impl Into<String>) -> ToolError {
         ToolError::new(Code::InvalidParams, message)
+    }
+
+    /// lspgate's own failure: disk, database, a task that died (`internal`, never
+    /// `server_error`, which is the language server's own error).
+    pub fn internal(message: impl Into<String>) -> ToolError {
+        ToolError::new(Code::Internal, message)
+    }
+
+    /// A failed file operation on `file` (as the agent names it), by what the disk said: a
+    /// missing file is `file_not_found`; a folder or anything else that is not a regular file (or
+    /// a file where a folder should be),
+    /// and a permission the user lacks, are `invalid_params` (the request cannot be served as
+    /// asked and retrying will not help; data says `not_a_file` / `permission_denied`);
+    /// anything else (disk full, I/O error) is lspgate's own failure, `internal`.
+    pub fn io(action: &str, file: &str, e: &std::io::Error) -> ToolError {
+        let data = |reason: &str| serde_json::json!({"file": file, "reason": reason, "os_error": e.to_string()});
+        match e.kind() {
+            std::io::ErrorKind::NotFound => ToolError::new(
+                Code::FileNotFound,
+                format!("cannot {action} {file}: no such file"),
+            )
+            .with_data(data("not_found")),
+            std::io::ErrorKind::InvalidInput
+            | std::io::ErrorKind::IsADirectory
+            | std::io::ErrorKind::NotADirectory => {
+                ToolError::new(Code::InvalidParams, format!("cannot {action} {file}: {e}"))
+                    .with_data(data("not_a_file"))
+            }
+            std::io::ErrorKind::PermissionDenied => ToolError::new(
+                Code::InvalidParams,
+                format!("permission denied: lspgate cannot {action} {file} ({e})"),
+            )
+            .with_data(data("permission_denied")),
+            _ => ToolError::internal(format!("cannot {action} {file}: {e}"))
+                .with_data(data("io_error")),
+        }
     }
 
     /// The `{"error": {...}}` object of SPEC §2.
@@ -101,5 +140,25 @@ impl From<LspError> for ToolError {
             }
             LspError::Protocol(_) => ToolError::new(Code::ServerError, e.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn io_errors_get_the_code_of_their_cause() {
+        let e = ToolError::io("read", "a.py", &Error::from(ErrorKind::NotFound));
+        assert_eq!(e.code, Code::FileNotFound);
+        let e = ToolError::io("write", "a.py", &Error::from(ErrorKind::PermissionDenied));
+        assert_eq!(e.code, Code::InvalidParams);
+        assert!(e.message.starts_with("permission denied"), "{}", e.message);
+        assert_eq!(e.data.unwrap()["reason"], "permission_denied");
+        let full = Error::from_raw_os_error(libc::ENOSPC);
+        let e = ToolError::io("write", "a.py", &full);
+        assert_eq!((e.code, e.code.as_str()), (Code::Internal, "internal"));
+        assert!(e.to_string().starts_with("internal: cannot write a.py"));
     }
 }

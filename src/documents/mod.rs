@@ -54,7 +54,10 @@ impl DiskCopy {
     pub fn read(path: &Path) -> std::io::Result<(String, DiskCopy)> {
         let meta = std::fs::metadata(path)?;
         if !meta.is_file() {
-            return Err(std::io::Error::other("not a file"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
         }
         let bytes = std::fs::read(path)?;
         let text = match String::from_utf8(bytes) {
@@ -647,12 +650,7 @@ fn is_fresh(path: &Path, st: &DocState) -> bool {
 fn read_disk(path: &Path) -> Result<(Arc<str>, DiskCopy), ToolError> {
     DiskCopy::read(path)
         .map(|(text, copy)| (Arc::from(text), copy))
-        .map_err(|e| {
-            ToolError::new(
-                Code::FileNotFound,
-                format!("cannot read {}: {e}", path.display()),
-            )
-        })
+        .map_err(|e| ToolError::io("read", &path.display().to_string(), &e))
 }
 
 #[cfg(test)]

@@ -1,43 +1,245 @@
-//! The edit journal: every applied change with its files' before and after content, in an
-//! embedded SQLite database (`.lspgate/state.db` by default) that survives restarts of lspgate.
+//! The edit journal, write-ahead: every change with its files' paths, before and after content
+//! and digests, in an embedded SQLite database (`.lspgate/state.db` by default) that survives
+//! restarts of lspgate.
+//!
+//! Protocol (`Journal::apply`): under the journal's lock, the intent is committed (state
+//! `pending`, durable: WAL with `synchronous=FULL`) before the first file is replaced; the files
+//! are written (`edits::apply`, all or nothing); then the completion is committed (`applied`,
+//! and the edit it undoes marked, in one transaction). An edit is applied exactly when its
+//! completion is recorded. Recovery rolls back: an entry left `pending` (lspgate died, or the
+//! journal failed, between intent and completion) has every file that holds its `after` put back
+//! to its `before`; a file holding anything else was changed by someone since and is left alone.
+//! So every file ends wholly before, and the entry becomes `rolled_back`. The agent never got an
+//! `edit_id` for it, so before is what it last knew. Recovery runs when the journal is opened
+//! (lspgate opens it at start when it exists) and again, under the lock, before every apply.
+//!
+//! Nothing read from the database is trusted: every path is confined to the root
+//! (`Root::confine`) when an entry is read, and again when it is written, and the folder is
+//! opened without following symlinks.
 
+use std::ffi::{OsStr, OsString};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use serde_json::json;
 
+use super::fs::{self, Dir};
 use super::{FileChange, Plan};
 use crate::error::{Code, ToolError};
 use crate::text::digest;
+use crate::workspace::{Root, normalize};
 
-/// An applied change as the journal holds it.
+const DB: &str = "state.db";
+/// lspgate's files in the state folder; none may be a symlink.
+const OWN_FILES: [&str; 6] = [
+    DB,
+    "state.db-wal",
+    "state.db-shm",
+    "state.db-journal",
+    LOCK,
+    ".gitignore",
+];
+const LOCK: &str = "edits.lock";
+
+/// Where an edit stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// The intent is recorded and files may be partly written: being applied now, or
+    /// interrupted (the next recovery rolls it back).
+    Pending,
+    /// Every file was written and the completion recorded: it can be undone.
+    Applied,
+    /// Interrupted, then rolled back by recovery: no file holds what it would have written.
+    RolledBack,
+    /// Names paths outside the workspace (a database lspgate did not write for this root):
+    /// never replayed.
+    Refused,
+}
+
+impl State {
+    fn as_str(self) -> &'static str {
+        match self {
+            State::Pending => "pending",
+            State::Applied => "applied",
+            State::RolledBack => "rolled_back",
+            State::Refused => "refused",
+        }
+    }
+
+    fn parse(s: &str) -> Option<State> {
+        [
+            State::Pending,
+            State::Applied,
+            State::RolledBack,
+            State::Refused,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
+    }
+}
+
+/// A change as the journal holds it, its paths confined to the root.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub id: i64,
     pub tool: String,
     pub summary: String,
     pub undone_by: Option<i64>,
+    pub state: State,
     pub plan: Plan,
 }
 
+/// The journal of one workspace root; cheap to clone (one connection, shared).
+#[derive(Clone)]
 pub struct Journal {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     conn: Mutex<Connection>,
+    /// One apply at a time in this process (the file lock is per open file, so it cannot
+    /// tell this process's threads apart).
+    writing: Mutex<()>,
+    /// `edits.lock`, locked (`flock`) for the whole of an apply and for recovery: one writer at a
+    /// time across processes on the same state folder; the kernel releases a dead writer's.
+    lock: std::fs::File,
+    root: Root,
 }
 
 fn db_error(e: rusqlite::Error) -> ToolError {
-    ToolError::new(Code::ServerError, format!("edit journal: {e}"))
+    ToolError::internal(format!("edit journal: {e}"))
 }
 
-impl Journal {
-    /// Opens (creating) `dir/state.db`; the folder gets a `.gitignore` of its own.
-    pub fn open(dir: &Path) -> Result<Journal, ToolError> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| ToolError::invalid(format!("cannot create {}: {e}", dir.display())))?;
-        let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            let _ = std::fs::write(&ignore, "# lspgate's state (edit journal)\n*\n");
+/// The state folder as an absolute, lexically normalized path (a relative one is taken from
+/// the current folder, as on a command line).
+fn location(dir: &Path) -> PathBuf {
+    normalize(&std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()))
+}
+
+/// A symlink where lspgate keeps its state: refused either way. Leading out, `outside_root`;
+/// leading inside, `internal`: lspgate would put its database, and a `.gitignore` of `*`, in
+/// whatever folder of the workspace it points to.
+fn linked(root: &Root, link: &Path) -> ToolError {
+    let shown = root.relative(link);
+    match root.confine(link) {
+        Err(e) if e.code == Code::OutsideRoot => ToolError::new(
+            Code::OutsideRoot,
+            format!(
+                "{shown} is a symbolic link leading outside the workspace; lspgate keeps its edit journal only in a real folder (remove the link, or pass --state DIR)"
+            ),
+        ),
+        _ => ToolError::internal(format!(
+            "{shown} is a symbolic link; lspgate keeps its edit journal only in a real folder, never where a link points (remove the link, or pass --state DIR)"
+        )),
+    }
+    .with_data(json!({"file": shown}))
+}
+
+/// Opens (creating) the state folder. Inside the workspace (the default `.lspgate`) every
+/// folder of it is walked from the root and created following no symlink, and a symlink on the
+/// way is refused (`linked`). Outside the workspace it was named on the command line
+/// (`--state`), which trusts it.
+fn state_folder(dir: &Path, root: &Root) -> Result<(PathBuf, Dir), ToolError> {
+    let path = location(dir);
+    let io = |action: &str, at: &Path, e: std::io::Error| {
+        ToolError::io(action, &at.display().to_string(), &e)
+    };
+    if let Ok(rel) = path.strip_prefix(root.path()) {
+        let mut folder = Dir::open(root.path()).map_err(|e| io("open", root.path(), e))?;
+        let mut at = root.path().to_path_buf();
+        for name in rel.iter() {
+            at.push(name);
+            folder = match folder.child_or_create(name) {
+                Ok(d) => d,
+                Err(e) if fs::is_symlink_error(&e) => return Err(linked(root, &at)),
+                Err(e) => return Err(io("create", &at, e)),
+            };
         }
-        let conn = Connection::open(dir.join("state.db")).map_err(db_error)?;
+        return Ok((path, folder));
+    }
+    std::fs::create_dir_all(&path).map_err(|e| io("create", &path, e))?;
+    let real = path.canonicalize().map_err(|e| io("open", &path, e))?;
+    let folder = Dir::open(&real).map_err(|e| io("open", &real, e))?;
+    Ok((real, folder))
+}
+
+/// A path as stored: text when it is UTF-8 (readable with any SQLite tool), else its bytes.
+fn stored(path: &Path) -> rusqlite::types::Value {
+    match path.to_str() {
+        Some(s) => rusqlite::types::Value::Text(s.to_string()),
+        None => rusqlite::types::Value::Blob(path.as_os_str().as_bytes().to_vec()),
+    }
+}
+
+fn path_of(v: ValueRef<'_>) -> rusqlite::Result<PathBuf> {
+    match v {
+        ValueRef::Text(b) | ValueRef::Blob(b) => Ok(PathBuf::from(OsString::from_vec(b.to_vec()))),
+        other => Err(rusqlite::Error::InvalidColumnType(
+            0,
+            "path".into(),
+            other.data_type(),
+        )),
+    }
+}
+
+/// Holds `edits.lock` until dropped.
+struct Locked<'a>(&'a std::fs::File);
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        // SAFETY: a valid fd.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// One stored file of an entry, before confinement.
+type Row = (
+    PathBuf,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Option<String>,
+    Option<String>,
+);
+
+impl Journal {
+    /// Opens (creating) `dir/state.db` for the workspace `root`, and recovers the edits an
+    /// earlier lspgate left half-applied. The folder gets a `.gitignore` of its own. Nothing of
+    /// it is followed through a symlink.
+    pub fn open(dir: &Path, root: &Root) -> Result<Journal, ToolError> {
+        let (path, folder) = state_folder(dir, root)?;
+        for name in OWN_FILES {
+            if folder.is_symlink(OsStr::new(name)) {
+                return Err(linked(root, &path.join(name)));
+            }
+        }
+        let io = |name: &str, e: std::io::Error| {
+            ToolError::io("create", &path.join(name).display().to_string(), &e)
+        };
+        // Its own `.gitignore`, unless the state folder is the workspace root itself.
+        if path != root.path() {
+            folder
+                .create_new(
+                    OsStr::new(".gitignore"),
+                    b"# lspgate's state (edit journal)\n*\n",
+                )
+                .map_err(|e| io(".gitignore", e))?;
+        }
+        let lock = folder
+            .open_own(OsStr::new(LOCK), 0o600)
+            .map_err(|e| io(LOCK, e))?;
+        // SQLite refuses a path with any symlink in it (and opens its own files O_NOFOLLOW).
+        let conn = Connection::open_with_flags(
+            path.join(DB),
+            OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+        )
+        .map_err(db_error)?;
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(db_error)?;
         conn.execute_batch(
             "PRAGMA journal_mode=WAL;
              PRAGMA synchronous=FULL;
@@ -60,24 +262,130 @@ impl Journal {
              );",
         )
         .map_err(db_error)?;
-        Ok(Journal {
-            conn: Mutex::new(conn),
-        })
+        // Journals from before the write-ahead protocol recorded applied edits only.
+        let has_state: bool = conn
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info('edits') WHERE name = 'state'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        if !has_state {
+            conn.execute_batch(
+                "ALTER TABLE edits ADD COLUMN state TEXT NOT NULL DEFAULT 'applied'",
+            )
+            .map_err(db_error)?;
+        }
+        let journal = Journal {
+            inner: Arc::new(Inner {
+                conn: Mutex::new(conn),
+                writing: Mutex::new(()),
+                lock,
+                root: root.clone(),
+            }),
+        };
+        match journal.try_lock() {
+            Some(_held) => {
+                journal.recover();
+            }
+            // Another lspgate is applying an edit: its pending entry is alive. Whatever a dead
+            // one left is recovered before the next apply.
+            None => tracing::info!("another lspgate is applying an edit; recovery waits for it"),
+        }
+        Ok(journal)
     }
 
-    fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>, ToolError> {
-        self.conn
+    /// Whether `dir` holds a journal (so lspgate can recover at start without creating one).
+    pub fn exists(dir: &Path) -> bool {
+        std::fs::symlink_metadata(location(dir).join(DB)).is_ok()
+    }
+
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>, ToolError> {
+        self.inner
+            .conn
             .lock()
-            .map_err(|_| ToolError::new(Code::ServerError, "edit journal lock poisoned"))
+            .map_err(|_| ToolError::internal("edit journal lock poisoned"))
     }
 
-    /// Records an applied plan; returns its id.
-    pub fn record(&self, tool: &str, summary: &str, plan: &Plan) -> Result<i64, ToolError> {
+    fn lock(&self) -> Result<Locked<'_>, ToolError> {
+        let fd = self.inner.lock.as_raw_fd();
+        loop {
+            // SAFETY: a valid fd.
+            if unsafe { libc::flock(fd, libc::LOCK_EX) } == 0 {
+                return Ok(Locked(&self.inner.lock));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(ToolError::internal(format!("edit journal lock: {e}")));
+            }
+        }
+    }
+
+    fn try_lock(&self) -> Option<Locked<'_>> {
+        // SAFETY: a valid fd.
+        let r = unsafe { libc::flock(self.inner.lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        (r == 0).then_some(Locked(&self.inner.lock))
+    }
+
+    /// Applies `plan` write-ahead (see the module doc) and returns its edit id. `undoes`: the
+    /// edit this one undoes, marked so in the same transaction that records the completion.
+    /// Run it off the async runtime: it holds the lock, writes files, and is never cut short by a
+    /// client's cancel (the intent and the completion are both recorded, or the edit is rolled
+    /// back).
+    pub fn apply(
+        &self,
+        tool: &str,
+        summary: &str,
+        plan: &Plan,
+        undoes: Option<i64>,
+    ) -> Result<i64, ToolError> {
+        let _writing = self
+            .inner
+            .writing
+            .lock()
+            .map_err(|_| ToolError::internal("edit journal lock poisoned"))?;
+        let _held = self.lock()?;
+        // Whatever a dead writer left, first.
+        self.recover();
+        let id = self.begin(tool, summary, plan)?;
+        if let Err(e) = super::apply(&self.inner.root, plan) {
+            // `apply` put back what it wrote; make sure from the disk, then forget the attempt.
+            match self.roll_back(id) {
+                Ok(()) => {
+                    if let Err(fe) = self.forget(id) {
+                        tracing::warn!("edit journal: cannot drop failed edit {id}: {fe}");
+                    }
+                }
+                Err(re) => {
+                    tracing::error!("edit {id} failed and could not be rolled back yet: {re}")
+                }
+            }
+            return Err(e);
+        }
+        if let Err(e) = self.finish(id, undoes) {
+            tracing::error!("edit {id}: cannot record its completion ({e}); rolling it back");
+            match self.roll_back(id) {
+                Ok(()) => {
+                    if let Err(se) = self.set_state(id, State::RolledBack) {
+                        tracing::warn!("edit {id}: rolled back, but not recorded as such ({se})");
+                    }
+                }
+                Err(re) => tracing::error!(
+                    "edit {id}: rollback failed ({re}); it is retried before the next edit and at the next start"
+                ),
+            }
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// Records the intent: the entry, `pending`, with every file's content before and after.
+    fn begin(&self, tool: &str, summary: &str, plan: &Plan) -> Result<i64, ToolError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction().map_err(db_error)?;
         tx.execute(
-            "INSERT INTO edits (tool, summary) VALUES (?1, ?2)",
-            params![tool, summary],
+            "INSERT INTO edits (tool, summary, state) VALUES (?1, ?2, ?3)",
+            params![tool, summary, State::Pending.as_str()],
         )
         .map_err(db_error)?;
         let id = tx.last_insert_rowid();
@@ -88,7 +396,7 @@ impl Journal {
                 params![
                     id,
                     seq as i64,
-                    c.path.to_string_lossy(),
+                    stored(&c.path),
                     c.before,
                     c.after,
                     c.before.as_deref().map(digest),
@@ -101,83 +409,188 @@ impl Journal {
         Ok(id)
     }
 
-    pub fn get(&self, id: i64) -> Result<Option<Entry>, ToolError> {
-        let conn = self.conn()?;
-        let head: Option<(String, String, Option<i64>)> = conn
-            .query_row(
-                "SELECT tool, summary, undone_by FROM edits WHERE id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    /// Records the completion (and what it undoes).
+    fn finish(&self, id: i64, undoes: Option<i64>) -> Result<(), ToolError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction().map_err(db_error)?;
+        tx.execute(
+            "UPDATE edits SET state = ?2 WHERE id = ?1",
+            params![id, State::Applied.as_str()],
+        )
+        .map_err(db_error)?;
+        if let Some(undone) = undoes {
+            tx.execute(
+                "UPDATE edits SET undone_by = ?2 WHERE id = ?1",
+                params![undone, id],
             )
-            .optional()
             .map_err(db_error)?;
-        let Some((tool, summary, undone_by)) = head else {
+        }
+        tx.commit().map_err(db_error)
+    }
+
+    fn set_state(&self, id: i64, state: State) -> Result<(), ToolError> {
+        self.conn()?
+            .execute(
+                "UPDATE edits SET state = ?2 WHERE id = ?1",
+                params![id, state.as_str()],
+            )
+            .map_err(db_error)
+            .map(drop)
+    }
+
+    /// Drops an attempt that failed cleanly (nothing of it is on disk).
+    fn forget(&self, id: i64) -> Result<(), ToolError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction().map_err(db_error)?;
+        tx.execute("DELETE FROM files WHERE edit_id = ?1", params![id])
+            .map_err(db_error)?;
+        tx.execute("DELETE FROM edits WHERE id = ?1", params![id])
+            .map_err(db_error)?;
+        tx.commit().map_err(db_error)
+    }
+
+    /// Rolls back every `pending` entry, newest first (the caller holds the lock, so none is
+    /// being applied). Failures are logged and retried next time.
+    fn recover(&self) {
+        let pending: Vec<i64> = match self.conn().and_then(|c| {
+            let mut stmt = c
+                .prepare("SELECT id FROM edits WHERE state = ?1 ORDER BY id DESC")
+                .map_err(db_error)?;
+            stmt.query_map(params![State::Pending.as_str()], |r| r.get(0))
+                .map_err(db_error)?
+                .collect::<Result<Vec<i64>, _>>()
+                .map_err(db_error)
+        }) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!("edit journal: cannot look for interrupted edits: {e}");
+                return;
+            }
+        };
+        for id in pending {
+            let outcome = self
+                .roll_back(id)
+                .and_then(|()| self.set_state(id, State::RolledBack));
+            match outcome {
+                Ok(()) => {
+                    tracing::warn!("edit {id} was interrupted before it completed; rolled back")
+                }
+                Err(e) if e.code == Code::OutsideRoot => {
+                    tracing::error!("edit {id} in the journal is refused: {e}");
+                    if let Err(e) = self.set_state(id, State::Refused) {
+                        tracing::error!("edit journal: {e}");
+                    }
+                }
+                Err(e) => {
+                    tracing::error!("edit {id} was interrupted and cannot be rolled back yet: {e}")
+                }
+            }
+        }
+    }
+
+    /// Puts back, from the disk's current state, every file of entry `id` that holds what the
+    /// entry would write; other files are left as they are. Removes the temporary files an
+    /// interrupted write may have left beside them.
+    fn roll_back(&self, id: i64) -> Result<(), ToolError> {
+        let Some(entry) = self.get(id)? else {
+            return Ok(());
+        };
+        let root = &self.inner.root;
+        let mut back = Plan::default();
+        for c in &entry.plan.changes {
+            if super::read_current(root, &c.path)? == c.after {
+                back.changes.push(FileChange {
+                    path: c.path.clone(),
+                    before: c.after.clone(),
+                    after: c.before.clone(),
+                });
+            }
+        }
+        super::apply(root, &back.normalized())?;
+        for c in &entry.plan.changes {
+            super::remove_temporaries(root, &c.path);
+        }
+        Ok(())
+    }
+
+    /// The entry `id`, every path confined to the root (one outside: `outside_root`, and the
+    /// entry is not used).
+    pub fn get(&self, id: i64) -> Result<Option<Entry>, ToolError> {
+        let (head, rows) = {
+            let conn = self.conn()?;
+            let head: Option<(String, String, Option<i64>, String)> = conn
+                .query_row(
+                    "SELECT tool, summary, undone_by, state FROM edits WHERE id = ?1",
+                    params![id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .optional()
+                .map_err(db_error)?;
+            let mut stmt = conn
+                .prepare(
+                    "SELECT path, before, after, before_digest, after_digest
+                     FROM files WHERE edit_id = ?1 ORDER BY seq",
+                )
+                .map_err(db_error)?;
+            let rows: Vec<Row> = stmt
+                .query_map(params![id], |r| {
+                    Ok((
+                        path_of(r.get_ref(0)?)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                    ))
+                })
+                .map_err(db_error)?
+                .collect::<Result<_, _>>()
+                .map_err(db_error)?;
+            (head, rows)
+        };
+        let Some((tool, summary, undone_by, state)) = head else {
             return Ok(None);
         };
-        let mut stmt = conn
-            .prepare("SELECT path, before, after FROM files WHERE edit_id = ?1 ORDER BY seq")
-            .map_err(db_error)?;
-        let changes = stmt
-            .query_map(params![id], |r| {
-                Ok(FileChange {
-                    path: PathBuf::from(r.get::<_, String>(0)?),
-                    before: r.get(1)?,
-                    after: r.get(2)?,
-                })
-            })
-            .map_err(db_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_error)?;
+        let state = State::parse(&state).ok_or_else(|| {
+            ToolError::internal(format!(
+                "edit {id} has an unknown state `{state}` in the journal"
+            ))
+        })?;
+        let mut changes = Vec::with_capacity(rows.len());
+        for (path, before, after, before_digest, after_digest) in rows {
+            let shown = path.display().to_string();
+            let path = self.inner.root.confine(&path).map_err(|e| match e.code {
+                Code::OutsideRoot => ToolError::new(
+                    Code::OutsideRoot,
+                    format!(
+                        "edit {id} in the journal names {shown}, outside the workspace; lspgate refuses it (this journal was not written for this workspace)"
+                    ),
+                )
+                .with_data(json!({"edit_id": id, "file": shown})),
+                _ => e,
+            })?;
+            if before.as_deref().map(digest) != before_digest
+                || after.as_deref().map(digest) != after_digest
+            {
+                return Err(ToolError::internal(format!(
+                    "edit {id} is damaged in the journal: the content of {shown} does not match its digest"
+                )));
+            }
+            changes.push(FileChange {
+                path,
+                before,
+                after,
+            });
+        }
         Ok(Some(Entry {
             id,
             tool,
             summary,
             undone_by,
+            state,
             plan: Plan { changes },
         }))
-    }
-
-    pub fn mark_undone(&self, id: i64, by: i64) -> Result<(), ToolError> {
-        self.conn()?
-            .execute(
-                "UPDATE edits SET undone_by = ?2 WHERE id = ?1",
-                params![id, by],
-            )
-            .map_err(db_error)?;
-        Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entries_survive_reopening() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = dir.path().join(".lspgate");
-        let plan = Plan {
-            changes: vec![FileChange {
-                path: dir.path().join("a.py"),
-                before: Some(b"x = 1\n".to_vec()),
-                after: None,
-            }],
-        };
-        let id = Journal::open(&state)
-            .unwrap()
-            .record("edit", "delete a.py", &plan)
-            .unwrap();
-        let j = Journal::open(&state).unwrap();
-        let e = j.get(id).unwrap().unwrap();
-        assert_eq!((e.tool.as_str(), e.plan.clone()), ("edit", plan));
-        assert!(e.undone_by.is_none());
-        j.mark_undone(id, id + 1).unwrap();
-        assert_eq!(j.get(id).unwrap().unwrap().undone_by, Some(id + 1));
-        assert!(j.get(999).unwrap().is_none());
-        assert!(
-            std::fs::read_to_string(state.join(".gitignore"))
-                .unwrap()
-                .contains('*')
-        );
-    }
-}
+mod tests;

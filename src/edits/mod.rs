@@ -1,20 +1,24 @@
 //! Applying changes to files, verified: a `Plan` says what each file held when the change was
-//! computed and what it should hold after. Applying checks every file still holds its `before`,
-//! writes each atomically (temporary file, fsync, atomic exchange, permissions kept), re-checks
-//! what it displaced, and on any failure restores the files already written: all or nothing.
-//! Also the unified diff of a plan, and the SQLite journal behind `undo`.
+//! computed and what it should hold after. Applying confines every path again (`Root::confine`)
+//! and reaches it without following symlinks (`fs`), checks every file still holds its `before`,
+//! writes each atomically (exclusive temporary file, fsync, atomic exchange, permissions kept),
+//! re-checks what it displaced, and on any failure restores the files already written: all or
+//! nothing. Also the unified diff of a plan, and the write-ahead journal behind `undo`.
 
+pub mod fs;
 pub mod journal;
 
-use std::ffi::CString;
+use std::ffi::OsString;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
 use crate::error::{Code, ToolError};
 use crate::text::digest;
+use crate::workspace::Root;
+use fs::Dir;
 
 /// One file's change: `None` means the file does not exist (before) or is deleted (after).
 #[derive(Debug, Clone, PartialEq)]
@@ -120,182 +124,289 @@ pub fn diff(plan: &Plan, name: impl Fn(&Path) -> String) -> (String, Vec<Stat>) 
     (out, stats)
 }
 
-fn read_opt(path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_error(path, e)),
+/// Where one change is written: its folder (opened from the root without following symlinks;
+/// `None` while missing) and its name there.
+struct Target {
+    /// Root-relative, for messages.
+    shown: String,
+    parent: PathBuf,
+    name: OsString,
+    dir: Option<Dir>,
+}
+
+impl Target {
+    /// Confines `path` again, now (`Root::confine`), and opens its folder. A path that no longer
+    /// confines to itself (a folder on it became a symlink) is refused.
+    fn open(root: &Root, path: &Path) -> Result<Target, ToolError> {
+        let shown = root.relative(path);
+        let confined = root.confine(path).map_err(|e| match e.code {
+            Code::OutsideRoot => ToolError::new(
+                Code::OutsideRoot,
+                format!("{shown} leads outside the workspace; nothing was written"),
+            )
+            .with_data(json!({"file": shown, "root": root.path()})),
+            _ => e,
+        })?;
+        if confined != path {
+            return Err(ToolError::new(
+                Code::RevisionConflict,
+                format!(
+                    "{shown} now leads to {} (a folder on its path changed); nothing was written",
+                    root.relative(&confined)
+                ),
+            )
+            .with_data(json!({"file": shown})));
+        }
+        let rel = confined
+            .strip_prefix(root.path())
+            .map_err(|_| ToolError::invalid(format!("{shown} is outside the workspace")))?;
+        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+            return Err(ToolError::invalid(format!(
+                "{shown} is the workspace root, not a file"
+            )));
+        };
+        let dir = fs::walk(root.path(), parent).map_err(|e| fs_error(&shown, "reach", e))?;
+        Ok(Target {
+            shown,
+            parent: parent.to_path_buf(),
+            name: name.to_os_string(),
+            dir,
+        })
+    }
+
+    /// What the file holds now (`None`: absent).
+    fn current(&self) -> Result<Option<Vec<u8>>, ToolError> {
+        match &self.dir {
+            None => Ok(None),
+            Some(d) => d
+                .read(&self.name)
+                .map_err(|e| fs_error(&self.shown, "read", e)),
+        }
+    }
+
+    /// The folder, created (one component at a time, following no symlink) if missing.
+    fn dir_creating(&mut self, root: &Root) -> Result<&Dir, ToolError> {
+        if self.dir.is_none() {
+            let d = fs::walk_creating(root.path(), &self.parent)
+                .map_err(|e| fs_error(&self.shown, "create the folder of", e))?;
+            self.dir = Some(d);
+        }
+        self.dir
+            .as_ref()
+            .ok_or_else(|| ToolError::internal(format!("no folder for {}", self.shown)))
     }
 }
 
-fn io_error(path: &Path, e: std::io::Error) -> ToolError {
-    ToolError::new(
-        Code::InvalidParams,
-        format!("cannot write {}: {e}", path.display()),
-    )
+/// A file operation's failure: a symlink met while following none is a change of the path since
+/// it was confined; the rest by their cause (`ToolError::io`).
+fn fs_error(shown: &str, action: &str, e: std::io::Error) -> ToolError {
+    if fs::is_symlink_error(&e) {
+        return ToolError::new(
+            Code::RevisionConflict,
+            format!(
+                "{shown}: a symbolic link is now in the way (lspgate writes through none); nothing was written"
+            ),
+        )
+        .with_data(json!({"file": shown}));
+    }
+    ToolError::io(action, shown, &e)
 }
 
-fn conflict(path: &Path, expected: &Option<Vec<u8>>, current: &Option<Vec<u8>>) -> ToolError {
+fn conflict(shown: &str, expected: &Option<Vec<u8>>, current: &Option<Vec<u8>>) -> ToolError {
     let d = |b: &Option<Vec<u8>>| b.as_deref().map(digest);
     ToolError::new(
         Code::RevisionConflict,
-        format!(
-            "{} changed since the edit was computed; nothing was written",
-            path.display()
-        ),
+        format!("{shown} changed since the edit was computed; nothing was written"),
     )
     .with_data(json!({
-        "file": path,
+        "file": shown,
         "expected_digest": d(expected),
         "current_digest": d(current),
     }))
 }
 
-/// Applies a plan, all or nothing. Every file must still hold its `before`, else
-/// `revision_conflict` and nothing is written.
-pub fn apply(plan: &Plan) -> Result<(), ToolError> {
+/// Applies a plan, all or nothing. Every path is confined again now and reached without
+/// following symlinks; every file must still hold its `before`, else `revision_conflict` and
+/// nothing is written.
+pub fn apply(root: &Root, plan: &Plan) -> Result<(), ToolError> {
+    let mut targets = Vec::with_capacity(plan.changes.len());
     for c in &plan.changes {
-        let current = read_opt(&c.path)?;
+        let t = Target::open(root, &c.path)?;
+        let current = t.current()?;
         if current != c.before {
-            return Err(conflict(&c.path, &c.before, &current));
+            return Err(conflict(&t.shown, &c.before, &current));
         }
+        targets.push(t);
     }
-    let mut done: Vec<&FileChange> = Vec::new();
-    for c in &plan.changes {
-        if let Err(e) = write_one(&c.path, &c.before, &c.after) {
-            for d in done.iter().rev() {
-                if let Err(re) = write_one(&d.path, &d.after, &d.before) {
-                    tracing::error!("could not roll back {}: {re}", d.path.display());
+    let mut done: Vec<(&FileChange, &mut Target)> = Vec::new();
+    for (n, (c, t)) in plan.changes.iter().zip(targets.iter_mut()).enumerate() {
+        if let Err(e) = write_one(root, t, &c.before, &c.after) {
+            for (d, t) in done.iter_mut().rev() {
+                if let Err(re) = write_one(root, t, &d.after, &d.before) {
+                    tracing::error!("could not roll back {}: {re}", t.shown);
                 }
             }
             return Err(e);
         }
-        done.push(c);
+        fault::after_write(n + 1);
+        done.push((c, t));
     }
     Ok(())
 }
 
-fn temp_path(path: &Path) -> PathBuf {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.lspgate-{}-{n}.tmp", std::process::id()))
-}
-
-fn cstr(p: &Path) -> Result<CString, ToolError> {
-    CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| ToolError::invalid(format!("bad path {}", p.display())))
-}
-
-/// `renameat2` with `flags` (RENAME_EXCHANGE, RENAME_NOREPLACE).
-fn rename2(from: &Path, to: &Path, flags: u32) -> std::io::Result<()> {
-    let (Ok(a), Ok(b)) = (cstr(from), cstr(to)) else {
-        return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
-    };
-    // SAFETY: two valid NUL-terminated paths relative to the current directory.
-    let r = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            flags,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-fn sync_dir(path: &Path) {
-    if let Some(dir) = path.parent()
-        && let Ok(d) = std::fs::File::open(dir)
-    {
-        let _ = d.sync_all();
-    }
-}
-
-/// Moves `path`'s content from `expected` to `after`, atomically, checking that what it
+/// Moves the target's content from `expected` to `after`, atomically, checking that what it
 /// displaces is exactly `expected` (else it puts that back: `revision_conflict`).
 fn write_one(
-    path: &Path,
+    root: &Root,
+    t: &mut Target,
     expected: &Option<Vec<u8>>,
     after: &Option<Vec<u8>>,
 ) -> Result<(), ToolError> {
-    let tmp = temp_path(path);
+    let shown = t.shown.clone();
+    let name = t.name.clone();
+    let io = |action: &str| {
+        let shown = shown.clone();
+        let action = action.to_string();
+        move |e: std::io::Error| fs_error(&shown, &action, e)
+    };
     match after {
         Some(bytes) => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| io_error(path, e))?;
-            }
-            let mut f = std::fs::File::create(&tmp).map_err(|e| io_error(&tmp, e))?;
-            let written = f.write_all(bytes).and_then(|()| f.sync_all());
-            if let Ok(meta) = std::fs::metadata(path) {
-                let _ = std::fs::set_permissions(&tmp, meta.permissions());
+            let dir = t.dir_creating(root)?;
+            let (tmp, mut f) = dir.create_temp(&name).map_err(io("write"))?;
+            let mut written = f.write_all(bytes).and_then(|()| f.sync_all());
+            if written.is_ok()
+                && let Ok(Some(st)) = dir.stat(&name)
+            {
+                written = f.set_permissions(std::fs::Permissions::from_mode(st.st_mode & 0o7777));
             }
             drop(f);
             if let Err(e) = written {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(io_error(path, e));
+                let _ = dir.remove(&tmp);
+                return Err(io("write")(e));
             }
             if expected.is_none() {
                 // A new file: it must still not exist.
-                return match rename2(&tmp, path, libc::RENAME_NOREPLACE) {
+                return match dir.rename(&tmp, &name, libc::RENAME_NOREPLACE) {
                     Ok(()) => {
-                        sync_dir(path);
+                        let _ = dir.sync();
                         Ok(())
                     }
                     Err(e) => {
-                        let _ = std::fs::remove_file(&tmp);
+                        let _ = dir.remove(&tmp);
                         if e.kind() == std::io::ErrorKind::AlreadyExists {
-                            Err(conflict(path, expected, &read_opt(path)?))
+                            let now = dir.read(&name).unwrap_or_default();
+                            Err(conflict(&shown, expected, &now))
                         } else {
-                            Err(io_error(path, e))
+                            Err(io("write")(e))
                         }
                     }
                 };
             }
-            if let Err(e) = rename2(&tmp, path, libc::RENAME_EXCHANGE) {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(io_error(path, e));
+            if let Err(e) = dir.rename(&tmp, &name, libc::RENAME_EXCHANGE) {
+                let _ = dir.remove(&tmp);
+                return Err(io("replace")(e));
             }
-            // `tmp` now holds what was at `path`: it must be what the plan expected.
-            let displaced = read_opt(&tmp)?;
-            if displaced != *expected {
-                let _ = rename2(&tmp, path, libc::RENAME_EXCHANGE);
-                let _ = std::fs::remove_file(&tmp);
-                return Err(conflict(path, expected, &displaced));
+            // `tmp` now holds what was at the target: it must be what the plan expected.
+            let displaced = dir.read(&tmp);
+            if displaced.as_ref().ok() != Some(expected) {
+                let _ = dir.rename(&tmp, &name, libc::RENAME_EXCHANGE);
+                let _ = dir.remove(&tmp);
+                return Err(match displaced {
+                    Ok(d) => conflict(&shown, expected, &d),
+                    Err(e) => io("replace")(e),
+                });
             }
-            let _ = std::fs::remove_file(&tmp);
-            sync_dir(path);
+            let _ = dir.remove(&tmp);
+            let _ = dir.sync();
             Ok(())
         }
         None => {
+            let Some(dir) = &t.dir else {
+                // Its folder is gone, so is the file.
+                return match expected {
+                    None => Ok(()),
+                    Some(_) => Err(conflict(&shown, expected, &None)),
+                };
+            };
             if expected.is_none() {
-                return Ok(());
+                return match dir.read(&name).map_err(io("read"))? {
+                    None => Ok(()),
+                    now => Err(conflict(&shown, expected, &now)),
+                };
             }
-            std::fs::rename(path, &tmp).map_err(|e| io_error(path, e))?;
-            let displaced = read_opt(&tmp)?;
-            if displaced != *expected {
-                let _ = rename2(&tmp, path, libc::RENAME_NOREPLACE);
-                return Err(conflict(path, expected, &displaced));
+            let tmp = fs::temp_name(&name);
+            dir.rename(&name, &tmp, libc::RENAME_NOREPLACE)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => conflict(&shown, expected, &None),
+                    _ => io("delete")(e),
+                })?;
+            let displaced = dir.read(&tmp);
+            if displaced.as_ref().ok() != Some(expected) {
+                let _ = dir.rename(&tmp, &name, libc::RENAME_NOREPLACE);
+                return Err(match displaced {
+                    Ok(d) => conflict(&shown, expected, &d),
+                    Err(e) => io("delete")(e),
+                });
             }
-            let _ = std::fs::remove_file(&tmp);
-            sync_dir(path);
+            let _ = dir.remove(&tmp);
+            let _ = dir.sync();
             Ok(())
         }
     }
+}
+
+/// What `path` holds now, read as `apply` reads it (confined again, no symlink followed).
+pub(crate) fn read_current(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+    Target::open(root, path)?.current()
+}
+
+/// Removes the temporary files an interrupted apply may have left beside `path` (recovery only:
+/// the caller holds the journal's lock, so no apply is running).
+pub(crate) fn remove_temporaries(root: &Root, path: &Path) {
+    let Ok(t) = Target::open(root, path) else {
+        return;
+    };
+    let Some(dir) = &t.dir else { return };
+    for n in dir.names().unwrap_or_default() {
+        if fs::is_temp_of(&n, &t.name) {
+            match dir.remove(&n) {
+                Ok(()) => tracing::info!(
+                    "removed {}/{} left by an interrupted edit",
+                    t.parent.display(),
+                    n.to_string_lossy()
+                ),
+                Err(e) => tracing::warn!("cannot remove {}: {e}", n.to_string_lossy()),
+            }
+        }
+    }
+}
+
+/// Fault injection for tests, in debug builds only: `LSPGATE_TEST_ABORT_AFTER_WRITES=N` aborts
+/// the process right after the N-th file of an apply is replaced (the journal's recovery is
+/// tested against it).
+mod fault {
+    #[cfg(debug_assertions)]
+    pub fn after_write(n: usize) {
+        static AT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+        let at = AT.get_or_init(|| {
+            std::env::var("LSPGATE_TEST_ABORT_AFTER_WRITES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        });
+        if *at == Some(n) {
+            tracing::error!("LSPGATE_TEST_ABORT_AFTER_WRITES={n}: aborting");
+            std::process::abort();
+        }
+    }
+
+    #[cfg(not(debug_assertions))]
+    pub fn after_write(_: usize) {}
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::symlink;
 
     fn change(path: &Path, before: Option<&str>, after: Option<&str>) -> FileChange {
         FileChange {
@@ -305,12 +416,38 @@ mod tests {
         }
     }
 
+    /// A workspace `ws` beside a folder `outside`.
+    fn setup() -> (tempfile::TempDir, Root, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+        let root = Root::new(&dir.path().join("ws")).unwrap();
+        let outside = dir.path().join("outside").canonicalize().unwrap();
+        (dir, root, outside)
+    }
+
+    /// Every entry under `dir` (folders too) with the bytes of each file.
+    fn tree(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                out.push((p.clone(), None));
+                out.extend(tree(&p));
+            } else {
+                out.push((p.clone(), std::fs::read(&p).ok()));
+            }
+        }
+        out.sort();
+        out
+    }
+
     #[test]
     fn applies_creates_deletes_and_keeps_permissions() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a.sh");
-        let b = dir.path().join("b.txt");
-        let c = dir.path().join("new/c.txt");
+        let (_dir, root, _) = setup();
+        let a = root.path().join("a.sh");
+        let b = root.path().join("b.txt");
+        let c = root.path().join("new/deeper/c.txt");
         std::fs::write(&a, "one\n").unwrap();
         std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::write(&b, "gone\n").unwrap();
@@ -321,7 +458,7 @@ mod tests {
                 change(&c, None, Some("new\n")),
             ],
         };
-        apply(&plan).unwrap();
+        apply(&root, &plan).unwrap();
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "two\n");
         assert_eq!(
             std::fs::metadata(&a).unwrap().permissions().mode() & 0o777,
@@ -330,23 +467,22 @@ mod tests {
         assert!(!b.exists());
         assert_eq!(std::fs::read_to_string(&c).unwrap(), "new\n");
         // And back.
-        apply(&plan.reversed()).unwrap();
+        apply(&root, &plan.reversed()).unwrap();
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "one\n");
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "gone\n");
         assert!(!c.exists());
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().contains("lspgate"))
+        let leftovers: Vec<_> = tree(root.path())
+            .into_iter()
+            .filter(|(p, _)| p.to_string_lossy().contains("lspgate"))
             .collect();
-        assert!(leftovers.is_empty());
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
     #[test]
     fn a_changed_file_is_a_conflict_and_nothing_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a");
-        let b = dir.path().join("b");
+        let (_dir, root, _) = setup();
+        let a = root.path().join("a");
+        let b = root.path().join("b");
         std::fs::write(&a, "a0").unwrap();
         std::fs::write(&b, "b-changed").unwrap();
         let plan = Plan {
@@ -355,17 +491,19 @@ mod tests {
                 change(&b, Some("b0"), Some("b1")),
             ],
         };
-        let e = apply(&plan).unwrap_err();
+        let e = apply(&root, &plan).unwrap_err();
         assert_eq!(e.code, Code::RevisionConflict);
-        assert_eq!(e.data.unwrap()["current_digest"], digest(b"b-changed"));
+        let data = e.data.unwrap();
+        assert_eq!(data["current_digest"], digest(b"b-changed"));
+        assert_eq!(data["file"], "b");
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "a0");
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "b-changed");
     }
 
     #[test]
     fn a_failure_midway_restores_what_was_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a");
+        let (_dir, root, _) = setup();
+        let a = root.path().join("a");
         std::fs::write(&a, "a0").unwrap();
         // The second change cannot be written (its parent is a file).
         let bad = a.join("child");
@@ -375,8 +513,84 @@ mod tests {
                 change(&bad, None, Some("x")),
             ],
         };
-        assert!(apply(&plan).is_err());
+        assert!(apply(&root, &plan).is_err());
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "a0");
+    }
+
+    #[test]
+    fn a_folder_that_became_a_symlink_leading_out_is_refused_at_the_moment_of_writing() {
+        let (_dir, root, outside) = setup();
+        std::fs::create_dir_all(root.path().join("sub")).unwrap();
+        std::fs::write(root.path().join("sub/f.txt"), "f0").unwrap();
+        std::fs::write(outside.join("f.txt"), "f0").unwrap();
+        // Planned while `sub` and `fresh` were (or would be) real folders of the workspace...
+        let plan = Plan {
+            changes: vec![
+                change(&root.path().join("sub/f.txt"), Some("f0"), Some("f1")),
+                change(&root.path().join("fresh/deep/new.txt"), None, Some("n")),
+            ],
+        };
+        // ...then both are made symlinks that lead out.
+        std::fs::remove_dir_all(root.path().join("sub")).unwrap();
+        symlink(&outside, root.path().join("sub")).unwrap();
+        symlink(&outside, root.path().join("fresh")).unwrap();
+        let before = tree(&outside);
+        let e = apply(&root, &plan).unwrap_err();
+        assert_eq!(e.code, Code::OutsideRoot, "{e}");
+        let e = apply(
+            &root,
+            &Plan {
+                changes: plan.changes[1..].to_vec(),
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e.code, Code::OutsideRoot, "{e}");
+        assert_eq!(tree(&outside), before, "something was written outside");
+    }
+
+    #[test]
+    fn a_symlink_inside_is_not_written_through_either() {
+        let (_dir, root, _) = setup();
+        std::fs::create_dir_all(root.path().join("real")).unwrap();
+        std::fs::write(root.path().join("real/f.txt"), "f0").unwrap();
+        let plan = Plan {
+            changes: vec![change(&root.path().join("moved/f.txt"), None, Some("n"))],
+        };
+        symlink(root.path().join("real"), root.path().join("moved")).unwrap();
+        let e = apply(&root, &plan).unwrap_err();
+        assert_eq!(e.code, Code::RevisionConflict, "{e}");
+        // A file that became a symlink (even one leading inside) is refused, never written through.
+        std::fs::write(root.path().join("g.txt"), "g0").unwrap();
+        let plan = Plan {
+            changes: vec![change(&root.path().join("g.txt"), Some("g0"), Some("g1"))],
+        };
+        std::fs::remove_file(root.path().join("g.txt")).unwrap();
+        symlink(root.path().join("real/f.txt"), root.path().join("g.txt")).unwrap();
+        assert!(apply(&root, &plan).is_err());
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("real/f.txt")).unwrap(),
+            "f0"
+        );
+        assert!(
+            std::fs::symlink_metadata(root.path().join("g.txt"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    #[test]
+    fn temporaries_left_by_a_crash_are_removed() {
+        let (_dir, root, _) = setup();
+        let f = root.path().join("f.txt");
+        std::fs::write(&f, "x").unwrap();
+        let left = root.path().join(".f.txt.lspgate-0123456789abcdef.tmp");
+        std::fs::write(&left, "half").unwrap();
+        let other = root.path().join(".g.txt.lspgate-0123456789abcdef.tmp");
+        std::fs::write(&other, "not f's").unwrap();
+        remove_temporaries(&root, &f);
+        assert!(!left.exists());
+        assert!(other.exists() && f.exists());
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub async fn run(
     let pid = child.id();
     let (out, timed_out) = match tokio::time::timeout(timeout, child.wait_with_output()).await {
         Ok(r) => (
-            r.map_err(|e| ToolError::new(Code::ServerError, e.to_string()))?,
+            r.map_err(|e| ToolError::internal(format!("task `{}`: {e}", task.name)))?,
             false,
         ),
         Err(_) => {

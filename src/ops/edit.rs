@@ -1,24 +1,27 @@
 //! The editing operations: `edit`, `rename`, `code_actions`, `format`, `undo` and `what_if`.
-//! Each computes a `Plan` against the files as they are, previews it as a diff, or applies it
-//! (verified, atomic, journaled), tells the servers, and reports the diagnostics it introduced
-//! and resolved.
+//! Each computes a `Plan` against the files as they are (`plan`), previews it as a diff, or
+//! applies it (verified, atomic, journaled write-ahead), tells the servers, and reports the
+//! diagnostics it introduced and resolved.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod plan;
+
+pub use plan::apply_specs;
+use plan::edits_key;
+
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use url::Url;
 
 use super::types::*;
 use super::{Engine, add_unique, diags, position};
-use crate::edits::journal::Journal;
+use crate::edits::journal::{Journal, State};
 use crate::edits::{self, FileChange, Plan};
 use crate::error::{Code, ToolError};
 use crate::lsp::wire::{WireFileOp, WirePos, WireRange};
 use crate::lsp::{Cap, LspClient};
 use crate::registry::Server;
-use crate::text::{self, LineIndex};
+use crate::text;
 use crate::watch::{Change, ChangeKind};
 
 /// Diagnostics of some files, and whether any answer was partial.
@@ -27,193 +30,19 @@ type DiagSet = (Vec<FileDiag>, Option<String>);
 impl Engine {
     fn journal(&self) -> Result<&Journal, ToolError> {
         self.journal
-            .get_or_init(|| Journal::open(&self.opts.state_dir))
+            .get_or_init(|| Journal::open(&self.opts.state_dir, self.root()))
             .as_ref()
             .map_err(|e| e.clone())
     }
 
-    /// A path a server named, confined to the root.
-    fn confine(&self, uri: &Url) -> Result<PathBuf, ToolError> {
-        let path = uri
-            .to_file_path()
-            .map_err(|_| ToolError::invalid(format!("the server named a non-file URI {uri}")))?;
-        let probe = if path.exists() {
-            path.canonicalize().unwrap_or(path.clone())
-        } else {
-            path.parent()
-                .and_then(|p| p.canonicalize().ok())
-                .map(|p| p.join(path.file_name().unwrap_or_default()))
-                .unwrap_or(path.clone())
-        };
-        if probe.starts_with(self.root().path()) {
-            Ok(probe)
-        } else {
-            Err(ToolError::new(
-                Code::OutsideRoot,
-                format!(
-                    "the edit touches {}, outside the workspace; nothing was written",
-                    path.display()
-                ),
-            ))
+    /// At start: when the workspace has an edit journal, opens it, which rolls back any edit an
+    /// earlier lspgate left half-applied (see `edits::journal`). Creates nothing otherwise.
+    pub(super) fn recover_edits(&self) {
+        if Journal::exists(&self.opts.state_dir)
+            && let Err(e) = self.journal()
+        {
+            tracing::error!("edit journal: {e}");
         }
-    }
-
-    /// A plan from a server's workspace edit, computed against the files as they are now.
-    fn plan_from_ops(&self, server: &Server, ops: &[WireFileOp]) -> Result<Plan, ToolError> {
-        let enc = server.client().encoding();
-        let mut original: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
-        let mut current: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
-        fn load(
-            path: &Path,
-            original: &mut BTreeMap<PathBuf, Option<Vec<u8>>>,
-            current: &mut BTreeMap<PathBuf, Option<String>>,
-        ) -> Result<(), ToolError> {
-            if current.contains_key(path) {
-                return Ok(());
-            }
-            let bytes = match std::fs::read(path) {
-                Ok(b) => Some(b),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => {
-                    return Err(ToolError::invalid(format!(
-                        "cannot read {}: {e}",
-                        path.display()
-                    )));
-                }
-            };
-            let text = match &bytes {
-                Some(b) => Some(String::from_utf8(b.clone()).map_err(|_| {
-                    ToolError::invalid(format!(
-                        "{} is not UTF-8; lspgate will not edit it",
-                        path.display()
-                    ))
-                })?),
-                None => None,
-            };
-            original.insert(path.to_path_buf(), bytes);
-            current.insert(path.to_path_buf(), text);
-            Ok(())
-        }
-        for op in ops {
-            match op {
-                WireFileOp::Edit {
-                    uri,
-                    version,
-                    edits,
-                } => {
-                    let path = self.confine(uri)?;
-                    if let (Some(v), Some(open)) = (version, server.docs.open_version(&path))
-                        && *v != open
-                    {
-                        return Err(ToolError::new(
-                            Code::RevisionConflict,
-                            format!(
-                                "{} changed while the edit was computed",
-                                self.root().relative(&path)
-                            ),
-                        ));
-                    }
-                    load(&path, &mut original, &mut current)?;
-                    let Some(Some(text)) = current.get(&path) else {
-                        return Err(ToolError::invalid(format!(
-                            "the server edits {}, which does not exist",
-                            self.root().relative(&path)
-                        )));
-                    };
-                    let index = LineIndex::new(text);
-                    let spans: Vec<(usize, usize, &str)> = edits
-                        .iter()
-                        .map(|(r, new)| {
-                            (
-                                text::offset_of(text, &index, r.start.line, r.start.character, enc),
-                                text::offset_of(text, &index, r.end.line, r.end.character, enc),
-                                new.as_str(),
-                            )
-                        })
-                        .collect();
-                    let new = text::splice(text, &spans).map_err(|e| {
-                        ToolError::new(
-                            Code::ServerError,
-                            format!("the server's edit is malformed: {e}"),
-                        )
-                    })?;
-                    current.insert(path, Some(new));
-                }
-                WireFileOp::Create {
-                    uri,
-                    overwrite,
-                    ignore_if_exists,
-                } => {
-                    let path = self.confine(uri)?;
-                    load(&path, &mut original, &mut current)?;
-                    if current[&path].is_some() && !overwrite {
-                        if *ignore_if_exists {
-                            continue;
-                        }
-                        return Err(ToolError::invalid(format!(
-                            "{} already exists",
-                            self.root().relative(&path)
-                        )));
-                    }
-                    current.insert(path, Some(String::new()));
-                }
-                WireFileOp::Rename {
-                    old,
-                    new,
-                    overwrite,
-                    ignore_if_exists,
-                } => {
-                    let (from, to) = (self.confine(old)?, self.confine(new)?);
-                    load(&from, &mut original, &mut current)?;
-                    load(&to, &mut original, &mut current)?;
-                    if current[&to].is_some() && !overwrite {
-                        if *ignore_if_exists {
-                            continue;
-                        }
-                        return Err(ToolError::invalid(format!(
-                            "{} already exists",
-                            self.root().relative(&to)
-                        )));
-                    }
-                    let content =
-                        current
-                            .insert(from.clone(), None)
-                            .flatten()
-                            .ok_or_else(|| {
-                                ToolError::invalid(format!(
-                                    "cannot rename {}: it does not exist",
-                                    self.root().relative(&from)
-                                ))
-                            })?;
-                    current.insert(to, Some(content));
-                }
-                WireFileOp::Delete {
-                    uri,
-                    ignore_if_not_exists,
-                } => {
-                    let path = self.confine(uri)?;
-                    load(&path, &mut original, &mut current)?;
-                    if current[&path].is_none() && !ignore_if_not_exists {
-                        return Err(ToolError::invalid(format!(
-                            "cannot delete {}: it does not exist",
-                            self.root().relative(&path)
-                        )));
-                    }
-                    current.insert(path, None);
-                }
-            }
-        }
-        Ok(Plan {
-            changes: current
-                .into_iter()
-                .map(|(path, after)| FileChange {
-                    before: original.remove(&path).flatten(),
-                    after: after.map(String::into_bytes),
-                    path,
-                })
-                .collect(),
-        }
-        .normalized())
     }
 
     /// Fresh diagnostics of files (from every server of each), for a delta.
@@ -309,6 +138,21 @@ impl Engine {
         key: Option<&str>,
         file_ops: &[WireFileOp],
     ) -> Result<EditResult, ToolError> {
+        self.commit_journaled(tool, summary, plan, key, file_ops, None)
+            .await
+    }
+
+    /// `commit`, recording in the same journal transaction as its completion that this edit
+    /// undoes edit `undoes`.
+    async fn commit_journaled(
+        &self,
+        tool: &str,
+        summary: String,
+        plan: Plan,
+        key: Option<&str>,
+        file_ops: &[WireFileOp],
+        undoes: Option<i64>,
+    ) -> Result<EditResult, ToolError> {
         if plan.is_empty() {
             return Ok(Engine::nothing(format!("{summary}: changes nothing")));
         }
@@ -326,7 +170,7 @@ impl Engine {
                 }
             }
         }
-        let journal = self.journal()?;
+        let journal = self.journal()?.clone();
         let before_paths: Vec<PathBuf> = plan
             .changes
             .iter()
@@ -334,11 +178,14 @@ impl Engine {
             .map(|c| c.path.clone())
             .collect();
         let (before, r1) = self.diagnostics_of(&before_paths).await;
-        let to_apply = plan.clone();
-        tokio::task::spawn_blocking(move || edits::apply(&to_apply))
-            .await
-            .map_err(|e| ToolError::new(Code::ServerError, e.to_string()))??;
-        let id = journal.record(tool, &summary, &plan)?;
+        // Intent, files, completion: all on the blocking pool, which a client's cancel (dropping
+        // this future) does not stop, so the journal always knows what was written.
+        let (to_apply, tool_name, text) = (plan.clone(), tool.to_string(), summary.clone());
+        let id = tokio::task::spawn_blocking(move || {
+            journal.apply(&tool_name, &text, &to_apply, undoes)
+        })
+        .await
+        .map_err(|e| ToolError::internal(format!("the edit's writer stopped: {e}")))??;
         let own: Vec<Change> = plan
             .changes
             .iter()
@@ -385,9 +232,7 @@ impl Engine {
 
     pub async fn edit(&self, p: EditParams) -> Result<EditResult, ToolError> {
         let path = self.resolve(&p.file)?;
-        let bytes = std::fs::read(&path).map_err(|e| {
-            ToolError::new(Code::FileNotFound, format!("cannot read {}: {e}", p.file))
-        })?;
+        let bytes = std::fs::read(&path).map_err(|e| ToolError::io("read", &p.file, &e))?;
         if let Some(expected) = &p.expected_digest {
             let now = text::digest(&bytes);
             if !now.eq_ignore_ascii_case(expected) {
@@ -527,20 +372,31 @@ impl Engine {
                 "edit {id} was already undone (by edit {by})"
             )));
         }
-        let plan = entry.plan.reversed();
-        let result = self
-            .commit(
-                "undo",
-                format!("undo of edit {id} ({})", entry.summary),
-                plan,
-                None,
-                &[],
-            )
-            .await?;
-        if let Some(new_id) = result.edit_id {
-            self.journal()?.mark_undone(id, new_id)?;
+        let not_applied = match entry.state {
+            State::Applied => None,
+            State::Pending => Some(
+                "has not completed: it is being applied, or lspgate stopped while applying it and rolls it back at its next start",
+            ),
+            State::RolledBack => Some(
+                "was interrupted before it completed and rolled back: no file holds what it would have written",
+            ),
+            State::Refused => Some("names paths outside the workspace and is refused"),
+        };
+        if let Some(why) = not_applied {
+            return Err(ToolError::invalid(format!(
+                "edit {id} {why}; there is nothing to undo"
+            )));
         }
-        Ok(result)
+        // Every path of the entry was confined when it was read, and is again when written.
+        self.commit_journaled(
+            "undo",
+            format!("undo of edit {id} ({})", entry.summary),
+            entry.plan.reversed(),
+            None,
+            &[],
+            Some(id),
+        )
+        .await
     }
 
     pub async fn code_actions(&self, p: CodeActionsParams) -> Result<CodeActionsResult, ToolError> {
@@ -724,9 +580,8 @@ impl Engine {
 
     pub async fn what_if(&self, p: WhatIfParams) -> Result<WhatIfResult, ToolError> {
         let path = self.resolve(&p.file)?;
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            ToolError::new(Code::FileNotFound, format!("cannot read {}: {e}", p.file))
-        })?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| ToolError::io("read", &p.file, &e))?;
         let new = apply_specs(&text, &p.edits)?;
         let (before, r1) = self.diagnostics_of(std::slice::from_ref(&path)).await;
         let language = self.languages().detect(&path);
@@ -822,91 +677,6 @@ fn merge(a: EditResult, b: EditResult) -> EditResult {
     }
 }
 
-fn edits_key(specs: &[EditSpec]) -> Value {
-    Value::Array(
-        specs
-            .iter()
-            .map(|s| match s {
-                EditSpec::Replace { old_text, new_text } => json!([old_text, new_text]),
-                EditSpec::Lines {
-                    start_line,
-                    end_line,
-                    new_text,
-                } => json!([start_line.0, end_line.0, new_text]),
-            })
-            .collect(),
-    )
-}
-
-/// Applies `edit` specs to a text, in order.
-pub fn apply_specs(text: &str, specs: &[EditSpec]) -> Result<String, ToolError> {
-    if specs.is_empty() {
-        return Err(ToolError::invalid("`edits` is empty"));
-    }
-    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let mut out = text.to_string();
-    for (i, spec) in specs.iter().enumerate() {
-        match spec {
-            EditSpec::Replace { old_text, new_text } => {
-                if old_text.is_empty() {
-                    return Err(ToolError::invalid(format!(
-                        "edit {}: `old_text` is empty",
-                        i + 1
-                    )));
-                }
-                let count = out.matches(old_text.as_str()).count();
-                match count {
-                    1 => out = out.replacen(old_text.as_str(), new_text, 1),
-                    0 => {
-                        return Err(ToolError::invalid(format!(
-                            "edit {}: `old_text` is not in the file",
-                            i + 1
-                        )));
-                    }
-                    n => {
-                        return Err(ToolError::invalid(format!(
-                            "edit {}: `old_text` occurs {n} times; include more context so it is unique",
-                            i + 1
-                        )));
-                    }
-                }
-            }
-            EditSpec::Lines {
-                start_line,
-                end_line,
-                new_text,
-            } => {
-                let index = LineIndex::new(&out);
-                let lines = index.line_count();
-                let (s, e) = (start_line.0, end_line.0);
-                if s < 1 || e < s || e as usize > lines {
-                    return Err(ToolError::invalid(format!(
-                        "edit {}: lines {s}..{e} are not within 1..{lines}",
-                        i + 1
-                    )));
-                }
-                // Whole lines, endings included; the new text gets the file's line ending if it
-                // replaces lines that had one and brings none (so "" deletes the lines).
-                let start = text::offset_of(&out, &index, (s - 1) as u32, 0, text::Encoding::Utf8);
-                let end_of_last =
-                    text::offset_of(&out, &index, (e - 1) as u32, u32::MAX, text::Encoding::Utf8);
-                let end = if (e as usize) < lines {
-                    text::offset_of(&out, &index, e as u32, 0, text::Encoding::Utf8)
-                } else {
-                    out.len()
-                };
-                let mut replacement = new_text.clone();
-                if !replacement.is_empty() && end > end_of_last && !replacement.ends_with('\n') {
-                    replacement.push_str(newline);
-                }
-                out = text::splice(&out, &[(start, end, replacement.as_str())])
-                    .map_err(ToolError::invalid)?;
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// What changed between two sets of diagnostics: matched by file, severity, code and message
 /// (positions may move), nearest line first.
 pub fn delta(before: &[FileDiag], after: &[FileDiag]) -> (Vec<FileDiag>, Vec<FileDiag>) {
@@ -965,37 +735,5 @@ mod tests {
         let (intro, res) = delta(&before, &after);
         assert_eq!(intro, vec![d("a", 5, "z")]);
         assert_eq!(res, vec![d("a", 9, "y")]);
-    }
-
-    #[test]
-    fn specs_replace_unique_text_and_lines() {
-        let t = "a\nb\nc\n";
-        let r = |s: &[EditSpec]| apply_specs(t, s);
-        let rep = |o: &str, n: &str| EditSpec::Replace {
-            old_text: o.into(),
-            new_text: n.into(),
-        };
-        let lines = |s: i64, e: i64, n: &str| EditSpec::Lines {
-            start_line: Num(s),
-            end_line: Num(e),
-            new_text: n.into(),
-        };
-        assert_eq!(r(&[rep("b", "B")]).unwrap(), "a\nB\nc\n");
-        assert_eq!(r(&[lines(2, 3, "X\n")]).unwrap(), "a\nX\n");
-        assert_eq!(r(&[lines(1, 1, "first")]).unwrap(), "first\nb\nc\n");
-        assert_eq!(r(&[lines(2, 2, "")]).unwrap(), "a\nc\n");
-        assert_eq!(
-            apply_specs("a\r\nb\r\n", &[lines(1, 1, "z")]).unwrap(),
-            "z\r\nb\r\n"
-        );
-        assert_eq!(apply_specs("a\nb", &[lines(2, 2, "c")]).unwrap(), "a\nc");
-        assert!(r(&[rep("\n", "")]).unwrap_err().message.contains("3 times"));
-        assert!(
-            r(&[rep("zz", "")])
-                .unwrap_err()
-                .message
-                .contains("not in the file")
-        );
-        assert!(r(&[lines(3, 9, "")]).is_err());
     }
 }

@@ -66,7 +66,7 @@ impl Engine {
         let root = self.root().path();
         let mut files: Vec<PathBuf> =
             if p.changed.unwrap_or(false) {
-                git_changed(root).await?
+                git_changed(self.root()).await?
             } else {
                 match &p.paths {
                     None => walk_off_thread(root).await,
@@ -393,9 +393,8 @@ impl Engine {
     pub async fn shrink(&self, p: ShrinkParams) -> Result<ShrinkResult, ToolError> {
         let path = self.resolve(&p.file)?;
         let language = self.languages().detect(&path);
-        let original = std::fs::read_to_string(&path).map_err(|e| {
-            ToolError::new(Code::FileNotFound, format!("cannot read {}: {e}", p.file))
-        })?;
+        let original =
+            std::fs::read_to_string(&path).map_err(|e| ToolError::io("read", &p.file, &e))?;
         let max_steps = super::positive(p.max_steps, "max_steps")?.unwrap_or(200) as usize;
         let deadline = Instant::now()
             + Duration::from_secs(
@@ -585,7 +584,8 @@ async fn walk_off_thread(dir: &std::path::Path) -> Vec<PathBuf> {
 
 /// Files git reports as modified, added or untracked (not deleted), under `root` (git runs as
 /// a child process the runtime waits for, so a slow `git status` holds up nothing).
-async fn git_changed(root: &std::path::Path) -> Result<Vec<PathBuf>, ToolError> {
+async fn git_changed(root: &crate::workspace::Root) -> Result<Vec<PathBuf>, ToolError> {
+    let (workspace, root) = (root, root.path());
     let out = tokio::process::Command::new("git")
         .args([
             "status",
@@ -628,9 +628,8 @@ async fn git_changed(root: &std::path::Path) -> Result<Vec<PathBuf>, ToolError> 
         if status.contains('D') {
             continue;
         }
-        let p = top.join(path);
-        if let Ok(p) = p.canonicalize()
-            && p.starts_with(root)
+        // Confined like every other path: what git names may be a symlink leading out.
+        if let Ok(p) = workspace.confine(&top.join(path))
             && p.is_file()
         {
             files.push(p);

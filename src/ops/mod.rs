@@ -74,14 +74,16 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Engine {
-        Engine {
+        let engine = Engine {
             registry,
             opts,
             present: std::sync::OnceLock::new(),
             journal: std::sync::OnceLock::new(),
             edit_lock: tokio::sync::Mutex::new(()),
             previews: std::sync::Mutex::default(),
-        }
+        };
+        engine.recover_edits();
+        engine
     }
 
     pub fn root(&self) -> &Root {
@@ -294,9 +296,8 @@ impl Engine {
                 let path = self.resolve(&p.file)?;
                 let text = match p.source {
                     Some(s) => s,
-                    None => std::fs::read_to_string(&path).map_err(|err| {
-                        ToolError::new(Code::FileNotFound, format!("cannot read {}: {err}", p.file))
-                    })?,
+                    None => std::fs::read_to_string(&path)
+                        .map_err(|err| ToolError::io("read", &p.file, &err))?,
                 };
                 Ok(DocumentSymbolsResult {
                     symbols: fallback_symbols(&text),

@@ -274,8 +274,8 @@ fn finish<T: Serialize + Render>(
 ) -> Result<ToolOutput, ToolError> {
     let terse = terse.unwrap_or_else(default_terse);
     let text = cap(result.render(terse), engine.options().max_output);
-    let structured = serde_json::to_value(&result)
-        .map_err(|e| ToolError::new(crate::error::Code::ServerError, e.to_string()))?;
+    let structured =
+        serde_json::to_value(&result).map_err(|e| ToolError::internal(e.to_string()))?;
     Ok(ToolOutput { structured, text })
 }
 

@@ -1,0 +1,372 @@
+//! File operations that cannot leave the folder they start from: folders are opened one
+//! component at a time from the workspace root without following symlinks (and created the same
+//! way when missing), and every file operation is relative to such an open folder (`openat`,
+//! `renameat2`, `unlinkat`), so a symlink swapped in after a path was confined is refused, never
+//! followed. Temporary files are created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`) under
+//! unpredictable names in the target's own folder.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::File;
+use std::io::{self, ErrorKind, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path};
+
+/// The error a walk or an open returns when it meets a symlink where it follows none.
+#[derive(Debug)]
+struct SymlinkMet;
+
+impl std::fmt::Display for SymlinkMet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a symbolic link is in the way (lspgate follows none when writing)")
+    }
+}
+
+impl std::error::Error for SymlinkMet {}
+
+fn symlink_met() -> io::Error {
+    io::Error::other(SymlinkMet)
+}
+
+/// Whether `e` says a symlink was met where none is followed.
+pub fn is_symlink_error(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP) || e.get_ref().is_some_and(|i| i.is::<SymlinkMet>())
+}
+
+fn cstr(name: &OsStr) -> io::Result<CString> {
+    CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(ErrorKind::InvalidInput, "a path with a NUL byte"))
+}
+
+fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// An open folder; every operation is relative to it and follows no symlink at the last
+/// component.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+}
+
+impl Dir {
+    /// Opens the folder at `path` (absolute, expected canonical: a symlink at its last component
+    /// is refused).
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let c = cstr(path.as_os_str())?;
+        // SAFETY: a valid NUL-terminated path; the fd returned is owned below.
+        let fd = check(unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: `fd` was just opened and nothing else owns it.
+        Ok(Dir {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    fn raw(&self) -> libc::c_int {
+        self.fd.as_raw_fd()
+    }
+
+    /// What `name` is here, without following it: `None` if it does not exist.
+    pub fn stat(&self, name: &OsStr) -> io::Result<Option<libc::stat>> {
+        let c = cstr(name)?;
+        // SAFETY: all-zero is a valid `stat`; the call fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid fd and path, and a `stat` to write into.
+        let r =
+            unsafe { libc::fstatat(self.raw(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+        match check(r) {
+            Ok(_) => Ok(Some(st)),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether `name` here is a symbolic link.
+    pub fn is_symlink(&self, name: &OsStr) -> bool {
+        matches!(self.stat(name), Ok(Some(st)) if st.st_mode & libc::S_IFMT == libc::S_IFLNK)
+    }
+
+    fn open_at(&self, name: &OsStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
+        let c = cstr(name)?;
+        // SAFETY: a valid fd and NUL-terminated name; the fd returned is owned below.
+        let fd = unsafe {
+            libc::openat(
+                self.raw(),
+                c.as_ptr(),
+                flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                libc::c_uint::from(mode),
+            )
+        };
+        match check(fd) {
+            // SAFETY: `fd` was just opened and nothing else owns it.
+            Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
+            Err(e) if e.kind() == ErrorKind::NotADirectory && self.is_symlink(name) => {
+                Err(symlink_met())
+            }
+            Err(e) if is_symlink_error(&e) => Err(symlink_met()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The sub-folder `name`, never through a symlink; `None` if it does not exist.
+    pub fn child(&self, name: &OsStr) -> io::Result<Option<Dir>> {
+        match self.open_at(name, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+            Ok(fd) => Ok(Some(Dir { fd })),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The sub-folder `name`, created first if missing (then opened without following a
+    /// symlink, so one put there meanwhile is refused).
+    pub fn child_or_create(&self, name: &OsStr) -> io::Result<Dir> {
+        if let Some(d) = self.child(name)? {
+            return Ok(d);
+        }
+        let c = cstr(name)?;
+        // SAFETY: a valid fd and NUL-terminated name.
+        let r = unsafe { libc::mkdirat(self.raw(), c.as_ptr(), 0o777) };
+        if let Err(e) = check(r)
+            && e.kind() != ErrorKind::AlreadyExists
+        {
+            return Err(e);
+        }
+        self.child(name)?
+            .ok_or_else(|| io::Error::from(ErrorKind::NotFound))
+    }
+
+    /// The content of the regular file `name`; `None` if it does not exist. A symlink is an
+    /// error (`is_symlink_error`), and so is anything but a regular file (a FIFO is never
+    /// waited on).
+    pub fn read(&self, name: &OsStr) -> io::Result<Option<Vec<u8>>> {
+        let fd = match self.open_at(name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+            Ok(fd) => fd,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut f = File::from(fd);
+        if !f.metadata()?.is_file() {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let mut out = Vec::new();
+        f.read_to_end(&mut out)?;
+        Ok(Some(out))
+    }
+
+    /// A new, empty temporary file beside `target` (`.TARGET.lspgate-RANDOM.tmp`), created
+    /// exclusively: never an existing file, never through a symlink.
+    pub fn create_temp(&self, target: &OsStr) -> io::Result<(OsString, File)> {
+        let mut last = io::Error::from(ErrorKind::AlreadyExists);
+        for _ in 0..16 {
+            let name = temp_name(target);
+            match self.open_at(&name, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o666) {
+                Ok(fd) => return Ok((name, File::from(fd))),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists || is_symlink_error(&e) => last = e,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
+    }
+
+    /// Opens (creating) a file of lspgate's own here, never through a symlink.
+    pub fn open_own(&self, name: &OsStr, mode: libc::mode_t) -> io::Result<File> {
+        self.open_at(name, libc::O_RDWR | libc::O_CREAT, mode)
+            .map(File::from)
+    }
+
+    /// Creates `name` with `content` unless it exists (whatever it is: a symlink there is left
+    /// alone, not followed). Returns whether it was created.
+    pub fn create_new(&self, name: &OsStr, content: &[u8]) -> io::Result<bool> {
+        use std::io::Write;
+        match self.open_at(name, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o666) {
+            Ok(fd) => {
+                let mut f = File::from(fd);
+                f.write_all(content)?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists || is_symlink_error(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `renameat2` within this folder, with `flags` (`RENAME_EXCHANGE`, `RENAME_NOREPLACE`).
+    pub fn rename(&self, from: &OsStr, to: &OsStr, flags: libc::c_uint) -> io::Result<()> {
+        let (a, b) = (cstr(from)?, cstr(to)?);
+        // SAFETY: a valid fd and two NUL-terminated names.
+        let r = unsafe { libc::renameat2(self.raw(), a.as_ptr(), self.raw(), b.as_ptr(), flags) };
+        check(r).map(drop)
+    }
+
+    /// Removes the file (or symlink, not followed) `name`.
+    pub fn remove(&self, name: &OsStr) -> io::Result<()> {
+        let c = cstr(name)?;
+        // SAFETY: a valid fd and NUL-terminated name.
+        check(unsafe { libc::unlinkat(self.raw(), c.as_ptr(), 0) }).map(drop)
+    }
+
+    /// Flushes the folder's entries (a rename in it) to disk.
+    pub fn sync(&self) -> io::Result<()> {
+        // SAFETY: a valid fd.
+        check(unsafe { libc::fsync(self.raw()) }).map(drop)
+    }
+
+    /// The names in this folder.
+    pub fn names(&self) -> io::Result<Vec<OsString>> {
+        let here = format!("/proc/self/fd/{}", self.raw());
+        std::fs::read_dir(here)?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect()
+    }
+}
+
+/// Opens the folder `rel` (relative, plain components only) under the folder `base`, walking
+/// one component at a time without following any symlink. `None` if some folder of it is
+/// missing.
+pub fn walk(base: &Path, rel: &Path) -> io::Result<Option<Dir>> {
+    let mut dir = Dir::open(base)?;
+    for name in plain(rel)? {
+        match dir.child(name)? {
+            Some(d) => dir = d,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(dir))
+}
+
+/// `walk`, creating the folders that are missing, one at a time, each opened without following
+/// a symlink before the next is made in it.
+pub fn walk_creating(base: &Path, rel: &Path) -> io::Result<Dir> {
+    let mut dir = Dir::open(base)?;
+    for name in plain(rel)? {
+        dir = dir.child_or_create(name)?;
+    }
+    Ok(dir)
+}
+
+fn plain(rel: &Path) -> io::Result<Vec<&OsStr>> {
+    rel.components()
+        .map(|c| match c {
+            Component::Normal(n) => Ok(n),
+            _ => Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("`{}` is not a plain relative path", rel.display()),
+            )),
+        })
+        .collect()
+}
+
+/// `.TARGET.lspgate-RANDOM.tmp`.
+pub fn temp_name(target: &OsStr) -> OsString {
+    let mut name = b".".to_vec();
+    name.extend_from_slice(target.as_bytes());
+    name.extend_from_slice(format!(".lspgate-{:016x}.tmp", random()).as_bytes());
+    OsString::from_vec(name)
+}
+
+/// Whether `name` is one of `target`'s temporary files.
+pub fn is_temp_of(name: &OsStr, target: &OsStr) -> bool {
+    let mut prefix = b".".to_vec();
+    prefix.extend_from_slice(target.as_bytes());
+    prefix.extend_from_slice(b".lspgate-");
+    let n = name.as_bytes();
+    n.starts_with(&prefix) && n.ends_with(b".tmp")
+}
+
+/// 64 unpredictable bits from the kernel (a clock-and-counter mix only if it has none to give).
+fn random() -> u64 {
+    let mut buf = [0u8; 8];
+    // SAFETY: writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n == buf.len() as isize {
+        return u64::from_ne_bytes(buf);
+    }
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ (u64::from(std::process::id()) << 32)
+        ^ COUNTER
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn os(s: &str) -> &OsStr {
+        OsStr::new(s)
+    }
+
+    #[test]
+    fn walks_refuse_symlinked_folders_and_create_nothing_through_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        symlink(&outside, root.join("out")).unwrap();
+        assert!(walk(&root, Path::new("real")).unwrap().is_some());
+        assert!(walk(&root, Path::new("real/missing")).unwrap().is_none());
+        let e = walk(&root, Path::new("out")).unwrap_err();
+        assert!(is_symlink_error(&e), "{e}");
+        let e = walk_creating(&root, Path::new("out/a/b")).unwrap_err();
+        assert!(is_symlink_error(&e), "{e}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        let d = walk_creating(&root, Path::new("real/a/b")).unwrap();
+        assert!(d.create_new(os("f"), b"x").unwrap());
+        assert_eq!(std::fs::read(root.join("real/a/b/f")).unwrap(), b"x");
+        assert!(walk(&root, Path::new("../outside")).is_err());
+        assert!(walk(&root, Path::new("/etc")).is_err());
+    }
+
+    #[test]
+    fn reads_follow_no_symlink_and_wait_on_no_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("secret"), "s").unwrap();
+        symlink(dir.path().join("secret"), dir.path().join("link")).unwrap();
+        let d = Dir::open(dir.path()).unwrap();
+        assert_eq!(d.read(os("secret")).unwrap().unwrap(), b"s");
+        assert_eq!(d.read(os("missing")).unwrap(), None);
+        assert!(is_symlink_error(&d.read(os("link")).unwrap_err()));
+        let fifo = CString::new(dir.path().join("fifo").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert_eq!(
+            d.read(os("fifo")).unwrap_err().kind(),
+            ErrorKind::InvalidInput
+        );
+    }
+
+    #[test]
+    fn temporary_files_are_exclusive_and_unpredictable() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Dir::open(dir.path()).unwrap();
+        let (a, _) = d.create_temp(os("f.py")).unwrap();
+        let (b, _) = d.create_temp(os("f.py")).unwrap();
+        assert_ne!(a, b);
+        assert!(is_temp_of(&a, os("f.py")) && !is_temp_of(&a, os("g.py")));
+        assert_eq!(a.len(), ".f.py.lspgate-".len() + 16 + ".tmp".len());
+        // A symlink planted at the temporary name is never followed: a name taken is skipped.
+        std::fs::write(dir.path().join("victim"), "v").unwrap();
+        symlink(dir.path().join("victim"), dir.path().join("planted")).unwrap();
+        assert!(!d.create_new(os("planted"), b"x").unwrap());
+        assert_eq!(std::fs::read(dir.path().join("victim")).unwrap(), b"v");
+        let mut names = d.names().unwrap();
+        names.sort();
+        assert_eq!(names.len(), 4, "{names:?}");
+    }
+}
