@@ -40,3 +40,19 @@ if [ ${#APT_PKGS[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+
+# Real code the tests run on, fetched by package name and pinned (never committed): Django's
+# source from its PyPI wheel (883 Python files, 87 JavaScript files).
+PROJECTS="$TOOLS/projects"
+if [ ! -f "$PROJECTS/django-5.2/django/__init__.py" ]; then
+  echo "fetching django==5.2 (wheel) into $PROJECTS" >&2
+  mkdir -p "$PROJECTS/download"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: django==5.2 -d "$PROJECTS/download" >&2
+  python3 - "$PROJECTS" <<'PY'
+import pathlib, sys, zipfile
+projects = pathlib.Path(sys.argv[1])
+wheel = next((projects / "download").glob("[Dd]jango-5.2-*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    z.extractall(projects / "django-5.2")
+PY
+fi

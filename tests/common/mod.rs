@@ -455,3 +455,20 @@ fn required_present(root: &Value, schema: &Value, value: &Value, at: &str) -> Re
     }
     Ok(())
 }
+
+/// A fresh copy of a real project the test setup fetched by package name into
+/// `.tools/projects/NAME` (see scripts/install-test-servers.sh); fails loudly when it is missing.
+pub fn real_project(name: &str) -> tempfile::TempDir {
+    let src = repo().join(".tools/projects").join(name);
+    assert!(
+        src.is_dir(),
+        "{} is missing: run scripts/install-test-servers.sh (the README's test command does)",
+        src.display()
+    );
+    let dir = tempfile::Builder::new()
+        .prefix("lspgate-real-")
+        .tempdir()
+        .unwrap();
+    copy_dir(&src, dir.path());
+    dir
+}

@@ -1,0 +1,75 @@
+//! lspgate on real code nobody here wrote, fetched by package name by the test setup (pinned,
+//! not committed): Django 5.2's source from its PyPI wheel.
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+
+/// A `check` report reduced to what must match: the files checked and every issue.
+fn findings(report: &Value) -> (Value, Vec<String>) {
+    let mut issues: Vec<String> = report["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{}:{}:{} {} {} {}",
+                i["file"].as_str().unwrap(),
+                i["line"],
+                i["column"],
+                i["severity"].as_str().unwrap(),
+                i["origin"],
+                i["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    issues.sort();
+    (report["summary"].clone(), issues)
+}
+
+/// A widely imported module changed from a shell between two checks: the second report is the
+/// one a freshly started lspgate gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn django_check_around_a_shell_edit_equals_a_fresh_check() {
+    require("pyright-langserver");
+    let ws = real_project("django-5.2");
+    let root = ws.path();
+    let scope = json!({"paths": ["django/db"]});
+    let gate = Gate::start(root, &[], &[]).await;
+    let (before, text) = gate.ok("check", scope.clone()).await;
+    assert_eq!(before["summary"]["files"], 122, "{text}");
+    assert_ne!(before["partial"], true, "{text}");
+
+    // `cached_property` (django/utils/functional.py, used by 32 modules of django/db) now
+    // wants a second argument: every `@cached_property` there is a call missing one.
+    let module = root.join("django/utils/functional.py");
+    let text = std::fs::read_to_string(&module).unwrap();
+    let edited = text.replacen(
+        "    def __init__(self, func):",
+        "    def __init__(self, func, owner_hint):",
+        1,
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&module, edited).unwrap();
+    let (after, after_text) = gate.ok("check", scope.clone()).await;
+    gate.stop().await;
+    let missing = |r: &Value| {
+        r["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["message"].as_str().unwrap().contains("owner_hint"))
+            .count()
+    };
+    assert_eq!(missing(&before), 0);
+    assert!(missing(&after) > 20, "{after_text}");
+
+    let fresh = Gate::start(root, &[], &[]).await;
+    let (want, want_text) = fresh.ok("check", scope).await;
+    fresh.stop().await;
+    assert_eq!(
+        findings(&after),
+        findings(&want),
+        "{after_text}\n--- fresh ---\n{want_text}"
+    );
+}
