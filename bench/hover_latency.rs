@@ -4,14 +4,13 @@
 //!
 //! Run: `cargo bench --bench hover_latency` (pyright from `.tools/`, see scripts/).
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
-const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
+use common::{Direct, Gate};
+use serde_json::json;
 const FIXTURE: &str = env!("CARGO_BIN_EXE_lspgate-fixture-server");
 const WARMUP: usize = 50;
 
@@ -20,182 +19,6 @@ fn calls() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000)
-}
-
-/// A bare LSP client: Content-Length frames over the child's pipes, nothing else.
-struct Direct {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    id: i64,
-}
-
-impl Direct {
-    fn start(cmd: &[String], root: &Path) -> Direct {
-        let mut child = Command::new(&cmd[0])
-            .args(&cmd[1..])
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn server");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut d = Direct {
-            child,
-            stdin,
-            stdout,
-            id: 0,
-        };
-        let root_uri = url::Url::from_directory_path(root).unwrap();
-        d.request("initialize", json!({"processId": null, "rootUri": root_uri,
-            "workspaceFolders": [{"uri": root_uri, "name": "root"}],
-            "capabilities": {"window": {"workDoneProgress": true}, "workspace": {"configuration": true}}}));
-        d.notify("initialized", json!({}));
-        d
-    }
-
-    fn send(&mut self, v: &Value) {
-        let body = v.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{}", body.len(), body).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    fn read(&mut self) -> Value {
-        let mut len = 0;
-        loop {
-            let mut line = String::new();
-            self.stdout.read_line(&mut line).unwrap();
-            let t = line.trim_end();
-            if t.is_empty() {
-                break;
-            }
-            if let Some(v) = t.strip_prefix("Content-Length:") {
-                len = v.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; len];
-        self.stdout.read_exact(&mut body).unwrap();
-        serde_json::from_slice(&body).unwrap()
-    }
-
-    /// Sends a request and reads until its answer, answering the server's own requests.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.id += 1;
-        let id = self.id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let msg = self.read();
-            if msg.get("method").is_some() {
-                if let Some(sid) = msg.get("id") {
-                    let result = if msg["method"] == "workspace/configuration" {
-                        json!(vec![
-                            Value::Null;
-                            msg["params"]["items"].as_array().map_or(0, Vec::len)
-                        ])
-                    } else {
-                        Value::Null
-                    };
-                    self.send(&json!({"jsonrpc": "2.0", "id": sid, "result": result}));
-                }
-                continue;
-            }
-            if msg["id"] == id {
-                return msg;
-            }
-        }
-    }
-}
-
-impl Drop for Direct {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// lspgate serving MCP over stdio, spoken to line by line.
-struct Gate {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    id: i64,
-}
-
-impl Gate {
-    fn start(server: &[String], root: &Path, path: &str) -> Gate {
-        // BENCH_LSPGATE compares another build of lspgate (another profile, say) in the same run.
-        let exe = std::env::var("BENCH_LSPGATE").unwrap_or_else(|_| LSPGATE.to_string());
-        let mut child = Command::new(exe)
-            .arg("serve")
-            .arg("--root")
-            .arg(root)
-            .arg("--")
-            .args(server)
-            .env("PATH", path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn lspgate");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut g = Gate {
-            child,
-            stdin,
-            stdout,
-            id: 0,
-        };
-        g.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "0"}}),
-        );
-        g.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        g
-    }
-
-    fn send(&mut self, v: &Value) {
-        writeln!(self.stdin, "{v}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.id += 1;
-        let id = self.id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            self.stdout.read_line(&mut line).unwrap();
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-
-    /// Peak resident memory of lspgate itself (not its servers), in KiB.
-    fn peak_rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    }
-}
-
-impl Drop for Gate {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

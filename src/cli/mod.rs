@@ -1023,11 +1023,27 @@ async fn doctor(cli: &Cli) -> i32 {
         }
         report.push(json!({"language": language, "files": files, "servers": servers}));
     }
+    let watcher = engine.registry().start_watching().await;
+    let _ = write!(text, "file watcher: {} ({} ", watcher.mode, watcher.watched);
+    let _ = write!(
+        text,
+        "{})",
+        if watcher.mode == "poll" {
+            "files polled"
+        } else {
+            "folders watched"
+        }
+    );
+    if let Some(n) = &watcher.note {
+        let _ = write!(text, " — {n}");
+    }
+    text.push('\n');
     engine.shutdown().await;
     if cli.json {
         say!(
             "{}",
-            serde_json::to_string_pretty(&json!({"languages": report})).unwrap_or_default()
+            serde_json::to_string_pretty(&json!({"languages": report, "watcher": watcher}))
+                .unwrap_or_default()
         );
     } else {
         say_raw(&text);

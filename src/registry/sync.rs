@@ -85,6 +85,16 @@ impl Registry {
         }
     }
 
+    /// Starts the watcher now if no server has, and says how it is doing (for `doctor`).
+    pub async fn start_watching(&self) -> WatchStatus {
+        self.ensure_watcher().await;
+        self.watch_status().unwrap_or(WatchStatus {
+            mode: "off".into(),
+            watched: 0,
+            note: None,
+        })
+    }
+
     /// How the watcher is doing; `None` before the first server started it.
     pub fn watch_status(&self) -> Option<WatchStatus> {
         self.watcher.get().map(|w| w.status())

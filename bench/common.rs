@@ -1,0 +1,219 @@
+//! What the benchmarks share: a bare LSP client (Content-Length frames over a server's pipes,
+//! nothing else) and lspgate serving MCP over stdio, each spoken to synchronously.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+pub const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
+
+/// A bare LSP client: Content-Length frames over the child's pipes, nothing else.
+pub struct Direct {
+    pub child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    id: i64,
+}
+
+impl Direct {
+    pub fn start(cmd: &[String], root: &Path) -> Direct {
+        let mut child = Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn server");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut d = Direct {
+            child,
+            stdin,
+            stdout,
+            id: 0,
+        };
+        let root_uri = url::Url::from_directory_path(root).unwrap();
+        d.request("initialize", json!({"processId": null, "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": "root"}],
+            "capabilities": {"window": {"workDoneProgress": true}, "workspace": {"configuration": true}}}));
+        d.notify("initialized", json!({}));
+        d
+    }
+
+    pub fn send(&mut self, v: &Value) {
+        let body = v.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{}", body.len(), body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    pub fn read(&mut self) -> Value {
+        let mut len = 0;
+        loop {
+            let mut line = String::new();
+            self.stdout.read_line(&mut line).unwrap();
+            let t = line.trim_end();
+            if t.is_empty() {
+                break;
+            }
+            if let Some(v) = t.strip_prefix("Content-Length:") {
+                len = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; len];
+        self.stdout.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    /// Sends a request and reads until its answer, answering the server's own requests.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        let id = self.id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let msg = self.read();
+            if msg.get("method").is_some() {
+                if let Some(sid) = msg.get("id") {
+                    let result = if msg["method"] == "workspace/configuration" {
+                        json!(vec![
+                            Value::Null;
+                            msg["params"]["items"].as_array().map_or(0, Vec::len)
+                        ])
+                    } else {
+                        Value::Null
+                    };
+                    self.send(&json!({"jsonrpc": "2.0", "id": sid, "result": result}));
+                }
+                continue;
+            }
+            if msg["id"] == id {
+                return msg;
+            }
+        }
+    }
+}
+
+impl Drop for Direct {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// lspgate serving MCP over stdio, spoken to line by line.
+pub struct Gate {
+    pub child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    id: i64,
+}
+
+impl Gate {
+    pub fn start(server: &[String], root: &Path, path: &str) -> Gate {
+        Gate::start_with_env(server, root, path, &[])
+    }
+
+    /// `start` with extra environment for lspgate.
+    pub fn start_with_env(
+        server: &[String],
+        root: &Path,
+        path: &str,
+        env: &[(&str, &str)],
+    ) -> Gate {
+        // BENCH_LSPGATE compares another build of lspgate (another profile, say) in the same run.
+        let exe = std::env::var("BENCH_LSPGATE").unwrap_or_else(|_| LSPGATE.to_string());
+        let mut child = Command::new(exe)
+            .arg("serve")
+            .arg("--root")
+            .arg(root)
+            .arg("--")
+            .args(server)
+            .env("PATH", path)
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn lspgate");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut g = Gate {
+            child,
+            stdin,
+            stdout,
+            id: 0,
+        };
+        g.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"}}),
+        );
+        g.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        g
+    }
+
+    pub fn send(&mut self, v: &Value) {
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        let id = self.id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            self.stdout.read_line(&mut line).unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    /// Peak resident memory of lspgate itself (not its servers), in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        self.status_kib("VmHWM:")
+    }
+
+    /// Resident memory of lspgate itself now, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS:")
+    }
+
+    fn status_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// CPU time lspgate itself has used (user + system), in clock ticks (1/100 s).
+    pub fn cpu_ticks(&self) -> u64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // Fields after the command name (which may hold spaces) start after its `)`.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let tick = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        // utime and stime are fields 14 and 15 of /proc/PID/stat: 12 and 13 after the name.
+        tick(11) + tick(12)
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
