@@ -10,7 +10,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ToolError;
 use crate::mcp;
-use crate::ops::{Engine, EngineOptions, tools};
+use crate::ops::tools::{self, Profile};
+use crate::ops::{Engine, EngineOptions};
 use crate::registry::{Registry, RegistryOptions, RestartPolicy};
 use crate::workspace::config::Config;
 use crate::workspace::presets::{self, PRESETS, Preset, ServerSpec};
@@ -88,6 +89,11 @@ pub enum Command {
         /// Largest JSON-RPC frame accepted from the client, in bytes.
         #[arg(long, default_value_t = mcp::stdio::DEFAULT_MAX_FRAME)]
         max_frame: usize,
+        /// Offer only these tools: groups (navigation, diagnostics, edits, gates, admin, all)
+        /// or tool names, comma-separated; `servers` is always offered. Default: `tools` in
+        /// lspgate.toml, else all.
+        #[arg(long, value_delimiter = ',', value_name = "GROUPS|TOOLS")]
+        tools: Option<Vec<String>>,
         /// Serve exactly this server command for every file, with no config.
         #[arg(last = true, value_name = "CMD")]
         server: Vec<String>,
@@ -274,6 +280,17 @@ pub enum Command {
         max_steps: Option<u32>,
         #[arg(long)]
         max_seconds: Option<u32>,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Call any tool with its JSON arguments, exactly as an MCP client would:
+    /// `lspgate call hover '{"file": "app.py", "line": 7, "symbol": "total"}'`.
+    Call {
+        /// The tool's name, as MCP lists it (`workspace_symbols`, …).
+        tool: String,
+        /// Its arguments, a JSON object (default `{}`).
+        #[arg(default_value = "{}")]
+        arguments: String,
         #[command(flatten)]
         server: ServerArgs,
     },
@@ -604,6 +621,21 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
             ("shrink", Value::Object(m), server.server.clone())
         }
         Command::Servers { server } => ("servers", json!({"terse": terse}), server.server.clone()),
+        Command::Call {
+            tool,
+            arguments,
+            server,
+        } => {
+            let Some(def) = tools::by_name(tool) else {
+                return Err(ToolError::invalid(format!("unknown tool `{tool}`")));
+            };
+            let mut args: Value = serde_json::from_str(arguments)
+                .map_err(|e| ToolError::invalid(format!("the arguments are not JSON: {e}")))?;
+            if terse && let Value::Object(m) = &mut args {
+                m.entry("terse").or_insert(json!(true));
+            }
+            (def.name, args, server.server.clone())
+        }
         Command::Serve { .. }
         | Command::Install { .. }
         | Command::Doctor
@@ -650,7 +682,20 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
             parser: t.parser.clone(),
         })
         .collect();
+    // The profile limits what agent sessions are offered; a subcommand runs the tool it names.
+    let tools = match &cli.command {
+        Command::Serve {
+            tools: Some(names), ..
+        } => Profile::parse(names).map_err(|e| ToolError::invalid(format!("--tools: {e}")))?,
+        Command::Serve { .. } => match &config.tools {
+            Some(names) => Profile::parse(names)
+                .map_err(|e| ToolError::invalid(format!("invalid config: tools: {e}")))?,
+            None => Profile::all(),
+        },
+        _ => Profile::all(),
+    };
     let opts = EngineOptions {
+        tools,
         tasks,
         state_dir: cli
             .state
@@ -700,6 +745,7 @@ pub async fn run(cli: Cli) -> i32 {
             max_frame,
             server,
             warm,
+            ..
         } => return serve(&cli, *max_frame, server, *warm).await,
         Command::Check {
             paths,

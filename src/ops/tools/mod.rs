@@ -1,7 +1,13 @@
-//! The tool table: every tool's name, description, schemas and required capability, and one
-//! dispatcher from `(name, JSON arguments)` to the operation. MCP and the CLI both call it.
+//! The tool table: every tool's name, title, description, group, effect (read, write, run),
+//! schemas and required capability, and one dispatcher from `(name, JSON arguments)` to the
+//! operation, which applies the session's profile and refuses unknown parameters. MCP and the
+//! CLI both call it.
 
-use schemars::JsonSchema;
+pub mod profile;
+pub mod schema;
+
+use std::sync::OnceLock;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -11,245 +17,408 @@ use super::render::{Render, cap};
 use super::types::*;
 use crate::error::ToolError;
 use crate::lsp::Cap;
+pub use profile::Profile;
+use schema::{input, output};
 
 /// One tool as agents see it.
 pub struct ToolDef {
     pub name: &'static str,
+    /// For people (client UIs).
+    pub title: &'static str,
+    /// For the model, read once per session: what the tool answers and when to use it. The
+    /// conventions every tool shares are in the server's instructions (`INSTRUCTIONS`).
     pub description: &'static str,
-    pub input_schema: fn() -> Value,
-    pub output_schema: fn() -> Value,
+    pub group: Group,
+    pub effect: Effect,
+    params: fn() -> Value,
+    result: fn() -> Value,
     /// Offered when a server may support any of these (empty: always).
     pub caps: &'static [Cap],
 }
 
-fn schema<T: JsonSchema>() -> Value {
-    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+/// The groups a tool profile names (`--tools navigation,diagnostics`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Navigation,
+    Diagnostics,
+    Edits,
+    Gates,
+    Admin,
 }
 
-/// A result's schema as it is serialized: fields we leave out when empty are not required.
-/// Clients such as the Python SDK validate every structured result against it, so it is kept
-/// cheap to check: subschemas inline (no `$ref` to resolve per location) and no `format` or
-/// `minimum` on counts and positions (which are never negative) — a quarter less of the
-/// client's time on a 121-location answer.
-fn out_schema<T: JsonSchema>() -> Value {
-    let mut settings = schemars::generate::SchemaSettings::draft2020_12().for_serialize();
-    settings.inline_subschemas = true;
-    let schema = settings.into_generator().into_root_schema_for::<T>();
-    let mut v = serde_json::to_value(schema).unwrap_or(Value::Null);
-    strip_integer_annotations(&mut v);
+impl Group {
+    pub const ALL: [Group; 5] = [
+        Group::Navigation,
+        Group::Diagnostics,
+        Group::Edits,
+        Group::Gates,
+        Group::Admin,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Navigation => "navigation",
+            Group::Diagnostics => "diagnostics",
+            Group::Edits => "edits",
+            Group::Gates => "gates",
+            Group::Admin => "admin",
+        }
+    }
+
+    pub fn by_name(name: &str) -> Option<Group> {
+        Group::ALL.into_iter().find(|g| g.name() == name)
+    }
+}
+
+/// What calling a tool can do to the workspace: the source of its MCP annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads only: files on disk are never written (overlays stay in memory).
+    Read,
+    /// Can write files (it previews unless `apply`); `idempotent`: repeating the same call
+    /// changes nothing more.
+    Write { idempotent: bool },
+    /// Runs commands lspgate cannot bound (configured tasks, a server's own commands).
+    Run,
+    /// Changes lspgate's own state only (restarts a server process); no file is written.
+    Control,
+}
+
+/// MCP tool annotations (all hints): `readOnlyHint`, `destructiveHint`, `idempotentHint`
+/// (the last two only mean something when not read-only), `openWorldHint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    /// lspgate works on the workspace and its servers only: never an open world.
+    pub open_world: bool,
+}
+
+impl Effect {
+    pub fn hints(self) -> Hints {
+        let (read_only, destructive, idempotent) = match self {
+            Effect::Read => (true, None, None),
+            // `idempotentHint` defaults to false: said only where it is true.
+            Effect::Write { idempotent } => (false, Some(true), idempotent.then_some(true)),
+            Effect::Run => (false, Some(true), None),
+            Effect::Control => (false, Some(false), None),
+        };
+        Hints {
+            read_only,
+            destructive,
+            idempotent,
+            open_world: false,
+        }
+    }
+}
+
+/// Said once per session (MCP `instructions`) instead of in every tool and parameter.
+pub const INSTRUCTIONS: &str = "\
+lspgate answers from the workspace's real language servers and toolchains, always for the files' \
+current content on disk. Prefer it to text search for code questions (`definition`, `references`, \
+`workspace_symbols`), and ask `diagnostics` or `check` whether code is right after changing it. \
+Conventions of every tool:
+- `file`: a path relative to the workspace root (or absolute inside it, or a file:// URI). `line` \
+and `column` are 1-based; columns count Unicode characters. Instead of `column`, `symbol` names \
+a word on that line (`occurrence`: which match, default 1).
+- `source` (reading tools): text to analyse instead of the file on disk; never written.
+- Every tool also takes `terse: true` (minimal text, one `path:line:col message` a line) and \
+`raw: true` (adds the exact LSP requests and commands sent).
+- Long lists take `limit`; when cut they give `total` and `next_cursor`: pass it as `cursor` \
+for the rest.
+- Writing tools (edit, rename, code_actions, format) only preview a diff unless `apply: true`; \
+applied changes are checked against what you saw, atomic, undoable with `undo`, and report the \
+diagnostics they introduced and resolved.
+- `partial: true` means a server could not finish (still indexing, timed out); `reason` says why.
+- Failures read `CODE: message` (invalid_params, symbol_not_found, no_server, not_supported, \
+revision_conflict, ...); unknown parameters are refused.";
+
+/// Every tool, in the order they are listed.
+pub const TOOLS: [ToolDef; 22] = [
+    ToolDef {
+        name: "hover",
+        title: "Hover",
+        description: "Type, signature and documentation of the symbol at a position.",
+        group: Group::Navigation,
+        effect: Effect::Read,
+        params: input::<PositionParams>,
+        result: output::<HoverResult>,
+        caps: &[Cap::Hover],
+    },
+    ToolDef {
+        name: "definition",
+        title: "Definition",
+        description: "Where the symbol at a position is defined (or declared, its type defined, implemented: `kind`).",
+        group: Group::Navigation,
+        effect: Effect::Read,
+        params: input::<DefinitionParams>,
+        result: output::<LocationsResult>,
+        caps: &[
+            Cap::Definition,
+            Cap::Declaration,
+            Cap::TypeDefinition,
+            Cap::Implementation,
+        ],
+    },
+    ToolDef {
+        name: "references",
+        title: "References",
+        description: "Every use of the symbol at a position in the whole workspace (unopened files too), grouped by file.",
+        group: Group::Navigation,
+        effect: Effect::Read,
+        params: input::<ReferencesParams>,
+        result: output::<ReferencesResult>,
+        caps: &[Cap::References],
+    },
+    ToolDef {
+        name: "document_symbols",
+        title: "Outline",
+        description: "Outline of a file: classes, functions, methods and variables with their lines, nested.",
+        group: Group::Navigation,
+        effect: Effect::Read,
+        params: input::<FileParams>,
+        result: output::<DocumentSymbolsResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "workspace_symbols",
+        title: "Symbol search",
+        description: "Find classes, functions and other symbols by name across the workspace, best matches first.",
+        group: Group::Navigation,
+        effect: Effect::Read,
+        params: input::<WorkspaceSymbolsParams>,
+        result: output::<WorkspaceSymbolsResult>,
+        caps: &[Cap::WorkspaceSymbols],
+    },
+    ToolDef {
+        name: "signature_help",
+        title: "Signature help",
+        description: "Signature of the call at a position, and which parameter the position is in.",
+        group: Group::Navigation,
+        effect: Effect::Read,
+        params: input::<PositionParams>,
+        result: output::<SignatureHelpResult>,
+        caps: &[Cap::SignatureHelp],
+    },
+    ToolDef {
+        name: "completions",
+        title: "Completions",
+        description: "Completions at a position: the members and names valid there.",
+        group: Group::Navigation,
+        effect: Effect::Read,
+        params: input::<CompletionsParams>,
+        result: output::<CompletionsResult>,
+        caps: &[Cap::Completion],
+    },
+    ToolDef {
+        name: "call_hierarchy",
+        title: "Call hierarchy",
+        description: "Callers (`incoming`) or callees (`outgoing`) of the function at a position, with each call site.",
+        group: Group::Navigation,
+        effect: Effect::Read,
+        params: input::<CallHierarchyParams>,
+        result: output::<CallHierarchyResult>,
+        caps: &[Cap::CallHierarchy],
+    },
+    ToolDef {
+        name: "diagnostics",
+        title: "Diagnostics",
+        description: "Errors and warnings of a file as it is now; without `file`, of every file with problems.",
+        group: Group::Diagnostics,
+        effect: Effect::Read,
+        params: input::<DiagnosticsParams>,
+        result: output::<DiagnosticsResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "edit",
+        title: "Edit",
+        description: "Change a file: replace text that occurs once (`old_text`) or whole lines; shows the errors it introduces.",
+        group: Group::Edits,
+        effect: Effect::Write { idempotent: false },
+        params: input::<EditParams>,
+        result: output::<EditResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "rename",
+        title: "Rename",
+        description: "Rename the symbol at a position everywhere it is used, unopened files included.",
+        group: Group::Edits,
+        effect: Effect::Write { idempotent: true },
+        params: rename_params,
+        result: output::<EditResult>,
+        caps: &[Cap::Rename],
+    },
+    ToolDef {
+        name: "code_actions",
+        title: "Code actions",
+        description: "Quick fixes and refactorings for lines of a file, numbered; `apply` one by number or title.",
+        group: Group::Edits,
+        effect: Effect::Write { idempotent: false },
+        params: input::<CodeActionsParams>,
+        result: output::<CodeActionsResult>,
+        caps: &[Cap::CodeActions],
+    },
+    ToolDef {
+        name: "format",
+        title: "Format",
+        description: "Format a file with its language server.",
+        group: Group::Edits,
+        effect: Effect::Write { idempotent: true },
+        params: input::<FormatParams>,
+        result: output::<EditResult>,
+        caps: &[Cap::Formatting],
+    },
+    ToolDef {
+        name: "undo",
+        title: "Undo",
+        description: "Undo an applied change by its `edit_id`, if its files still hold what it wrote.",
+        group: Group::Edits,
+        effect: Effect::Write { idempotent: true },
+        params: input::<UndoParams>,
+        result: output::<EditResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "what_if",
+        title: "What if",
+        description: "The errors `edits` (as for `edit`) would introduce and resolve in a file, and the hover at `probe`; writes nothing.",
+        group: Group::Gates,
+        effect: Effect::Read,
+        params: input::<WhatIfParams>,
+        result: output::<WhatIfResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "check",
+        title: "Check",
+        description: "Is the code right? `ok` and the issues of every file in scope (the workspace, `paths`, or git's `changed` files) from all servers and `tasks`.",
+        group: Group::Gates,
+        effect: Effect::Read,
+        params: input::<CheckParams>,
+        result: output::<CheckReport>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "explain_failure",
+        title: "Explain failure",
+        description: "Why a file fails, in five lines: its first error, the enclosing function and the source around it.",
+        group: Group::Gates,
+        effect: Effect::Read,
+        params: input::<ExplainParams>,
+        result: output::<ExplainResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "shrink",
+        title: "Shrink",
+        description: "Reduce a failing file to a minimal one with the same first error (in memory; the disk is not written).",
+        group: Group::Gates,
+        effect: Effect::Read,
+        params: input::<ShrinkParams>,
+        result: output::<ShrinkResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "run_task",
+        title: "Run task",
+        description: "Run a toolchain task (from lspgate.toml, or a preset: cargo, tsc, cc, nim, pytest, make) and parse its errors.",
+        group: Group::Gates,
+        effect: Effect::Run,
+        params: input::<RunTaskParams>,
+        result: output::<RunTaskResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "execute_command",
+        title: "Server command",
+        description: "Run a language server's own command (`servers` lists them).",
+        group: Group::Admin,
+        effect: Effect::Run,
+        params: input::<ExecuteCommandParams>,
+        result: output::<ExecuteCommandResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "servers",
+        title: "Servers",
+        description: "The language servers: state, capabilities, commands, last error. Look here after no_server or not_supported.",
+        group: Group::Admin,
+        effect: Effect::Read,
+        params: input::<ServersParams>,
+        result: output::<ServersResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "restart_server",
+        title: "Restart server",
+        description: "Restart a language server by its name in `servers`.",
+        group: Group::Admin,
+        effect: Effect::Control,
+        params: input::<RestartServerParams>,
+        result: output::<ServersResult>,
+        caps: &[],
+    },
+];
+
+/// `rename` writes the disk's text: it takes no `source` (an unsaved buffer is for reading
+/// tools), so one sent is refused rather than ignored.
+fn rename_params() -> Value {
+    let mut v = input::<RenameParams>();
+    if let Some(props) = v.get_mut("properties").and_then(Value::as_object_mut) {
+        props.remove("source");
+    }
     v
 }
 
-fn strip_integer_annotations(v: &mut Value) {
-    match v {
-        Value::Object(map) => {
-            let integer = match map.get("type") {
-                Some(Value::String(t)) => t == "integer",
-                Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
-                _ => false,
-            };
-            if integer {
-                map.remove("format");
-                map.remove("minimum");
+/// Every tool, in the order they are listed.
+pub fn tools() -> &'static [ToolDef] {
+    &TOOLS
+}
+
+/// The tool called `name`.
+pub fn by_name(name: &str) -> Option<&'static ToolDef> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// Parameters every tool takes, stated once in `INSTRUCTIONS` rather than in every schema.
+pub const EVERY_TOOL: &[&str] = &["terse", "raw"];
+
+const N: usize = TOOLS.len();
+static INPUTS: [OnceLock<Value>; N] = [const { OnceLock::new() }; N];
+static OUTPUTS: [OnceLock<Value>; N] = [const { OnceLock::new() }; N];
+
+impl ToolDef {
+    fn index(&self) -> usize {
+        TOOLS.iter().position(|t| t.name == self.name).unwrap_or(0)
+    }
+
+    /// The input schema as sent: the tool's own parameters. `terse` and `raw`, which every
+    /// tool takes, are said once in the instructions (`EVERY_TOOL`). Generated once.
+    pub fn input_schema(&self) -> &'static Value {
+        INPUTS[self.index()].get_or_init(|| {
+            let mut schema = (self.params)();
+            if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+                for p in EVERY_TOOL {
+                    props.remove(*p);
+                }
             }
-            map.values_mut().for_each(strip_integer_annotations);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_integer_annotations),
-        _ => {}
+            schema
+        })
+    }
+
+    /// The output schema as sent; every structured result validates against it.
+    pub fn output_schema(&self) -> &'static Value {
+        OUTPUTS[self.index()].get_or_init(|| (self.result)())
     }
 }
 
-const POS: &str = " Position: `file` (root-relative path, absolute path in the root, or file:// URI), \
-1-based `line`, and 1-based `column` in Unicode code points, or `symbol` (a name on that line) \
-with optional `occurrence`. `source` analyses that text instead of the disk (never written).";
-
-/// Every reading and navigation tool.
-pub fn tools() -> Vec<ToolDef> {
-    vec![
-        ToolDef {
-            name: "hover",
-            description: "Type, signature and documentation of the symbol at a position, from the language server.",
-            input_schema: schema::<PositionParams>,
-            output_schema: out_schema::<HoverResult>,
-            caps: &[Cap::Hover],
-        },
-        ToolDef {
-            name: "definition",
-            description: "Where the symbol at a position is defined; `kind` picks definition (default), declaration, type_definition or implementation.",
-            input_schema: schema::<DefinitionParams>,
-            output_schema: out_schema::<LocationsResult>,
-            caps: &[
-                Cap::Definition,
-                Cap::Declaration,
-                Cap::TypeDefinition,
-                Cap::Implementation,
-            ],
-        },
-        ToolDef {
-            name: "references",
-            description: "Every reference to the symbol at a position, across the workspace (files never opened included), grouped by file. Waits for indexing; says `partial` if it could not.",
-            input_schema: schema::<ReferencesParams>,
-            output_schema: out_schema::<ReferencesResult>,
-            caps: &[Cap::References],
-        },
-        ToolDef {
-            name: "document_symbols",
-            description: "The outline of a file: classes, functions, methods and variables with their lines, nested.",
-            input_schema: schema::<FileParams>,
-            output_schema: out_schema::<DocumentSymbolsResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "workspace_symbols",
-            description: "Find symbols by name across the workspace; `kind` filters (function, class, method, …).",
-            input_schema: schema::<WorkspaceSymbolsParams>,
-            output_schema: out_schema::<WorkspaceSymbolsResult>,
-            caps: &[Cap::WorkspaceSymbols],
-        },
-        ToolDef {
-            name: "signature_help",
-            description: "The signature of the call at a position and which parameter the position is in.",
-            input_schema: schema::<PositionParams>,
-            output_schema: out_schema::<SignatureHelpResult>,
-            caps: &[Cap::SignatureHelp],
-        },
-        ToolDef {
-            name: "completions",
-            description: "What the language server would complete at a position (`limit`, default 20).",
-            input_schema: schema::<CompletionsParams>,
-            output_schema: out_schema::<CompletionsResult>,
-            caps: &[Cap::Completion],
-        },
-        ToolDef {
-            name: "call_hierarchy",
-            description: "Callers (`direction: incoming`) or callees (`outgoing`) of the function at a position, with each call site.",
-            input_schema: schema::<CallHierarchyParams>,
-            output_schema: out_schema::<CallHierarchyResult>,
-            caps: &[Cap::CallHierarchy],
-        },
-        ToolDef {
-            name: "diagnostics",
-            description: "Errors and warnings for a file, always for its current content (re-read from disk on every call), or for every file the servers reported on. `partial` if the server did not answer in time.",
-            input_schema: schema::<DiagnosticsParams>,
-            output_schema: out_schema::<DiagnosticsResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "edit",
-            description: "Change a file: `edits` replace a unique `old_text` or whole lines (`start_line`..`end_line`). Previews a unified diff unless `apply: true`; applying checks the file did not change since (`expected_digest`, or the preview), writes atomically, journals it for `undo`, and returns the diagnostics it introduced and resolved.",
-            input_schema: schema::<EditParams>,
-            output_schema: out_schema::<EditResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "rename",
-            description: "Rename the symbol at a position across the workspace (files never opened included). Previews the diff unless `apply: true`; applied renames are verified, atomic, undoable, and report the diagnostics they introduced and resolved.",
-            input_schema: schema::<RenameParams>,
-            output_schema: out_schema::<EditResult>,
-            caps: &[Cap::Rename],
-        },
-        ToolDef {
-            name: "code_actions",
-            description: "The code actions (quick fixes, refactorings) for `line`..`end_line` of a file, with stable 1-based indexes. `apply`: an index or exact title applies that action (its edit and its command), verified and undoable.",
-            input_schema: schema::<CodeActionsParams>,
-            output_schema: out_schema::<CodeActionsResult>,
-            caps: &[Cap::CodeActions],
-        },
-        ToolDef {
-            name: "format",
-            description: "Format a file with its language server. Previews the diff unless `apply: true`.",
-            input_schema: schema::<FormatParams>,
-            output_schema: out_schema::<EditResult>,
-            caps: &[Cap::Formatting],
-        },
-        ToolDef {
-            name: "undo",
-            description: "Undo an applied edit by its `edit_id`: restores its files if they still hold what it wrote, else `revision_conflict`.",
-            input_schema: schema::<UndoParams>,
-            output_schema: out_schema::<EditResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "what_if",
-            description: "The diagnostics `edits` (as `edit` takes them) would introduce and resolve in a file, and optionally the hover at `probe` in the edited text, without writing anything.",
-            input_schema: schema::<WhatIfParams>,
-            output_schema: out_schema::<WhatIfResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "check",
-            description: "Is the code right? Diagnostics of every file in scope (the workspace, `paths`/globs, or `changed`: git's modified and untracked files) from every server, plus configured `tasks`, merged, as CheckReport v1: {version, ok, summary {files, errors, warnings}, issues}. `severity` sets what fails it (default error).",
-            input_schema: schema::<CheckParams>,
-            output_schema: out_schema::<CheckReport>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "explain_failure",
-            description: "Why a file fails: a verdict of at most five lines (the first error, what it is about, where) and the culprit: the enclosing function and the source lines around the error.",
-            input_schema: schema::<ExplainParams>,
-            output_schema: out_schema::<ExplainResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "shrink",
-            description: "Delta-debug a failing file to a minimal version that still gives its first error (same code and message), with the language server as the oracle, in an overlay: the disk is never written. Bounded by `max_steps` and `max_seconds`.",
-            input_schema: schema::<ShrinkParams>,
-            output_schema: out_schema::<ShrinkResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "run_task",
-            description: "Run a configured toolchain task (lspgate.toml [[task]], or a preset where its markers are: cargo, tsc, cc, nim, pytest, make) in the root: exit code, stdout and stderr (capped), and its output parsed into diagnostics.",
-            input_schema: schema::<RunTaskParams>,
-            output_schema: out_schema::<RunTaskResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "execute_command",
-            description: "Run one of a server's own commands (`workspace/executeCommand`; `servers` lists them). Edits it asks for are applied, journaled and undoable.",
-            input_schema: schema::<ExecuteCommandParams>,
-            output_schema: out_schema::<ExecuteCommandResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "servers",
-            description: "The language servers of this workspace: languages, root, state (idle/starting/indexing/ready/restarting/failed), pid, restarts, last error, capabilities and commands.",
-            input_schema: schema::<ServersParams>,
-            output_schema: out_schema::<ServersResult>,
-            caps: &[],
-        },
-        ToolDef {
-            name: "restart_server",
-            description: "Restart a language server by name (as `servers` lists it); returns its new state.",
-            input_schema: schema::<RestartServerParams>,
-            output_schema: out_schema::<ServersResult>,
-            caps: &[],
-        },
-    ]
-}
-
-/// Text under `POS` for tools that take a position.
-pub fn description(def: &ToolDef) -> String {
-    let positional = matches!(
-        def.name,
-        "hover"
-            | "definition"
-            | "references"
-            | "signature_help"
-            | "completions"
-            | "call_hierarchy"
-            | "rename"
-    );
-    if positional {
-        format!("{}{POS}", def.description)
-    } else {
-        def.description.to_string()
-    }
-}
-
-/// Whether a tool is offered given what the servers support.
+/// Whether a tool is offered given what the servers support and the session's profile.
 pub fn offered(engine: &Engine, def: &ToolDef) -> bool {
-    def.caps.is_empty() || def.caps.iter().any(|c| engine.may_support(*c))
+    engine.options().tools.allows(def.name)
+        && (def.caps.is_empty() || def.caps.iter().any(|c| engine.may_support(*c)))
 }
 
 /// A tool's answer: the structured result and its (capped) text.
@@ -259,11 +428,6 @@ pub struct ToolOutput {
 }
 
 fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
-    let args = if args.is_null() {
-        Value::Object(Default::default())
-    } else {
-        args
-    };
     serde_json::from_value(args).map_err(|e| ToolError::invalid(format!("bad arguments: {e}")))
 }
 
@@ -281,26 +445,10 @@ fn finish<T: Serialize + Render>(
 
 /// `LSPGATE_TERSE=1` makes terse output the default.
 fn default_terse() -> bool {
-    static TERSE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    static TERSE: OnceLock<bool> = OnceLock::new();
     *TERSE.get_or_init(|| {
         std::env::var("LSPGATE_TERSE").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
     })
-}
-
-/// A tool's input schema as agents see it: its parameters plus `raw`.
-pub fn input_schema(def: &ToolDef) -> Value {
-    let mut schema = (def.input_schema)();
-    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        props.insert(
-            "raw".into(),
-            serde_json::json!({
-                "type": ["boolean", "null"],
-                "default": null,
-                "description": "Add the exact LSP requests and command lines this call sent."
-            }),
-        );
-    }
-    schema
 }
 
 /// Runs tool `name` with JSON `args`; with `raw: true`, adds what it sent to the servers and
@@ -319,6 +467,7 @@ pub async fn call_with_progress(
     args: Value,
     progress: Progress<'_>,
 ) -> Result<ToolOutput, ToolError> {
+    let args = admit(engine, name, args)?;
     let raw = args.get("raw").and_then(Value::as_bool).unwrap_or(false);
     if !raw {
         return dispatch(engine, name, args, progress).await;
@@ -334,6 +483,51 @@ pub async fn call_with_progress(
         engine.options().max_output,
     );
     Ok(out)
+}
+
+/// The checks every call passes before its operation runs: a known tool, inside the
+/// session's profile, with an object of arguments that names only parameters the tool takes
+/// (a typo must not fall back to a default). Returns the arguments (`{}` for none).
+fn admit(engine: &Engine, name: &str, args: Value) -> Result<Value, ToolError> {
+    let Some(def) = by_name(name) else {
+        return Err(ToolError::invalid(format!("unknown tool `{name}`")));
+    };
+    let profile = &engine.options().tools;
+    if !profile.allows(name) {
+        return Err(ToolError::invalid(format!(
+            "`{name}` is not offered in this session: its tool profile is `{}` (--tools, or `tools` in lspgate.toml)",
+            profile.spec()
+        )));
+    }
+    let args = match args {
+        Value::Null => Value::Object(Default::default()),
+        Value::Object(_) => args,
+        other => {
+            return Err(ToolError::invalid(format!(
+                "the arguments of `{name}` must be an object, not {other}"
+            )));
+        }
+    };
+    let mut unknown = schema::unknown_parameters(def.input_schema(), &args);
+    unknown.retain(|(path, _)| !EVERY_TOOL.contains(&path.as_str()));
+    if let Some((path, known)) = unknown.first() {
+        let mut known = known.clone();
+        if !path.contains(['.', '[']) {
+            known.extend(EVERY_TOOL.iter().map(|p| p.to_string()));
+        }
+        let names: Vec<String> = unknown.iter().map(|(p, _)| format!("`{p}`")).collect();
+        let plural = if names.len() > 1 { "s" } else { "" };
+        return Err(ToolError::invalid(format!(
+            "unknown parameter{plural} {} for `{name}` (valid there: {})",
+            names.join(", "),
+            known.join(", ")
+        ))
+        .with_data(serde_json::json!({
+            "unknown": unknown.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            "known": known,
+        })));
+    }
+    Ok(args)
 }
 
 async fn dispatch(
