@@ -127,9 +127,9 @@ a word on that line (`occurrence`: which match, default 1).
 `raw: true` (adds the exact LSP requests and commands sent).
 - Long lists take `limit`; when cut they give `total` and `next_cursor`: pass it as `cursor` \
 for the rest.
-- Writing tools (edit, rename, code_actions, format) only preview a diff unless `apply: true`; \
-applied changes are checked against what you saw, atomic, undoable with `undo`, and report the \
-diagnostics they introduced and resolved.
+- `edit`, `rename` and `format` only preview a diff unless `apply: true` (`code_actions` applies \
+the action `apply` names). Applied changes are checked against what you saw, atomic, undoable \
+with `undo`, and report the diagnostics they introduced and resolved.
 - `partial: true` means a server could not finish (still indexing, timed out); `reason` says why.
 - Failures read `CODE: message` (invalid_params, symbol_not_found, no_server, not_supported, \
 revision_conflict, ...); unknown parameters are refused.";
