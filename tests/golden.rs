@@ -255,3 +255,14 @@ fn the_output_check_can_fail() {
         assert!(common::conforms(edit, edit, &bad, "").is_err(), "{bad}");
     }
 }
+
+/// The README shows the instructions as they are sent.
+#[test]
+fn the_readme_shows_the_instructions() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(
+        readme.contains(tools::INSTRUCTIONS),
+        "README.md does not show tools::INSTRUCTIONS verbatim"
+    );
+}
