@@ -133,7 +133,10 @@ fn idle(tree: &Path, path: &str, secs: u64, watch: &str) -> Idle {
     let first_call = t.elapsed();
     assert_eq!(r["result"]["isError"], false, "{r}");
     let r = gate.request("tools/call", json!({"name": "servers", "arguments": {}}));
-    let watched = r["result"]["structuredContent"]["watcher"].to_string();
+    let watched = r["result"]["structuredContent"]["watcher"]
+        .as_str()
+        .unwrap_or("not started")
+        .to_string();
     let before = gate.cpu_ticks();
     std::thread::sleep(Duration::from_secs(secs));
     let cpu_ms = (gate.cpu_ticks() - before) as f64 * 10.0;

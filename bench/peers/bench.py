@@ -119,6 +119,7 @@ class Row:
     rss_mib: float | None = None
     chars_per_ref: float | None = None
     chars_per_ref_terse: float | None = None
+    tool_list: dict | None = None
     notes: list = field(default_factory=list)
 
 
@@ -194,6 +195,26 @@ def client_validation_ms(schema, result) -> float | None:
     return statistics.median(samples) * 1000
 
 
+def tool_list_figures(result) -> dict:
+    """What a session pays for `tools/list` before it asks anything, counted as `json.dumps`
+    writes it: `visible` is what clients put in the model's context (each tool's name,
+    description and input schema), `annotated` adds title and annotations, `full` is the whole
+    result (output schemas included, which the SDK parses and validates results against)."""
+    dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    tools = dumped.get("tools", [])
+
+    def size(keys):
+        return sum(len(json.dumps({k: t[k] for k in keys if k in t})) for t in tools)
+
+    return {
+        "tools": len(tools),
+        "visible": size(("name", "description", "inputSchema")),
+        "annotated": size(("name", "title", "description", "inputSchema", "annotations")),
+        "full": len(json.dumps(dumped)),
+        "annotations": sum(1 for t in tools if t.get("annotations")),
+    }
+
+
 def rewrite_line(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, (path, old)
@@ -239,7 +260,11 @@ async def run_bridge(bridge: Bridge, ws: Path, args) -> Row:
             async with ClientSession(read, write) as session:
                 started = time.perf_counter()
                 await asyncio.wait_for(session.initialize(), CALL_TIMEOUT)
-                listed = (await session.list_tools()).tools
+                listing = await session.list_tools()
+                row.tool_list = tool_list_figures(listing)
+                if args.tool_list:
+                    return row
+                listed = listing.tools
                 tools = {t.name for t in listed}
                 schemas = {t.name: getattr(t, "output_schema", None) for t in listed}
                 for tool_args in filter(None, [bridge.hover, bridge.refs, bridge.diagnostics]):
@@ -548,6 +573,29 @@ def fmt_ms(ms, base):
     return f"{ms:.2f} ms{ratio}" if ms < 100 else f"{ms:,.0f} ms{ratio}"
 
 
+def print_tool_lists(rows) -> None:
+    listed = [r for r in rows if r.tool_list]
+    if not listed:
+        return
+    print(
+        "\nWhat each session pays before its first question (`tools/list`, characters of "
+        "`json.dumps`): model-visible is each tool's name + description + input schema, as "
+        "clients put them in the model's context.\n"
+    )
+    print("| bridge | tools | model-visible (per tool) | + title and annotations | full tools/list | annotated tools |")
+    print("|---|---|---|---|---|---|")
+    for r in listed:
+        t = r.tool_list
+        per = t["visible"] / t["tools"] if t["tools"] else 0
+        print(
+            f"| {r.name} | {t['tools']} | {t['visible']:,} ({per:,.0f}) | {t['annotated']:,} "
+            f"| {t['full']:,} | {t['annotations']} |"
+        )
+    for r in rows:
+        if not r.tool_list and r.status != "ok":
+            print(f"| {r.name} | {r.status} | | | | |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cache", required=True, type=lambda p: Path(p).resolve())
@@ -556,6 +604,9 @@ def main() -> int:
     ap.add_argument("--only", help="comma-separated bridge names (prefixes) to run")
     ap.add_argument("--hover-calls", type=int, default=50)
     ap.add_argument("--refs-calls", type=int, default=20)
+    ap.add_argument(
+        "--tool-list", action="store_true", help="only measure each bridge's tools/list (no latency runs)"
+    )
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="lspgate-peers-"))
@@ -565,7 +616,8 @@ def main() -> int:
         env["PATH"] = f"{Path(args.pyright).parent}:{env.get('PATH', '')}"
         ws0 = work / "direct" / "ws"
         make_workspace(ws0)
-        rows.append(asyncio.run(run_direct(args.pyright, ws0, args)))
+        if not args.tool_list:
+            rows.append(asyncio.run(run_direct(args.pyright, ws0, args)))
         for name, bridge in BRIDGES.items():
             if args.only and not any(name.startswith(o.lower()) for o in args.only.split(",")):
                 continue
@@ -585,6 +637,9 @@ def main() -> int:
             print(f"kept {work}", file=sys.stderr)
 
     gate = next((r for r in rows if r.name == "lspgate"), None)
+    if args.tool_list:
+        print_tool_lists(rows)
+        return 0 if gate is not None and gate.tool_list else 1
     base_h = gate.hover_ms if gate else None
     base_r = gate.refs_ms if gate else None
     import importlib.metadata as md
@@ -616,6 +671,7 @@ def main() -> int:
     for r in rows:
         for n in r.notes:
             print(f"- {r.name}: {n}")
+    print_tool_lists(rows)
 
     if gate is None or gate.status != "ok":
         print("\nlspgate did not run: no targets checked")

@@ -1,337 +1,24 @@
 //! The command line: `serve`, one subcommand per tool (same operation code as the MCP tools),
-//! `install` and `doctor`. Human-readable output by default, `--json` for scripts.
+//! `call`, `check`, `install` and `doctor`. Human-readable output by default, `--json` for
+//! scripts. The arguments' shape is in `args.rs`; install and doctor in `setup.rs`.
 
-use std::fmt::Write as _;
-use std::path::PathBuf;
+mod args;
+
 use std::sync::Arc;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
+
+pub use args::*;
 
 use crate::error::ToolError;
 use crate::mcp;
-use crate::ops::{Engine, EngineOptions, tools};
-use crate::registry::{Registry, RegistryOptions, RestartPolicy};
+use crate::ops::tools::{self, Profile};
+use crate::ops::{Engine, EngineOptions};
+use crate::registry::{Registry, RegistryOptions};
 use crate::watch::WatchOptions;
 use crate::workspace::config::Config;
-use crate::workspace::presets::{self, PRESETS, Preset, ServerSpec};
+use crate::workspace::presets::ServerSpec;
 use crate::workspace::{Languages, Root};
-
-/// lspgate: real language servers for coding agents, over MCP and on the command line.
-///
-/// Every tool is also a subcommand: `lspgate hover src/app.py:12:5`,
-/// `lspgate references src/app.py:12 --symbol total`, `lspgate diagnostics src/app.py`.
-/// Servers come from built-in presets found on PATH or installed by `lspgate install`, or from
-/// a command after `--`.
-#[derive(Debug, Parser)]
-#[command(name = "lspgate", version, about, long_about = None)]
-pub struct Cli {
-    /// Workspace root (default: the current directory).
-    #[arg(long, global = true, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Folder of lspgate's state (the edit journal); default `.lspgate` under the root.
-    #[arg(long, global = true, value_name = "DIR")]
-    pub state: Option<PathBuf>,
-    /// Config file (default: lspgate.toml in the root, when there is one).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Print the structured result as JSON instead of text.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Minimal text output (`path:line:col message`).
-    #[arg(long, global = true)]
-    pub terse: bool,
-    /// Install a missing preset server (npm or PyPI) into lspgate's data folder on first use.
-    #[arg(long, global = true)]
-    pub install: bool,
-    /// Cap on a text reply, in characters.
-    #[arg(long, global = true, default_value_t = 20_000, value_name = "CHARS")]
-    pub max_output: usize,
-    /// Bound on each request to a language server, in seconds.
-    #[arg(long, global = true, default_value_t = 30.0, value_name = "SECS")]
-    pub timeout: f64,
-    /// How long workspace-wide questions wait for a server to finish indexing, in seconds.
-    #[arg(long, global = true, default_value_t = 15.0, value_name = "SECS")]
-    pub ready_timeout: f64,
-    /// How long `diagnostics` waits for a server's fresh report, in seconds.
-    #[arg(long, global = true, default_value_t = 15.0, value_name = "SECS")]
-    pub diagnostics_timeout: f64,
-    /// Restart a crashed server: never, always, or at most N times in a streak of crashes
-    /// less than a minute apart (then it is given up).
-    #[arg(
-        long,
-        global = true,
-        default_value = "3",
-        value_name = "never|always|N"
-    )]
-    pub restart: RestartPolicy,
-    /// First delay before a restart, in milliseconds (it doubles within a streak, up to 30 s).
-    #[arg(long, global = true, default_value_t = 500, hide = true)]
-    pub restart_backoff_ms: u64,
-    /// Most documents each server keeps open (least recently used ones are closed).
-    #[arg(long, global = true, default_value_t = 200, value_name = "N")]
-    pub open_documents: usize,
-    /// Log more to stderr (-v info, -vv debug). `LSPGATE_LOG` takes filter directives.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Serve MCP over stdio (for Claude Code, Codex, Cursor, …).
-    Serve {
-        /// Start the servers for the languages found in the workspace right away, in the
-        /// background, instead of on first use.
-        #[arg(long)]
-        warm: bool,
-        /// Largest JSON-RPC frame accepted from the client, in bytes.
-        #[arg(long, default_value_t = mcp::stdio::DEFAULT_MAX_FRAME)]
-        max_frame: usize,
-        /// Serve exactly this server command for every file, with no config.
-        #[arg(last = true, value_name = "CMD")]
-        server: Vec<String>,
-    },
-    /// Type and docs of the symbol at FILE:LINE[:COL].
-    Hover(PosArgs),
-    /// Where the symbol at FILE:LINE[:COL] is defined.
-    Definition {
-        #[command(flatten)]
-        at: PosArgs,
-        /// definition, declaration, type-definition or implementation.
-        #[arg(long, value_enum, default_value_t = GotoKind::Definition)]
-        kind: GotoKind,
-    },
-    /// Every reference to the symbol at FILE:LINE[:COL].
-    References {
-        #[command(flatten)]
-        at: PosArgs,
-        /// Leave the declaration out.
-        #[arg(long)]
-        no_declaration: bool,
-        #[arg(long)]
-        limit: Option<u32>,
-        #[arg(long)]
-        cursor: Option<String>,
-    },
-    /// The outline of a file.
-    #[command(
-        name = "document-symbols",
-        alias = "document_symbols",
-        alias = "symbols"
-    )]
-    DocumentSymbols {
-        file: String,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Find symbols by name across the workspace.
-    #[command(name = "workspace-symbols", alias = "workspace_symbols")]
-    WorkspaceSymbols {
-        query: String,
-        #[arg(long)]
-        kind: Option<String>,
-        #[arg(long)]
-        limit: Option<u32>,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// The signature of the call at FILE:LINE[:COL].
-    #[command(name = "signature-help", alias = "signature_help")]
-    SignatureHelp(PosArgs),
-    /// Completions at FILE:LINE:COL.
-    Completions {
-        #[command(flatten)]
-        at: PosArgs,
-        #[arg(long)]
-        limit: Option<u32>,
-    },
-    /// Callers or callees of the function at FILE:LINE[:COL].
-    #[command(name = "call-hierarchy", alias = "call_hierarchy")]
-    CallHierarchy {
-        #[command(flatten)]
-        at: PosArgs,
-        #[arg(long, value_enum, default_value_t = CallDir::Incoming)]
-        direction: CallDir,
-    },
-    /// Fresh diagnostics for FILE (or every file the servers report on).
-    Diagnostics {
-        file: Option<String>,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Change a file: replace unique text (--old/--new, repeatable) or lines (--lines A-B --new).
-    /// Previews the diff unless --apply.
-    Edit {
-        file: String,
-        /// Text to replace (must occur exactly once); pairs with the next --new.
-        #[arg(long = "old")]
-        old: Vec<String>,
-        /// Lines to replace, `A-B` (1-based, inclusive); pairs with the next --new.
-        #[arg(long = "lines")]
-        lines: Vec<String>,
-        /// Replacement text.
-        #[arg(long = "new")]
-        new: Vec<String>,
-        #[arg(long)]
-        expected_digest: Option<String>,
-        #[arg(long)]
-        apply: bool,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Rename the symbol at FILE:LINE[:COL] everywhere (--to NEW_NAME); previews unless --apply.
-    Rename {
-        #[command(flatten)]
-        at: PosArgs,
-        /// The new name.
-        #[arg(long = "to", value_name = "NEW_NAME")]
-        new_name: String,
-        #[arg(long)]
-        apply: bool,
-    },
-    /// List the code actions for lines of FILE (or apply one with --apply INDEX|TITLE).
-    #[command(name = "code-actions", alias = "code_actions")]
-    CodeActions {
-        /// FILE:LINE
-        at: String,
-        #[arg(long)]
-        end_line: Option<u32>,
-        #[arg(long)]
-        kind: Option<String>,
-        #[arg(long)]
-        apply: Option<String>,
-        #[arg(long)]
-        preview: bool,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Format FILE; previews unless --apply.
-    Format {
-        file: String,
-        #[arg(long)]
-        apply: bool,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Undo an applied edit by its id (if its files still hold what it wrote).
-    Undo {
-        edit_id: i64,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// The diagnostics an edit would introduce and resolve, without writing it (edits as JSON).
-    #[command(name = "what-if", alias = "what_if")]
-    WhatIf {
-        file: String,
-        /// The `edits` array of the `edit` tool, as JSON.
-        #[arg(long)]
-        edits: String,
-        /// LINE:COL to hover at, in the edited text.
-        #[arg(long)]
-        probe: Option<String>,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Check the workspace (or PATHS: files, folders, globs): every server's diagnostics plus
-    /// --task outputs. Exit 0 when ok, 1 when there are issues, 2 when it could not check.
-    Check {
-        paths: Vec<String>,
-        /// Only files git reports as modified, added or untracked.
-        #[arg(long)]
-        changed: bool,
-        /// Least severity that fails: error, warning, info or hint.
-        #[arg(long, default_value = "error")]
-        severity: String,
-        /// Run this configured task too (repeatable).
-        #[arg(long = "task")]
-        tasks: Vec<String>,
-        /// SARIF 2.1.0 on stdout (for code scanning).
-        #[arg(long)]
-        sarif: bool,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Run a configured task and parse its diagnostics.
-    #[command(name = "run-task", alias = "run_task")]
-    RunTask {
-        name: String,
-        /// Extra arguments for the task.
-        #[arg(last = true)]
-        args: Vec<String>,
-    },
-    /// The first error of FILE, in five lines, and its culprit.
-    #[command(name = "explain-failure", alias = "explain_failure")]
-    ExplainFailure {
-        file: String,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Reduce a failing FILE to a minimal version with the same first error (disk untouched).
-    Shrink {
-        file: String,
-        #[arg(long)]
-        max_steps: Option<u32>,
-        #[arg(long)]
-        max_seconds: Option<u32>,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// The language servers of this workspace and their state.
-    Servers {
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// The JSON Schema of lspgate.toml.
-    #[command(name = "config-schema")]
-    ConfigSchema,
-    /// Install a server (npm or PyPI) into lspgate's own data folder.
-    Install {
-        /// Preset name, e.g. pyright, typescript-language-server, pylsp.
-        name: String,
-    },
-    /// What servers lspgate knows, which are found, and how to install the missing ones.
-    Doctor,
-}
-
-#[derive(Debug, Args)]
-pub struct ServerArgs {
-    /// Use exactly this server command instead of the presets.
-    #[arg(last = true, value_name = "CMD")]
-    pub server: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct PosArgs {
-    /// FILE:LINE[:COL] (1-based line, 1-based column in characters).
-    pub at: String,
-    /// A name on that line to point at, instead of a column.
-    #[arg(long)]
-    pub symbol: Option<String>,
-    /// Which match of --symbol on the line.
-    #[arg(long)]
-    pub occurrence: Option<u32>,
-    /// Analyse this file's text instead of FILE's (FILE on disk is not touched).
-    #[arg(long, value_name = "PATH")]
-    pub source_from: Option<PathBuf>,
-    #[command(flatten)]
-    pub server: ServerArgs,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum GotoKind {
-    Definition,
-    Declaration,
-    TypeDefinition,
-    Implementation,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum CallDir {
-    Incoming,
-    Outgoing,
-}
 
 /// Writes a line to stdout; a closed stdout (`| head`) is not an error worth a panic.
 macro_rules! say {
@@ -346,6 +33,9 @@ fn say_raw(text: &str) {
     use std::io::Write as _;
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
+
+// After `say!`, which it uses.
+mod setup;
 
 /// Splits `FILE:LINE[:COL]`.
 fn split_at(at: &str) -> Result<(String, u32, Option<u32>), ToolError> {
@@ -605,6 +295,21 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
             ("shrink", Value::Object(m), server.server.clone())
         }
         Command::Servers { server } => ("servers", json!({"terse": terse}), server.server.clone()),
+        Command::Call {
+            tool,
+            arguments,
+            server,
+        } => {
+            let Some(def) = tools::by_name(tool) else {
+                return Err(ToolError::invalid(format!("unknown tool `{tool}`")));
+            };
+            let mut args: Value = serde_json::from_str(arguments)
+                .map_err(|e| ToolError::invalid(format!("the arguments are not JSON: {e}")))?;
+            if terse && let Value::Object(m) = &mut args {
+                m.entry("terse").or_insert(json!(true));
+            }
+            (def.name, args, server.server.clone())
+        }
         Command::Serve { .. }
         | Command::Install { .. }
         | Command::Doctor
@@ -651,7 +356,20 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
             parser: t.parser.clone(),
         })
         .collect();
+    // The profile limits what agent sessions are offered; a subcommand runs the tool it names.
+    let tools = match &cli.command {
+        Command::Serve {
+            tools: Some(names), ..
+        } => Profile::parse(names).map_err(|e| ToolError::invalid(format!("--tools: {e}")))?,
+        Command::Serve { .. } => match &config.tools {
+            Some(names) => Profile::parse(names)
+                .map_err(|e| ToolError::invalid(format!("invalid config: tools: {e}")))?,
+            None => Profile::all(),
+        },
+        _ => Profile::all(),
+    };
     let opts = EngineOptions {
+        tools,
         tasks,
         state_dir: cli
             .state
@@ -689,8 +407,8 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
 /// Runs the CLI; returns the process exit code.
 pub async fn run(cli: Cli) -> i32 {
     match &cli.command {
-        Command::Install { name } => return install(name),
-        Command::Doctor => return doctor(&cli).await,
+        Command::Install { name } => return setup::install(name),
+        Command::Doctor => return setup::doctor(&cli).await,
         Command::ConfigSchema => {
             say!(
                 "{}",
@@ -702,6 +420,7 @@ pub async fn run(cli: Cli) -> i32 {
             max_frame,
             server,
             warm,
+            ..
         } => return serve(&cli, *max_frame, server, *warm).await,
         Command::Check {
             paths,
@@ -906,154 +625,6 @@ async fn terminated() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-}
-
-fn install(name: &str) -> i32 {
-    let Some(preset) = Preset::by_name(name) else {
-        let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
-        eprintln!(
-            "invalid_params: no preset `{name}`; known: {}",
-            names.join(", ")
-        );
-        return 2;
-    };
-    eprintln!(
-        "installing {} into {} …",
-        preset.name,
-        presets::install_dir(preset).display()
-    );
-    match presets::install(preset) {
-        Ok(exe) => {
-            say!("{} installed: {}", preset.name, exe.display());
-            0
-        }
-        Err(e) => {
-            eprintln!("install failed: {e}");
-            1
-        }
-    }
-}
-
-/// For the workspace: the languages found, which server serves each (found, or how to install
-/// it), and each found server's version and capabilities (from a real `initialize`).
-async fn doctor(cli: &Cli) -> i32 {
-    let engine = match engine_for(cli, &[]) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("{e}");
-            return 2;
-        }
-    };
-    let root = engine.root().clone();
-    let mut text = String::new();
-    let _ = writeln!(
-        text,
-        "lspgate {} — workspace {}",
-        env!("CARGO_PKG_VERSION"),
-        root.path().display()
-    );
-    let _ = writeln!(text, "data folder: {}", presets::data_dir().display());
-    let found = engine.languages().scan(20_000);
-    let mut report = Vec::new();
-    if found.is_empty() {
-        let _ = writeln!(text, "no source files found");
-    }
-    for (language, files) in &found {
-        let names = engine.registry().by_language(language);
-        if names.is_empty() {
-            let e = engine.registry().no_server(language, root.path());
-            let _ = writeln!(
-                text,
-                "{language} ({files} files): no server — {}",
-                e.message
-            );
-            report.push(
-                json!({"language": language, "files": files, "servers": [], "missing": e.message}),
-            );
-            continue;
-        }
-        let _ = writeln!(text, "{language} ({files} files):");
-        let mut servers = Vec::new();
-        let file = engine.languages().first_file(20_000, |l| l == language);
-        let started = match &file {
-            Some(f) => engine.registry().servers_for(f, language).await,
-            None => Vec::new(),
-        };
-        for (name, result) in names.iter().zip(started) {
-            match result {
-                Ok(server) => {
-                    let c = server.client();
-                    let version = match c.server_version() {
-                        Some(v) if v.chars().any(|ch| ch.is_ascii_digit()) => Some(v.to_string()),
-                        _ => match engine.registry().get(name).await.map(|s| s.launch) {
-                            Some(presets::Launch::Stdio(s)) => presets::package_version(&s.command),
-                            _ => None,
-                        },
-                    };
-                    let caps: Vec<&str> = crate::lsp::Cap::ALL
-                        .iter()
-                        .filter(|cap| {
-                            server.supports(**cap) || **cap == crate::lsp::Cap::PullDiagnostics
-                        })
-                        .map(|cap| cap.name())
-                        .collect();
-                    let _ = writeln!(
-                        text,
-                        "  ok       {name}  {}\n           capabilities: {}",
-                        version.as_deref().unwrap_or("(no version given)"),
-                        caps.join(", ")
-                    );
-                    servers.push(
-                        json!({"name": name, "ok": true, "version": version, "capabilities": caps}),
-                    );
-                }
-                Err(e) => {
-                    let fix = e
-                        .data
-                        .as_ref()
-                        .and_then(|d| d.get("install").or_else(|| d.get("fix")))
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("")
-                        .to_string();
-                    let _ = writeln!(text, "  missing  {name}  — {}", e.message);
-                    servers
-                        .push(json!({"name": name, "ok": false, "error": e.message, "fix": fix}));
-                }
-            }
-        }
-        report.push(json!({"language": language, "files": files, "servers": servers}));
-    }
-    let watcher = engine.registry().start_watching().await;
-    let _ = write!(text, "file watcher: {} ({} ", watcher.mode, watcher.watched);
-    let _ = write!(
-        text,
-        "{})",
-        if watcher.mode == "poll" {
-            "files polled"
-        } else {
-            "folders watched"
-        }
-    );
-    if let Some(n) = &watcher.note {
-        let _ = write!(text, " — {n}");
-    }
-    text.push('\n');
-    engine.shutdown().await;
-    if cli.json {
-        say!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"languages": report, "watcher": watcher}))
-                .unwrap_or_default()
-        );
-    } else {
-        say_raw(&text);
-    }
-    let all_ok = report.iter().all(|r| {
-        r["servers"]
-            .as_array()
-            .is_some_and(|s| !s.is_empty() && s.iter().all(|x| x["ok"] == true))
-    });
-    i32::from(!all_ok)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -51,19 +51,32 @@ impl McpServer {
         tools::tools()
             .iter()
             .filter(|d| tools::offered(&self.engine, d))
-            .map(|d| {
-                let input = as_object(tools::input_schema(d));
-                let output = as_object((d.output_schema)());
-                Tool::new(d.name, tools::description(d), Arc::new(input))
-                    .with_raw_output_schema(Arc::new(output))
-            })
+            .map(tool)
             .collect()
     }
 }
 
-fn as_object(v: Value) -> serde_json::Map<String, Value> {
+/// A tool as `tools/list` sends it: name, title, description, schemas and annotations, all
+/// from the tool table.
+pub fn tool(def: &tools::ToolDef) -> Tool {
+    let hints = def.effect.hints();
+    // The title is the tool's own (`title`), not repeated in the annotations.
+    let mut annotations = ToolAnnotations::new()
+        .read_only(hints.read_only)
+        .open_world(hints.open_world);
+    annotations.destructive_hint = hints.destructive;
+    annotations.idempotent_hint = hints.idempotent;
+    let input = as_object(def.input_schema());
+    let output = as_object(def.output_schema());
+    Tool::new(def.name, def.description, Arc::new(input))
+        .with_title(def.title)
+        .with_raw_output_schema(Arc::new(output))
+        .with_annotations(annotations)
+}
+
+fn as_object(v: &Value) -> serde_json::Map<String, Value> {
     match v {
-        Value::Object(m) => m,
+        Value::Object(m) => m.clone(),
         _ => serde_json::Map::new(),
     }
 }
@@ -85,11 +98,7 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("lspgate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "lspgate serves real language servers: hover, definition, references, symbols, \
-                 completions, call hierarchy and always-fresh diagnostics. Positions are 1-based \
-                 lines and code-point columns, or `symbol` names on a line.",
-        )
+        .with_instructions(tools::INSTRUCTIONS)
     }
 
     async fn list_tools(

@@ -38,6 +38,8 @@ pub struct EngineOptions {
     pub state_dir: PathBuf,
     /// Configured tasks (`[[task]]`).
     pub tasks: Vec<crate::gates::Task>,
+    /// The tools this engine's sessions offer (`--tools`); calls outside it are refused.
+    pub tools: tools::Profile,
 }
 
 impl Default for EngineOptions {
@@ -48,6 +50,7 @@ impl Default for EngineOptions {
             diagnostics_timeout: Duration::from_secs(15),
             state_dir: PathBuf::from(".lspgate"),
             tasks: Vec::new(),
+            tools: tools::Profile::all(),
         }
     }
 }
@@ -682,14 +685,14 @@ impl Engine {
     pub async fn servers(&self, _p: ServersParams) -> Result<ServersResult, ToolError> {
         Ok(ServersResult {
             servers: self.registry.statuses(),
-            watcher: self.registry.watch_status(),
+            watcher: self.registry.watch_status().map(|w| w.to_string()),
         })
     }
 
     pub async fn restart_server(&self, p: RestartServerParams) -> Result<ServersResult, ToolError> {
         Ok(ServersResult {
             servers: self.registry.restart(&p.name).await?,
-            watcher: self.registry.watch_status(),
+            watcher: self.registry.watch_status().map(|w| w.to_string()),
         })
     }
 }

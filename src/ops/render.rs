@@ -309,15 +309,7 @@ impl Render for ServersResult {
     fn render(&self, terse: bool) -> String {
         let mut out = String::new();
         if let Some(w) = &self.watcher {
-            let what = match w.mode.as_str() {
-                "poll" => "files polled",
-                _ => "folders watched",
-            };
-            let _ = write!(out, "file watcher: {} ({} {what})", w.mode, w.watched);
-            if let Some(n) = &w.note {
-                let _ = write!(out, " — {n}");
-            }
-            out.push('\n');
+            let _ = writeln!(out, "file watcher: {w}");
         }
         for s in &self.servers {
             let pid = s.pid.map(|p| format!(" pid {p}")).unwrap_or_default();

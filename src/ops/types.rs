@@ -45,33 +45,36 @@ impl JsonSchema for Num {
         true
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "type": ["integer", "string"],
-            "description": "a whole number (numeric strings accepted)"
-        })
+        // Numeric strings are accepted too (the instructions say so once), but integers are
+        // what a caller should send.
+        schemars::json_schema!({ "type": "integer" })
     }
 }
+
+// Doc comments on parameters become the descriptions the model reads in every tool list, so
+// they are written only where the name does not say it; the conventions shared by all tools
+// (positions, `symbol`/`occurrence`, `source`, `terse`, `raw`, paging) are said once, in
+// `tools::INSTRUCTIONS`. Plain comments here are for readers of the code.
 
 /// A position in a file: `line` plus `column`, or `symbol` (+ `occurrence`) on that line.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct PositionParams {
-    /// File: root-relative path, absolute path inside the root, or file:// URI.
+    // Root-relative path, absolute path inside the root, or file:// URI.
     pub file: String,
-    /// 1-based line.
+    // 1-based.
     pub line: Num,
-    /// 1-based column in Unicode code points. Give this or `symbol`.
+    // 1-based, in Unicode code points; or `symbol`.
     #[serde(default)]
     pub column: Option<Num>,
-    /// A name on that line to point at (whole-word match), instead of `column`.
+    // A name on that line (whole-word match), instead of `column`.
     #[serde(default)]
     pub symbol: Option<String>,
-    /// Which match of `symbol` on the line, 1-based (default 1).
+    // Which match of `symbol` on the line, 1-based (default 1).
     #[serde(default)]
     pub occurrence: Option<Num>,
-    /// Use this text instead of the file on disk (an unsaved buffer); the disk is never written.
+    // This text instead of the file on disk (an unsaved buffer); never written.
     #[serde(default)]
     pub source: Option<String>,
-    /// Minimal text output.
     #[serde(default)]
     pub terse: Option<bool>,
 }
@@ -80,7 +83,7 @@ pub struct PositionParams {
 pub struct DefinitionParams {
     #[serde(flatten)]
     pub at: PositionParams,
-    /// definition (default), declaration, type_definition or implementation.
+    // definition (default), declaration, type_definition or implementation.
     #[serde(default)]
     pub kind: Option<GotoKindParam>,
 }
@@ -98,22 +101,20 @@ pub enum GotoKindParam {
 pub struct ReferencesParams {
     #[serde(flatten)]
     pub at: PositionParams,
-    /// Include the declaration itself (default true).
     #[serde(default)]
+    #[schemars(extend("default" = true))]
     pub include_declaration: Option<bool>,
-    /// Most locations to return (default 200).
     #[serde(default)]
+    #[schemars(extend("default" = 200))]
     pub limit: Option<Num>,
-    /// `next_cursor` of a previous call, to get the rest.
+    // `next_cursor` of a previous call, to get the rest.
     #[serde(default)]
     pub cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct FileParams {
-    /// File: root-relative path, absolute path inside the root, or file:// URI.
     pub file: String,
-    /// Use this text instead of the file on disk; the disk is never written.
     #[serde(default)]
     pub source: Option<String>,
     #[serde(default)]
@@ -122,7 +123,7 @@ pub struct FileParams {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct DiagnosticsParams {
-    /// One file; without it, every file the servers have reported on.
+    // One file; without it, every file the servers have reported on.
     #[serde(default)]
     pub file: Option<String>,
     #[serde(default)]
@@ -133,13 +134,12 @@ pub struct DiagnosticsParams {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct WorkspaceSymbolsParams {
-    /// Name or fragment to look for.
     pub query: String,
-    /// Only symbols of this kind (function, class, method, variable, …).
+    // class, function, method, variable, …
     #[serde(default)]
     pub kind: Option<String>,
-    /// Most symbols to return (default 100).
     #[serde(default)]
+    #[schemars(extend("default" = 100))]
     pub limit: Option<Num>,
     #[serde(default)]
     pub cursor: Option<String>,
@@ -151,8 +151,8 @@ pub struct WorkspaceSymbolsParams {
 pub struct CompletionsParams {
     #[serde(flatten)]
     pub at: PositionParams,
-    /// Most items to return (default 20).
     #[serde(default)]
+    #[schemars(extend("default" = 20))]
     pub limit: Option<Num>,
 }
 
@@ -160,7 +160,7 @@ pub struct CompletionsParams {
 pub struct CallHierarchyParams {
     #[serde(flatten)]
     pub at: PositionParams,
-    /// incoming (who calls this) or outgoing (what this calls).
+    // incoming (who calls this) or outgoing (what this calls).
     pub direction: Direction,
 }
 
@@ -345,7 +345,7 @@ pub struct ServersParams {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct RestartServerParams {
-    /// The server's name, as `servers` lists it (e.g. builtin/pyright).
+    // The server's name, as `servers` lists it (e.g. builtin/pyright).
     pub name: String,
     #[serde(default)]
     pub terse: Option<bool>,
@@ -354,20 +354,24 @@ pub struct RestartServerParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ServersResult {
     pub servers: Vec<crate::registry::ServerStatus>,
-    /// How lspgate learns of files changed on disk (absent until the first server starts).
+    /// How lspgate learns of files changed on disk, e.g. `inotify: 251 folders watched`
+    /// (absent until the first server starts).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub watcher: Option<crate::watch::WatchStatus>,
+    pub watcher: Option<String>,
 }
 
 // ---- editing ----
 
-/// One change in an `edit`: replace a unique `old_text`, or whole lines.
+// One change in an `edit`: replace a unique `old_text`, or whole lines.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum EditSpec {
-    /// Replace the one occurrence of `old_text` (it must occur exactly once).
-    Replace { old_text: String, new_text: String },
-    /// Replace lines `start_line..=end_line` (1-based) with `new_text`.
+    // Replace the one occurrence of `old_text` (it must occur exactly once).
+    Replace {
+        old_text: String,
+        new_text: String,
+    },
+    // Replace lines `start_line..=end_line` (1-based) with `new_text`.
     Lines {
         start_line: Num,
         end_line: Num,
@@ -377,14 +381,13 @@ pub enum EditSpec {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct EditParams {
-    /// File to change.
     pub file: String,
-    /// Changes, applied in order.
+    // Applied in order.
     pub edits: Vec<EditSpec>,
-    /// The file's SHA-256 (hex) as you last read it; a different file is `revision_conflict`.
+    /// SHA-256 hex the file must still have.
     #[serde(default)]
     pub expected_digest: Option<String>,
-    /// Write it (default: preview the diff only).
+    // Write it (default: preview the diff only).
     #[serde(default)]
     pub apply: Option<bool>,
     #[serde(default)]
@@ -395,9 +398,8 @@ pub struct EditParams {
 pub struct RenameParams {
     #[serde(flatten)]
     pub at: PositionParams,
-    /// The new name.
     pub new_name: String,
-    /// Write it (default: preview the diff only).
+    // Write it (default: preview the diff only).
     #[serde(default)]
     pub apply: Option<bool>,
 }
@@ -405,35 +407,40 @@ pub struct RenameParams {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct CodeActionsParams {
     pub file: String,
-    /// First line of the range (1-based).
+    // First line of the range (1-based).
     pub line: Num,
-    /// Last line of the range (default: `line`).
+    // Last line of the range (default: `line`).
     #[serde(default)]
     pub end_line: Option<Num>,
-    /// Only actions of this kind (quickfix, refactor, source.organizeImports, …).
+    /// quickfix, refactor, source.organizeImports, ...
     #[serde(default)]
     pub kind: Option<String>,
-    /// Apply one action: its `index` (from a listing) or its exact `title`.
+    // The `index` or exact `title` of the action to apply.
     #[serde(default)]
-    #[schemars(with = "Option<serde_json::Value>")]
+    #[schemars(schema_with = "index_or_title")]
     pub apply: Option<serde_json::Value>,
-    /// With `apply`: show the action's diff without writing it.
+    /// With `apply`: show its diff, write nothing.
     #[serde(default)]
     pub preview: Option<bool>,
     #[serde(default)]
     pub terse: Option<bool>,
 }
 
+/// `{"type": ["integer", "string"]}`: an action's index or its title.
+fn index_or_title(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["integer", "string"] })
+}
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct FormatParams {
     pub file: String,
-    /// Write it (default: preview the diff only).
+    // Write it (default: preview the diff only).
     #[serde(default)]
     pub apply: Option<bool>,
-    /// Indent width (default 4).
+    // Indent width (default 4).
     #[serde(default)]
     pub tab_size: Option<Num>,
-    /// Spaces rather than tabs (default true).
+    // Spaces rather than tabs (default true).
     #[serde(default)]
     pub insert_spaces: Option<bool>,
     #[serde(default)]
@@ -442,13 +449,13 @@ pub struct FormatParams {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct UndoParams {
-    /// The `edit_id` an edit returned.
+    // The `edit_id` an edit returned.
     pub edit_id: Num,
     #[serde(default)]
     pub terse: Option<bool>,
 }
 
-/// Where `what_if` hovers after the edits (positions in the edited text).
+// Where `what_if` hovers after the edits (positions in the edited text).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Probe {
     pub line: Num,
@@ -463,7 +470,7 @@ pub struct Probe {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct WhatIfParams {
     pub file: String,
-    /// Changes as `edit` takes them; the disk never sees them.
+    // Changes as `edit` takes them; the disk never sees them.
     pub edits: Vec<EditSpec>,
     #[serde(default)]
     pub probe: Option<Probe>,
@@ -555,16 +562,17 @@ pub struct WhatIfResult {
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct CheckParams {
-    /// Files, folders or globs (root-relative); default the whole workspace.
+    /// Files, folders or globs.
     #[serde(default)]
     pub paths: Option<Vec<String>>,
-    /// Only files git reports as modified, added or untracked.
+    // Only files git reports as modified, added or untracked.
     #[serde(default)]
     pub changed: Option<bool>,
-    /// Least severity that fails the check: error (default), warning, info or hint.
+    // The least severity that fails the check.
     #[serde(default)]
+    #[schemars(extend("default" = "error"))]
     pub severity: Option<Severity>,
-    /// Configured tasks to run too (their diagnostics merge in).
+    // Configured tasks to run too (their diagnostics merge in).
     #[serde(default)]
     pub tasks: Option<Vec<String>>,
     #[serde(default)]
@@ -603,13 +611,14 @@ pub struct CheckReport {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct RunTaskParams {
-    /// A task from lspgate.toml ([[task]]) or a preset (cargo, tsc, cc, nim, pytest, make).
+    // A task from lspgate.toml ([[task]]) or a preset (cargo, tsc, cc, nim, pytest, make).
     pub name: String,
-    /// Extra arguments appended to its command.
+    // Appended to its command.
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// Bound in seconds (default 600).
+    /// Seconds.
     #[serde(default)]
+    #[schemars(extend("default" = 600))]
     pub timeout: Option<f64>,
     #[serde(default)]
     pub terse: Option<bool>,
@@ -660,10 +669,10 @@ pub struct ExplainResult {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ShrinkParams {
     pub file: String,
-    /// Most oracle calls (default 200).
+    // Most oracle calls (default 200).
     #[serde(default)]
     pub max_steps: Option<Num>,
-    /// Time bound (default 90).
+    // Time bound (default 90).
     #[serde(default)]
     pub max_seconds: Option<Num>,
     #[serde(default)]
@@ -684,9 +693,9 @@ pub struct ShrinkResult {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ExecuteCommandParams {
-    /// The server's name, as `servers` lists it.
+    // The server's name, as `servers` lists it.
     pub server: String,
-    /// One of the commands `servers` lists for it.
+    // One of the commands `servers` lists for it.
     pub command: String,
     #[serde(default)]
     pub arguments: Option<Vec<serde_json::Value>>,

@@ -111,6 +111,21 @@ pub struct WatchStatus {
     pub note: Option<String>,
 }
 
+impl std::fmt::Display for WatchStatus {
+    /// `inotify: 251 folders watched`, `poll: 5000 files polled — why`, `off — why`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.mode.as_str() {
+            "inotify" => write!(f, "inotify: {} folders watched", self.watched)?,
+            "poll" => write!(f, "poll: {} files polled", self.watched)?,
+            other => write!(f, "{other}")?,
+        }
+        if let Some(n) = &self.note {
+            write!(f, " — {n}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Files a polling scan tracks, at most.
 const POLL_FILE_LIMIT: usize = 50_000;
 

@@ -25,6 +25,11 @@ pub struct Config {
     /// names, plus `initialize`).
     #[serde(default)]
     pub timeouts: BTreeMap<String, f64>,
+    /// The tools `lspgate serve` offers agents: groups (`navigation`, `diagnostics`, `edits`,
+    /// `gates`, `admin`, `all`) or tool names; `servers` always. Default: all. `--tools`
+    /// overrides it.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
 }
 
 /// How lspgate reaches a server.
@@ -218,6 +223,15 @@ impl Config {
                     format!("timeout for `{kind}` must be a positive number of seconds"),
                 ));
             }
+        }
+        if let Some(tools) = &config.tools
+            && let Err(e) = crate::ops::tools::Profile::parse(tools)
+        {
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with("tools"))
+                .map_or(0, |i| i + 1);
+            return Err(err(line, e));
         }
         for glob in config.languages.keys() {
             if let Err(e) = globset::Glob::new(glob) {

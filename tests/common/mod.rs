@@ -229,8 +229,8 @@ impl Gate {
         result
     }
 
-    /// Every successful result carries the fields its advertised output schema requires
-    /// (strict clients, such as the Python SDK, reject the result otherwise).
+    /// Every successful result conforms to its advertised output schema (strict clients,
+    /// such as the Python SDK, reject the result otherwise).
     async fn check_output_schema(&self, name: &str, result: &CallToolResult) {
         let (false, Some(content)) = (result.is_error.unwrap_or(false), &result.structured_content)
         else {
@@ -252,7 +252,7 @@ impl Gate {
         let Some(schema) = schemas.get(name) else {
             return;
         };
-        if let Err(why) = required_present(schema, schema, content, "") {
+        if let Err(why) = conforms(schema, schema, content, "") {
             panic!("{name}: structured content breaks its output schema: {why}\n{content}");
         }
     }
@@ -409,24 +409,60 @@ impl Raw {
     }
 }
 
-/// Checks, through `$ref`s, object properties and array items, that every property a schema
-/// requires is present in `value`.
-fn required_present(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+/// Checks `value` against a JSON Schema as lspgate writes them: `$ref` into `$defs`, `anyOf`
+/// and `oneOf`, `type` (one or several), `enum`, `const`, object `properties` and `required`,
+/// array `items`; `true` accepts anything. Enough to hold every structured result to its
+/// tool's output schema (what strict clients such as the Python SDK do on every result).
+pub fn conforms(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    if schema == &Value::Bool(true) {
+        return Ok(());
+    }
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
         let target = r
             .strip_prefix("#/")
             .map(|p| p.split('/').fold(root, |v, k| &v[k]))
             .unwrap_or(&Value::Null);
-        return required_present(root, target, value, at);
+        if target.is_null() {
+            return Err(format!("{at}: dangling $ref {r}"));
+        }
+        return conforms(root, target, value, at);
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(options) = schema.get(key).and_then(Value::as_array)
-            && !options
-                .iter()
-                .any(|o| required_present(root, o, value, at).is_ok())
+            && !options.iter().any(|o| conforms(root, o, value, at).is_ok())
         {
             return Err(format!("{at}: matches none of its {key}"));
         }
+    }
+    if let Some(t) = schema.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let is = |t: &str| match t {
+            "null" => value.is_null(),
+            "boolean" => value.is_boolean(),
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            _ => false,
+        };
+        if !types.iter().any(|t| is(t)) {
+            return Err(format!("{at}: {value} is not of type {t}"));
+        }
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        return Err(format!("{at}: {value} is not one of {options:?}"));
+    }
+    if let Some(c) = schema.get("const")
+        && c != value
+    {
+        return Err(format!("{at}: {value} is not {c}"));
     }
     match value {
         Value::Object(map) => {
@@ -439,7 +475,7 @@ fn required_present(root: &Value, schema: &Value, value: &Value, at: &str) -> Re
             if let Some(props) = schema.get("properties").and_then(Value::as_object) {
                 for (k, v) in map {
                     if let Some(sub) = props.get(k) {
-                        required_present(root, sub, v, &format!("{at}.{k}"))?;
+                        conforms(root, sub, v, &format!("{at}.{k}"))?;
                     }
                 }
             }
@@ -447,7 +483,7 @@ fn required_present(root: &Value, schema: &Value, value: &Value, at: &str) -> Re
         Value::Array(items) => {
             if let Some(item) = schema.get("items") {
                 for (i, v) in items.iter().enumerate() {
-                    required_present(root, item, v, &format!("{at}[{i}]"))?;
+                    conforms(root, item, v, &format!("{at}[{i}]"))?;
                 }
             }
         }

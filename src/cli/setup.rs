@@ -1,0 +1,144 @@
+//! `lspgate install` (a preset server into lspgate's data folder) and `lspgate doctor` (what
+//! the workspace needs, what is found, how to install the rest).
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use super::{Cli, engine_for, say_raw};
+use crate::workspace::presets::{self, PRESETS, Preset};
+
+pub(super) fn install(name: &str) -> i32 {
+    let Some(preset) = Preset::by_name(name) else {
+        let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
+        eprintln!(
+            "invalid_params: no preset `{name}`; known: {}",
+            names.join(", ")
+        );
+        return 2;
+    };
+    eprintln!(
+        "installing {} into {} …",
+        preset.name,
+        presets::install_dir(preset).display()
+    );
+    match presets::install(preset) {
+        Ok(exe) => {
+            say!("{} installed: {}", preset.name, exe.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("install failed: {e}");
+            1
+        }
+    }
+}
+
+/// For the workspace: the languages found, which server serves each (found, or how to install
+/// it), and each found server's version and capabilities (from a real `initialize`).
+pub(super) async fn doctor(cli: &Cli) -> i32 {
+    let engine = match engine_for(cli, &[]) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let root = engine.root().clone();
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "lspgate {} — workspace {}",
+        env!("CARGO_PKG_VERSION"),
+        root.path().display()
+    );
+    let _ = writeln!(text, "data folder: {}", presets::data_dir().display());
+    let found = engine.languages().scan(20_000);
+    let mut report = Vec::new();
+    if found.is_empty() {
+        let _ = writeln!(text, "no source files found");
+    }
+    for (language, files) in &found {
+        let names = engine.registry().by_language(language);
+        if names.is_empty() {
+            let e = engine.registry().no_server(language, root.path());
+            let _ = writeln!(
+                text,
+                "{language} ({files} files): no server — {}",
+                e.message
+            );
+            report.push(
+                json!({"language": language, "files": files, "servers": [], "missing": e.message}),
+            );
+            continue;
+        }
+        let _ = writeln!(text, "{language} ({files} files):");
+        let mut servers = Vec::new();
+        let file = engine.languages().first_file(20_000, |l| l == language);
+        let started = match &file {
+            Some(f) => engine.registry().servers_for(f, language).await,
+            None => Vec::new(),
+        };
+        for (name, result) in names.iter().zip(started) {
+            match result {
+                Ok(server) => {
+                    let c = server.client();
+                    let version = match c.server_version() {
+                        Some(v) if v.chars().any(|ch| ch.is_ascii_digit()) => Some(v.to_string()),
+                        _ => match engine.registry().get(name).await.map(|s| s.launch) {
+                            Some(presets::Launch::Stdio(s)) => presets::package_version(&s.command),
+                            _ => None,
+                        },
+                    };
+                    let caps: Vec<&str> = crate::lsp::Cap::ALL
+                        .iter()
+                        .filter(|cap| {
+                            server.supports(**cap) || **cap == crate::lsp::Cap::PullDiagnostics
+                        })
+                        .map(|cap| cap.name())
+                        .collect();
+                    let _ = writeln!(
+                        text,
+                        "  ok       {name}  {}\n           capabilities: {}",
+                        version.as_deref().unwrap_or("(no version given)"),
+                        caps.join(", ")
+                    );
+                    servers.push(
+                        json!({"name": name, "ok": true, "version": version, "capabilities": caps}),
+                    );
+                }
+                Err(e) => {
+                    let fix = e
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("install").or_else(|| d.get("fix")))
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_string();
+                    let _ = writeln!(text, "  missing  {name}  — {}", e.message);
+                    servers
+                        .push(json!({"name": name, "ok": false, "error": e.message, "fix": fix}));
+                }
+            }
+        }
+        report.push(json!({"language": language, "files": files, "servers": servers}));
+    }
+    let watcher = engine.registry().start_watching().await;
+    let _ = writeln!(text, "file watcher: {watcher}");
+    engine.shutdown().await;
+    if cli.json {
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"languages": report, "watcher": watcher}))
+                .unwrap_or_default()
+        );
+    } else {
+        say_raw(&text);
+    }
+    let all_ok = report.iter().all(|r| {
+        r["servers"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty() && s.iter().all(|x| x["ok"] == true))
+    });
+    i32::from(!all_ok)
+}
