@@ -356,3 +356,126 @@ async fn a_git_checkout_of_300_files_then_check_equals_a_fresh_check() {
     assert_eq!(findings(&back), findings(&on_main), "{text}");
     gate.stop().await;
 }
+
+/// The lines of the fixture's log about watched-file changes: `TYPE URI` each.
+fn heard(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("workspace/didChangeWatchedFiles "))
+        .flat_map(|l| {
+            l.split(' ')
+                .collect::<Vec<_>>()
+                .chunks(2)
+                .map(|c| c.join(" "))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Waits (bounded) until the fixture's log holds `line`: the server's registration reaches
+/// lspgate asynchronously after `initialized`.
+async fn log_has(log: &Path, line: &str) {
+    for _ in 0..200 {
+        if std::fs::read_to_string(log).is_ok_and(|t| t.lines().any(|l| l == line)) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the fixture never logged `{line}`");
+}
+
+/// A server hears each change once, as its watcher asked, whoever made it: lspgate's own edit
+/// (which the watcher sees too) or a plain write; nothing it did not ask for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_change_reaches_a_server_once_and_only_as_it_asked() {
+    let ws = workspace(&[("a.py", "a = 1\n"), ("notes.txt", "n\n")]);
+    let log = ws.path().join("fixture.log");
+    let gate = Gate::start(
+        ws.path(),
+        &[],
+        &[
+            FIXTURE,
+            "--watch",
+            "**/*.py",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+    )
+    .await;
+    gate.ok("hover", json!({"file": "a.py", "line": 1, "column": 1}))
+        .await;
+    log_has(&log, "watching registered").await;
+    let uri = |f: &str| {
+        url::Url::from_file_path(ws.path().join(f))
+            .unwrap()
+            .to_string()
+    };
+
+    // lspgate's own edit: one `changed` (2), though inotify saw a temporary file and a rename.
+    gate.ok(
+        "edit",
+        json!({"file": "a.py", "edits": [{"old_text": "a = 1", "new_text": "a = 2"}], "apply": true}),
+    )
+    .await;
+    assert_eq!(heard(&log), [format!("2 {}", uri("a.py"))]);
+
+    // Outside writes: created (1), changed (2), deleted (3); the .txt file matches no watcher.
+    std::fs::write(ws.path().join("b.py"), "b = 1\n").unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "m\n").unwrap();
+    gate.ok("servers", json!({})).await;
+    std::fs::write(ws.path().join("a.py"), "a = 3\n").unwrap();
+    std::fs::remove_file(ws.path().join("b.py")).unwrap();
+    let (s, _) = gate.ok("servers", json!({})).await;
+    assert!(
+        s["watcher"].as_str().unwrap().starts_with("inotify:"),
+        "{s}"
+    );
+    assert_eq!(
+        heard(&log),
+        [
+            format!("2 {}", uri("a.py")),
+            format!("1 {}", uri("b.py")),
+            format!("2 {}", uri("a.py")),
+            format!("3 {}", uri("b.py")),
+        ]
+    );
+    gate.stop().await;
+}
+
+/// Past the watch limit lspgate polls, says so in `servers`, and stays fresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_watch_limit_lspgate_polls_and_stays_fresh() {
+    require("pyright-langserver");
+    let lib_ok = "def f(a: int) -> int:\n    return a\n";
+    let lib_broken = "def f(a: str) -> int:\n    return len(a)\n";
+    let ws = workspace(&[
+        ("lib.py", lib_ok),
+        ("use.py", "from lib import f\n\nx: int = f(1)\n"),
+    ]);
+    std::fs::create_dir(ws.path().join("sub")).unwrap();
+    let gate = Gate::start_with_env(
+        ws.path(),
+        &[],
+        &["pyright-langserver", "--stdio"],
+        &[("LSPGATE_WATCH_LIMIT", "1")],
+    )
+    .await;
+    let (s, text) = gate.ok("servers", json!({})).await;
+    let watcher = s["watcher"].as_str().unwrap();
+    assert!(
+        watcher.starts_with("poll:") && watcher.contains("LSPGATE_WATCH_LIMIT"),
+        "{text}"
+    );
+    for round in 0..10usize {
+        let broken = round.is_multiple_of(2);
+        write(
+            &ws.path().join("lib.py"),
+            if broken { lib_broken } else { lib_ok },
+            round,
+        );
+        let (d, text) = gate.ok("diagnostics", json!({"file": "use.py"})).await;
+        assert_eq!(!messages(&d).is_empty(), broken, "round {round}: {text}");
+    }
+    gate.stop().await;
+}
