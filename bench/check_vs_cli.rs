@@ -5,11 +5,13 @@
 //! Run: `cargo bench --bench check_vs_cli` (pyright from `.tools/`, see scripts/).
 //! `BENCH_FILES` sets N.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
+use common::LSPGATE;
 
 fn files() -> usize {
     std::env::var("BENCH_FILES")
@@ -43,12 +45,7 @@ fn generate(dir: &Path, n: usize) {
 }
 
 fn main() {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let path = format!(
-        "{}:{}",
-        repo.join(".tools/node_modules/.bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = common::tools_path();
     let n = files();
     let ws = tempfile::tempdir().unwrap();
     generate(ws.path(), n);

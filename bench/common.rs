@@ -10,6 +10,28 @@ use serde_json::{Value, json};
 
 pub const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
 
+/// PATH with the test servers `scripts/install-test-servers.sh` puts in `.tools/` first.
+pub fn tools_path() -> String {
+    let repo = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    format!(
+        "{}:{}",
+        repo.join(".tools/node_modules/.bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// `command` found on `path`, as an argument vector with `args`.
+pub fn on_path(path: &str, command: &str, args: &[&str]) -> Option<Vec<String>> {
+    let exe = std::env::split_paths(path)
+        .map(|d| d.join(command))
+        .find(|p| p.is_file())?;
+    Some(
+        std::iter::once(exe.to_string_lossy().into_owned())
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect(),
+    )
+}
+
 /// A bare LSP client: Content-Length frames over the child's pipes, nothing else.
 pub struct Direct {
     pub child: Child,

@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{Direct, Gate};
@@ -32,15 +32,14 @@ const LIB_A: &str = "def f(a: int) -> int:\n    return a\n";
 const LIB_B: &str = "def f(a: str) -> int:\n    return 1\n";
 const USER: &str = "from lib import f\n\nx = f(1)\n";
 
-/// Median hover latencies through lspgate: (warm, right after a write to the dependency).
-fn through_lspgate(cmd: &[String], root: &Path, path: &str, n: usize) -> (Duration, Duration) {
-    let mut gate = Gate::start(cmd, root, path);
-    let args = json!({"name": "hover", "arguments": {"file": "use.py", "line": 3, "symbol": "f"}});
-    let mut hover = |want: &str| {
-        let r = gate.request("tools/call", args.clone());
-        let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
-        assert!(text.contains(want), "stale hover (wanted {want}): {r}");
-    };
+/// Median latencies of `hover(want)`: warm (no write), then right after each write of the
+/// dependency (alternating its two versions; `told` runs after the write, in the timed part).
+fn measure(
+    root: &Path,
+    n: usize,
+    mut hover: impl FnMut(&str),
+    mut told: impl FnMut(),
+) -> (Duration, Duration) {
     for _ in 0..20 {
         hover("a: int");
     }
@@ -59,11 +58,24 @@ fn through_lspgate(cmd: &[String], root: &Path, path: &str, n: usize) -> (Durati
         };
         std::fs::write(root.join("lib.py"), text).unwrap();
         let t = Instant::now();
+        told();
         hover(want);
         after.push(t.elapsed());
     }
     std::fs::write(root.join("lib.py"), LIB_A).unwrap();
     (median(warm), median(after))
+}
+
+/// Median hover latencies through lspgate: (warm, right after a write to the dependency).
+fn through_lspgate(cmd: &[String], root: &Path, path: &str, n: usize) -> (Duration, Duration) {
+    let mut gate = Gate::start(cmd, root, path);
+    let args = json!({"name": "hover", "arguments": {"file": "use.py", "line": 3, "symbol": "f"}});
+    let hover = |want: &str| {
+        let r = gate.request("tools/call", args.clone());
+        let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert!(text.contains(want), "stale hover (wanted {want}): {r}");
+    };
+    measure(root, n, hover, || {})
 }
 
 /// The same with a bare LSP client that tells pyright of each write itself.
@@ -83,33 +95,18 @@ fn direct(cmd: &[String], root: &Path, n: usize) -> (Duration, Duration) {
             "stale hover (wanted {want}): {r}"
         );
     };
-    for _ in 0..20 {
-        hover(&mut d, "a: int");
-    }
-    let mut warm = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        hover(&mut d, "a: int");
-        warm.push(t.elapsed());
-    }
-    let mut after = Vec::with_capacity(n);
-    for i in 0..n {
-        let (text, want) = if i % 2 == 0 {
-            (LIB_B, "a: str")
-        } else {
-            (LIB_A, "a: int")
-        };
-        std::fs::write(root.join("lib.py"), text).unwrap();
-        let t = Instant::now();
-        d.notify(
-            "workspace/didChangeWatchedFiles",
-            json!({"changes": [{"uri": lib, "type": 2}]}),
-        );
-        hover(&mut d, want);
-        after.push(t.elapsed());
-    }
-    std::fs::write(root.join("lib.py"), LIB_A).unwrap();
-    (median(warm), median(after))
+    let d = std::cell::RefCell::new(d);
+    measure(
+        root,
+        n,
+        |want| hover(&mut d.borrow_mut(), want),
+        || {
+            d.borrow_mut().notify(
+                "workspace/didChangeWatchedFiles",
+                json!({"changes": [{"uri": lib, "type": 2}]}),
+            )
+        },
+    )
 }
 
 struct Idle {
@@ -149,12 +146,7 @@ fn idle(tree: &Path, path: &str, secs: u64, watch: &str) -> Idle {
 }
 
 fn main() {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let path = format!(
-        "{}:{}",
-        repo.join(".tools/node_modules/.bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = common::tools_path();
     let n = env_num("BENCH_CALLS", 200).min(500);
     let files = env_num("BENCH_FILES", 5_000);
     let secs = if n < 100 { 1 } else { 10 };
@@ -165,12 +157,8 @@ fn main() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("lib.py"), LIB_A).unwrap();
     std::fs::write(ws.path().join("use.py"), USER).unwrap();
-    let pyright = std::env::split_paths(&path)
-        .map(|d| d.join("pyright-langserver"))
-        .find(|p| p.is_file());
-    match pyright {
-        Some(p) => {
-            let cmd = vec![p.to_string_lossy().into_owned(), "--stdio".to_string()];
+    match common::on_path(&path, "pyright-langserver", &["--stdio"]) {
+        Some(cmd) => {
             let (g_warm, g_after) = through_lspgate(&cmd, ws.path(), &path, n);
             let (d_warm, d_after) = direct(&cmd, ws.path(), n);
             let ms = |d: Duration| d.as_secs_f64() * 1e3;

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{Direct, Gate};
@@ -88,12 +88,7 @@ fn bench(
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing to parse.
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let path = format!(
-        "{}:{}",
-        repo.join(".tools/node_modules/.bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = common::tools_path();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(
         ws.path().join("a.py"),
@@ -110,12 +105,8 @@ fn main() {
         2,
         &path,
     )];
-    let pyright = std::env::split_paths(&path)
-        .map(|d| d.join("pyright-langserver"))
-        .find(|p| p.is_file());
-    match pyright {
-        Some(p) => {
-            let cmd = vec![p.to_string_lossy().into_owned(), "--stdio".to_string()];
+    match common::on_path(&path, "pyright-langserver", &["--stdio"]) {
+        Some(cmd) => {
             rows.push(bench("pyright", &cmd, ws.path(), "a.py", 4, 2, &path));
         }
         None => eprintln!("pyright not found: run scripts/install-test-servers.sh to bench it"),

@@ -277,27 +277,6 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
-/// A `check` report reduced to what must match: the files checked and every issue.
-fn findings(report: &Value) -> (Value, Vec<String>) {
-    let mut issues: Vec<String> = report["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}:{}:{} {} {}",
-                i["file"].as_str().unwrap(),
-                i["line"],
-                i["column"],
-                i["severity"].as_str().unwrap(),
-                i["message"].as_str().unwrap()
-            )
-        })
-        .collect();
-    issues.sort();
-    (report["summary"].clone(), issues)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_git_checkout_of_300_files_then_check_equals_a_fresh_check() {
     require("pyright-langserver");

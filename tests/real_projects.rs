@@ -5,28 +5,6 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-/// A `check` report reduced to what must match: the files checked and every issue.
-fn findings(report: &Value) -> (Value, Vec<String>) {
-    let mut issues: Vec<String> = report["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}:{}:{} {} {} {}",
-                i["file"].as_str().unwrap(),
-                i["line"],
-                i["column"],
-                i["severity"].as_str().unwrap(),
-                i["origin"],
-                i["message"].as_str().unwrap()
-            )
-        })
-        .collect();
-    issues.sort();
-    (report["summary"].clone(), issues)
-}
-
 /// A widely imported module changed from a shell between two checks: the second report is the
 /// one a freshly started lspgate gives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

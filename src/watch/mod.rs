@@ -435,57 +435,24 @@ impl State {
     /// also reports its files as `Seen` (a folder that appeared after the walk began). Err:
     /// the watch limit was hit.
     fn watch_tree(&mut self, top: &Path, found: Option<Seen>) -> Result<(), String> {
-        let mut stack = vec![top.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            self.filter.load_gitignore(&dir);
-            self.add_watch(&dir)?;
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let Ok(ft) = e.file_type() else { continue };
-                let path = e.path();
-                if ft.is_dir() {
-                    if !self.filter.skips_dir(&path) {
-                        stack.push(path);
-                    }
-                } else if let Some(seen) = found
-                    && !self.filter.skips_file(&path)
-                {
-                    self.pending.add(path, seen);
+        let State {
+            filter,
+            pending,
+            inotify,
+            dirs,
+            limit,
+            ..
+        } = self;
+        walk(
+            filter,
+            top,
+            |dir| add_watch(inotify, dirs, *limit, dir),
+            |path, _| {
+                if let Some(seen) = found {
+                    pending.add(path, seen);
                 }
-            }
-        }
-        Ok(())
-    }
-
-    fn add_watch(&mut self, dir: &Path) -> Result<(), String> {
-        let limit = self.limit;
-        let count = self.dirs.len();
-        let Some(ino) = self.inotify.as_mut() else {
-            return Err("inotify is unavailable".into());
-        };
-        if count >= limit {
-            return Err(format!(
-                "the watch limit of {limit} folders was reached (LSPGATE_WATCH_LIMIT)"
-            ));
-        }
-        match ino.watches().add(dir, MASK) {
-            Ok(wd) => {
-                self.dirs
-                    .insert(wd.get_watch_descriptor_id(), (dir.to_path_buf(), wd));
-                Ok(())
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => Err(format!(
-                "the system's inotify watch limit was reached at {count} folders \
-                 (raise fs.inotify.max_user_watches)"
-            )),
-            // Gone already, or unreadable: nothing to watch there.
-            Err(e) => {
-                tracing::debug!("cannot watch {}: {e}", dir.display());
-                Ok(())
-            }
-        }
+            },
+        )
     }
 
     /// Stops using inotify and polls from now on; `new_tree` is reported as created.
@@ -511,28 +478,19 @@ impl State {
     /// Every file the filter keeps, with its stamp (polling).
     fn scan_files(&mut self) -> HashMap<PathBuf, FileStamp> {
         let mut out = HashMap::new();
-        let mut stack = vec![self.root.clone()];
-        while let Some(dir) = stack.pop() {
-            self.filter.load_gitignore(&dir);
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let Ok(ft) = e.file_type() else { continue };
-                let path = e.path();
-                if ft.is_dir() {
-                    if !self.filter.skips_dir(&path) {
-                        stack.push(path);
-                    }
-                } else if ft.is_file()
-                    && out.len() < POLL_FILE_LIMIT
-                    && !self.filter.skips_file(&path)
-                    && let Ok(meta) = e.metadata()
+        let root = self.root.clone();
+        let _ = walk(
+            &mut self.filter,
+            &root,
+            |_| Ok(()),
+            |path, entry| {
+                if out.len() < POLL_FILE_LIMIT
+                    && let Ok(meta) = entry.metadata()
                 {
                     out.insert(path, file_stamp(&meta));
                 }
-            }
-        }
+            },
+        );
         out
     }
 
@@ -688,6 +646,70 @@ impl State {
             {
                 let _ = ino.watches().remove(wd);
             }
+        }
+    }
+}
+
+/// Walks the tree at `top` as the filter allows (reading each folder's .gitignore on the way):
+/// `dir` for every folder kept (its Err stops the walk), `file` for every regular file kept.
+/// Symlinks are not followed.
+fn walk(
+    filter: &mut Filter,
+    top: &Path,
+    mut dir: impl FnMut(&Path) -> Result<(), String>,
+    mut file: impl FnMut(PathBuf, &std::fs::DirEntry),
+) -> Result<(), String> {
+    let mut stack = vec![top.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        filter.load_gitignore(&d);
+        dir(&d)?;
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let path = e.path();
+            if ft.is_dir() {
+                if !filter.skips_dir(&path) {
+                    stack.push(path);
+                }
+            } else if ft.is_file() && !filter.skips_file(&path) {
+                file(path, &e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds an inotify watch on `dir`; Err when a limit (ours or the system's) is reached.
+fn add_watch(
+    inotify: &mut Option<Inotify>,
+    dirs: &mut HashMap<i32, (PathBuf, WatchDescriptor)>,
+    limit: usize,
+    dir: &Path,
+) -> Result<(), String> {
+    let count = dirs.len();
+    let Some(ino) = inotify.as_mut() else {
+        return Err("inotify is unavailable".into());
+    };
+    if count >= limit {
+        return Err(format!(
+            "the watch limit of {limit} folders was reached (LSPGATE_WATCH_LIMIT)"
+        ));
+    }
+    match ino.watches().add(dir, MASK) {
+        Ok(wd) => {
+            dirs.insert(wd.get_watch_descriptor_id(), (dir.to_path_buf(), wd));
+            Ok(())
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => Err(format!(
+            "the system's inotify watch limit was reached at {count} folders \
+             (raise fs.inotify.max_user_watches)"
+        )),
+        // Gone already, or unreadable: nothing to watch there.
+        Err(e) => {
+            tracing::debug!("cannot watch {}: {e}", dir.display());
+            Ok(())
         }
     }
 }

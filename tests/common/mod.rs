@@ -508,3 +508,26 @@ pub fn real_project(name: &str) -> tempfile::TempDir {
     copy_dir(&src, dir.path());
     dir
 }
+
+/// A `check` report reduced to what two reports of the same tree must share: the summary and
+/// every issue (file, position, severity, origin, message), sorted.
+pub fn findings(report: &Value) -> (Value, Vec<String>) {
+    let mut issues: Vec<String> = report["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{}:{}:{} {} {} {}",
+                i["file"].as_str().unwrap(),
+                i["line"],
+                i["column"],
+                i["severity"].as_str().unwrap(),
+                i["origin"],
+                i["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    issues.sort();
+    (report["summary"].clone(), issues)
+}
