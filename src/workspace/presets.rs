@@ -15,7 +15,8 @@ use crate::lsp::{DiagnosticsVia, SpawnSpec};
 pub enum Install {
     /// `npm install` of these exact packages into lspgate's data folder.
     Npm(&'static [&'static str]),
-    /// `pip install` of these packages into a private virtualenv in lspgate's data folder.
+    /// `pip install` of these exact packages (pinned, extras' packages too) into a private
+    /// virtualenv in lspgate's data folder.
     Pip(&'static [&'static str]),
     /// Only from elsewhere; the hint says how.
     System(&'static str),
@@ -133,7 +134,12 @@ pub const PRESETS: &[Preset] = &[
             "pylsp",
             &[],
             &["python"],
-            Install::Pip(&["python-lsp-server[pyflakes,pycodestyle]"]),
+            // The extras' versions are the ones pip resolves for this pylsp (Python 3.9+).
+            Install::Pip(&[
+                "python-lsp-server[pyflakes,pycodestyle]==1.15.0",
+                "pyflakes==3.2.0",
+                "pycodestyle==2.12.1",
+            ]),
         )
     },
     Preset {
@@ -144,7 +150,7 @@ pub const PRESETS: &[Preset] = &[
             "ruff",
             &["server"],
             &["python"],
-            Install::Pip(&["ruff"]),
+            Install::Pip(&["ruff==0.14.5"]),
         )
     },
     Preset {
