@@ -176,7 +176,7 @@ async fn a_server_over_its_memory_cap_is_restarted_saying_so() {
         format!("[[server]]\nname = \"local/fixture\"\ncommand = \"{FIXTURE}\"\nlanguages = [\"python\"]\nmax_memory = 100\n"),
     )
     .unwrap();
-    let gate = Gate::start(ws.path(), &["--restart-backoff-ms", "10"], &[]).await;
+    let gate = Gate::start_trusted(ws.path(), &["--restart-backoff-ms", "10"], &[]).await;
     let _ = gate
         .call("hover", json!({"file": "a.py", "line": 2, "symbol": "ok"}))
         .await;
@@ -229,7 +229,7 @@ async fn timeouts_are_set_per_request_kind() {
         format!("[[server]]\nname = \"local/fixture\"\ncommand = \"{FIXTURE}\"\nlanguages = [\"python\"]\n\n[timeouts]\nhover = 0.5\n"),
     )
     .unwrap();
-    let gate = Gate::start(ws.path(), &["--timeout", "60"], &[]).await;
+    let gate = Gate::start_trusted(ws.path(), &["--timeout", "60"], &[]).await;
     let t = Instant::now();
     let (code, _) = gate
         .err(

@@ -293,6 +293,13 @@ pub enum Command {
     },
     /// What servers lspgate knows, which are found, and how to install the missing ones.
     Doctor,
+    /// Trust the workspace's lspgate.toml as it is now, so its servers and tasks may run (a
+    /// changed file needs trusting again).
+    Trust {
+        /// Forget the trust instead.
+        #[arg(long)]
+        revoke: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -346,6 +353,8 @@ fn say_raw(text: &str) {
     use std::io::Write as _;
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
+
+mod trust;
 
 /// Splits `FILE:LINE[:COL]`.
 fn split_at(at: &str) -> Result<(String, u32, Option<u32>), ToolError> {
@@ -608,25 +617,18 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
         Command::Serve { .. }
         | Command::Install { .. }
         | Command::Doctor
+        | Command::Trust { .. }
         | Command::ConfigSchema => {
             return Ok(None);
         }
     }))
 }
 
-/// lspgate.toml: `--config`, else the root's own file when there is one.
+/// lspgate.toml: `--config` (trusted by being named), else the root's own file when there is
+/// one, with its trust.
 fn load_config(cli: &Cli, root: &Root) -> Result<Config, ToolError> {
-    let path = match &cli.config {
-        Some(p) => p.clone(),
-        None => {
-            let p = root.path().join("lspgate.toml");
-            if !p.is_file() {
-                return Ok(Config::default());
-            }
-            p
-        }
-    };
-    Config::load(&path).map_err(|e| ToolError::invalid(format!("invalid config {e}")))
+    Config::for_workspace(root.path(), cli.config.as_deref())
+        .map_err(|e| ToolError::invalid(format!("invalid config {e}")))
 }
 
 fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
@@ -645,11 +647,7 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
     let tasks = config
         .tasks
         .iter()
-        .map(|t| crate::gates::Task {
-            name: t.name.clone(),
-            command: t.command.clone(),
-            parser: t.parser.clone(),
-        })
+        .map(|t| crate::gates::Task::from_config(t, config.untrusted.as_ref()))
         .collect();
     let opts = EngineOptions {
         tasks,
@@ -691,6 +689,7 @@ pub async fn run(cli: Cli) -> i32 {
     match &cli.command {
         Command::Install { name } => return install(name),
         Command::Doctor => return doctor(&cli).await,
+        Command::Trust { revoke } => return trust::run(&cli, *revoke),
         Command::ConfigSchema => {
             say!(
                 "{}",
@@ -819,28 +818,9 @@ async fn check(
         }
     };
     if sarif {
-        let findings: Vec<crate::gates::sarif::Finding> = report
-            .issues
-            .iter()
-            .map(|i| crate::gates::sarif::Finding {
-                file: &i.file,
-                line: i.diag.line,
-                column: i.diag.column,
-                end_line: i.diag.end_line,
-                end_column: i.diag.end_column,
-                level: match i.diag.severity {
-                    crate::lsp::wire::Severity::Error => "error",
-                    crate::lsp::wire::Severity::Warning => "warning",
-                    _ => "note",
-                },
-                rule: i.diag.code.as_deref(),
-                message: &i.diag.message,
-                origin: i.diag.source.as_deref().unwrap_or(&i.origin),
-            })
-            .collect();
         say!(
             "{}",
-            serde_json::to_string_pretty(&crate::gates::sarif::log(&findings)).unwrap_or_default()
+            serde_json::to_string_pretty(&report.sarif()).unwrap_or_default()
         );
     } else if cli.json {
         say!(
@@ -851,7 +831,7 @@ async fn check(
         use crate::ops::render::Render;
         say!("{}", report.render(cli.terse));
     }
-    i32::from(!report.ok)
+    report.exit_code()
 }
 
 async fn serve(cli: &Cli, max_frame: usize, server: &[String], warm: bool) -> i32 {
@@ -953,6 +933,22 @@ async fn doctor(cli: &Cli) -> i32 {
         root.path().display()
     );
     let _ = writeln!(text, "data folder: {}", presets::data_dir().display());
+    if let Ok(Config {
+        untrusted: Some(u), ..
+    }) = load_config(cli, &root)
+    {
+        let _ = writeln!(
+            text,
+            "config: {} is NOT TRUSTED ({}): its servers and tasks do not run; review it, then `{}`",
+            u.config.display(),
+            if u.changed {
+                "changed since it was trusted"
+            } else {
+                "never trusted"
+            },
+            u.command()
+        );
+    }
     let found = engine.languages().scan(20_000);
     let mut report = Vec::new();
     if found.is_empty() {
@@ -1015,7 +1011,12 @@ async fn doctor(cli: &Cli) -> i32 {
                         .and_then(|v| v.as_str())
                         .unwrap_or("")
                         .to_string();
-                    let _ = writeln!(text, "  missing  {name}  — {}", e.message);
+                    let label = match e.code {
+                        crate::error::Code::UntrustedConfig => "untrusted",
+                        crate::error::Code::NoServer => "missing",
+                        _ => "failed",
+                    };
+                    let _ = writeln!(text, "  {label:<8} {name}  — {}", e.message);
                     servers
                         .push(json!({"name": name, "ok": false, "error": e.message, "fix": fix}));
                 }

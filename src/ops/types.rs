@@ -582,23 +582,58 @@ pub struct CheckIssue {
 
 #[derive(Debug, Clone, Serialize, JsonSchema, Default)]
 pub struct CheckSummary {
-    /// How many files were checked.
+    /// How many files were checked (every server of the file answered, fresh).
     pub files: usize,
     pub errors: usize,
     pub warnings: usize,
+    /// How many files in scope were not checked (see `unchecked`).
+    pub unchecked: usize,
 }
 
-/// CheckReport v1 (SPEC §3).
+/// What a check could not do, aggregated per server (or task) and cause.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Unchecked {
+    /// The file, when the entry is about one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The language of the files (several: comma-separated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// no_server, untrusted_config, server_failed, server_error, timeout, not_fresh,
+    /// not_supported, file_not_found, invalid_params, internal, task_not_run, task_timed_out,
+    /// task_failed, no_files or too_many_files.
+    pub cause: String,
+    /// For people: who, how many files, why, and how to fix it when known.
+    pub reason: String,
+    /// How many files this entry is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+    /// A few of them (at most 5).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+}
+
+/// CheckReport v1 (SPEC §3). `ok` only when every file in scope was checked, every task ran
+/// and passed, and nothing was found at the asked severity.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CheckReport {
     pub version: u32,
     pub ok: bool,
     pub summary: CheckSummary,
     pub issues: Vec<CheckIssue>,
+    /// True when anything is `unchecked`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Files, servers and tasks that could not be checked (then `ok` is false and
+    /// `lspgate check` exits 2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<Unchecked>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -27,6 +27,12 @@ pub struct Config {
     /// names, plus `initialize`).
     #[serde(default)]
     pub timeouts: BTreeMap<String, f64>,
+    /// Set when this is the workspace's own file and its content is not trusted: its servers
+    /// and tasks do not run (they answer `untrusted_config`); `[languages]` and `[timeouts]`
+    /// still apply.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub untrusted: Option<super::trust::Untrusted>,
 }
 
 /// How lspgate reaches a server.
@@ -118,6 +124,40 @@ pub const CAPABILITY_NAMES: &[&str] = &[
 ];
 
 impl Config {
+    /// The config of the workspace at `root`: `explicit` (`--config`, trusted by being named),
+    /// else `<root>/lspgate.toml` when there is one, with its trust looked up (the digest is of
+    /// the very bytes parsed), else none.
+    pub fn for_workspace(root: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        if let Some(path) = explicit {
+            return Config::load(path);
+        }
+        let path = root.join("lspgate.toml");
+        if !path.is_file() {
+            return Ok(Config::default());
+        }
+        let bytes = std::fs::read(&path).map_err(|e| ConfigError {
+            path: path.clone(),
+            line: 0,
+            reason: e.to_string(),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| ConfigError {
+            path: path.clone(),
+            line: 0,
+            reason: "not UTF-8".into(),
+        })?;
+        let mut config = Config::parse(&text, &path)?;
+        if config.has_commands() {
+            config.untrusted = super::trust::check(&path, root, text.as_bytes());
+        }
+        Ok(config)
+    }
+
+    /// Whether the file defines anything that runs: servers (commands or tcp addresses) or
+    /// tasks.
+    pub fn has_commands(&self) -> bool {
+        !self.servers.is_empty() || !self.tasks.is_empty()
+    }
+
     /// Reads `path`; a missing file is an error (the caller decides whether one is required).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {

