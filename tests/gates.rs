@@ -647,11 +647,7 @@ async fn check_over_mcp_reports_progress() {
     assert_eq!(report["ok"], false, "{report}");
     assert_eq!(report["summary"]["files"], 5);
     assert_eq!(report["issues"][0]["file"], "f3.py");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while gate.progress().len() < 5 && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let progress = gate.progress();
+    let progress = gate.wait_for_progress(5).await;
     // One per file, up to the total, all before the result (rmcp's client puts its own token
     // on the request, and runs its handlers concurrently, so arrival order is not checked).
     let mut steps: Vec<f64> = progress
@@ -662,4 +658,22 @@ async fn check_over_mcp_reports_progress() {
     assert_eq!(steps, [1.0, 2.0, 3.0, 4.0, 5.0], "{progress:?}");
     assert!(progress.iter().all(|p| p["total"] == 5.0));
     gate.stop().await;
+}
+
+/// The harness's schema checks can fail: a wrong type, a missing field, a SARIF log a consumer
+/// would reject.
+#[test]
+fn the_schema_checks_can_fail() {
+    let schema =
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+    assert_eq!(conforms(&schema, &schema, &json!({"n": 1}), ""), Ok(()));
+    assert!(conforms(&schema, &schema, &json!({"n": "1"}), "").is_err());
+    assert!(conforms(&schema, &schema, &json!({}), "").is_err());
+    let minimal = json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}}]});
+    assert_eq!(sarif_errors(&minimal), Ok(()));
+    let nameless = json!({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]});
+    assert!(sarif_errors(&nameless).is_err());
+    let bad_level = json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}},
+        "results": [{"level": "fatal", "message": {"text": "m"}}]}]});
+    assert!(sarif_errors(&bad_level).is_err());
 }

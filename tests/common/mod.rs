@@ -145,11 +145,24 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-/// The MCP client's handler: keeps every `notifications/message` lspgate sends.
-#[derive(Clone, Default)]
+/// The MCP client's handler: keeps every `notifications/message` and
+/// `notifications/progress` lspgate sends, and counts them for tests to wait on.
+#[derive(Clone)]
 pub struct Recorder {
     pub messages: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
     pub progress: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    /// (messages, progress notifications) received so far.
+    received: std::sync::Arc<tokio::sync::watch::Sender<(usize, usize)>>,
+}
+
+impl Default for Recorder {
+    fn default() -> Recorder {
+        Recorder {
+            messages: Default::default(),
+            progress: Default::default(),
+            received: std::sync::Arc::new(tokio::sync::watch::channel((0, 0)).0),
+        }
+    }
 }
 
 #[allow(deprecated)] // rmcp marks MCP logging deprecated; lspgate's contract uses it.
@@ -162,6 +175,7 @@ impl rmcp::ClientHandler for Recorder {
         if let (Ok(v), Ok(mut m)) = (serde_json::to_value(&params), self.messages.lock()) {
             m.push(v);
         }
+        self.received.send_modify(|(m, _)| *m += 1);
     }
 
     async fn on_progress(
@@ -172,6 +186,7 @@ impl rmcp::ClientHandler for Recorder {
         if let (Ok(v), Ok(mut m)) = (serde_json::to_value(&params), self.progress.lock()) {
             m.push(v);
         }
+        self.received.send_modify(|(_, p)| *p += 1);
     }
 }
 
@@ -334,6 +349,14 @@ impl Gate {
     pub async fn tool_names(&self) -> Vec<String> {
         let tools = self.client.list_all_tools().await.expect("tools/list");
         tools.into_iter().map(|t| t.name.to_string()).collect()
+    }
+
+    /// Waits (at most 10 s) until `n` `notifications/progress` have arrived, woken by each
+    /// one (no polling); returns them.
+    pub async fn wait_for_progress(&self, n: usize) -> Vec<Value> {
+        let mut rx = self.recorder.received.subscribe();
+        let _ = tokio::time::timeout(Duration::from_secs(10), rx.wait_for(|(_, p)| *p >= n)).await;
+        self.progress()
     }
 
     /// The `notifications/progress` received so far.
