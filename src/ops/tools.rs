@@ -178,7 +178,7 @@ pub fn tools() -> Vec<ToolDef> {
         },
         ToolDef {
             name: "check",
-            description: "Is the code right? Diagnostics of every file in scope (the workspace, `paths`/globs, or `changed`: git's modified and untracked files) from every server, plus configured `tasks`, merged, as CheckReport v1: {version, ok, summary {files, errors, warnings}, issues}. `severity` sets what fails it (default error).",
+            description: "Is the code right? Diagnostics of every file in scope (the workspace, `paths`/globs, or `changed`: git's modified and untracked files) from every server, plus configured `tasks`, merged, as CheckReport v1: {version, ok, summary {files, errors, warnings, unchecked}, issues, unchecked}. `ok` only when everything in scope was checked and nothing found at `severity` (default error); what could not be checked (no server, server failed or silent, task failed unparsed) is in `unchecked`.",
             input_schema: schema::<CheckParams>,
             output_schema: out_schema::<CheckReport>,
             caps: &[],
