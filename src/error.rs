@@ -22,6 +22,8 @@ pub enum Code {
     Busy,
     ActivityMissing,
     Cancelled,
+    /// The workspace's lspgate.toml defines commands (servers, tasks) that were not trusted.
+    UntrustedConfig,
     /// lspgate's own failure (disk, database), never the language server's.
     Internal,
 }
@@ -42,6 +44,7 @@ impl Code {
             Code::Busy => "busy",
             Code::ActivityMissing => "activity_missing",
             Code::Cancelled => "cancelled",
+            Code::UntrustedConfig => "untrusted_config",
             Code::Internal => "internal",
         }
     }

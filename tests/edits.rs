@@ -351,17 +351,20 @@ async fn soak_edits_and_undos_against_a_concurrent_writer() {
     }
     let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
     let stop = Arc::new(AtomicBool::new(false));
-    let pause = Arc::new(AtomicBool::new(false));
+    // Held by the writer for each save, and by the test while it checks an undo: a handshake
+    // (no sleep) that the writer is between saves and stays there.
+    let turn = Arc::new(tokio::sync::Mutex::new(()));
     let torn = Arc::new(AtomicBool::new(false));
     // A writer that saves like an editor (write a temporary file, rename it into place), and a
     // reader that checks every file it sees is whole.
     let writer = {
-        let (dir, stop, pause) = (ws.path().to_path_buf(), stop.clone(), pause.clone());
+        let (dir, stop, turn) = (ws.path().to_path_buf(), stop.clone(), turn.clone());
         std::thread::spawn(move || {
             let mut rng = Rng(0x5eed);
             let mut n = 0;
             while !stop.load(Ordering::SeqCst) {
-                if !pause.load(Ordering::SeqCst) {
+                {
+                    let _turn = turn.blocking_lock();
                     n += 1;
                     let f = dir.join(names[rng.below(3) as usize]);
                     let tmp = dir.join(format!(".writer-{n}"));
@@ -394,8 +397,7 @@ async fn soak_edits_and_undos_against_a_concurrent_writer() {
         let file = names[rng.below(3) as usize];
         if rng.below(4) == 0 && !ids.is_empty() {
             // Undo with the writer paused: either exact, or refused (the file moved on).
-            pause.store(true, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(15)).await;
+            let paused = turn.lock().await;
             let (id, f, n) = ids.remove(rng.below(ids.len() as u64) as usize);
             let entry_before = read(&ws.path().join(&f));
             let r = gate.call("undo", json!({"edit_id": id})).await;
@@ -423,7 +425,7 @@ async fn soak_edits_and_undos_against_a_concurrent_writer() {
                     "undo {id} changed other lines"
                 );
             }
-            pause.store(false, Ordering::SeqCst);
+            drop(paused);
             continue;
         }
         let r = gate

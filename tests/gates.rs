@@ -1,6 +1,8 @@
-//! Gates with real servers and toolchains: `lspgate check` (exit codes, JSON, SARIF,
-//! `--changed`), tasks parsed from cargo, gcc and nim, `explain_failure`, `shrink` (disk never
-//! written), and `execute_command`.
+//! Gates with real servers and toolchains: `lspgate check` (exit codes, JSON, SARIF validated
+//! against the SARIF 2.1.0 schema, `--changed`), honest gates (no server for the files in
+//! scope, a server that fails to start, one that sends nothing or errors on some files, tasks
+//! that cannot run or fail unparsed: `ok: false`, `unchecked`, exit 2), tasks parsed from
+//! cargo, gcc and nim, `explain_failure`, `shrink` (disk never written), and `execute_command`.
 
 mod common;
 use common::*;
@@ -54,7 +56,13 @@ fn check_exit_codes_json_sarif_and_changed() {
     let (code, out, _) = lspgate_cli(ws.path(), &["check", "--sarif"]);
     assert_eq!(code, 1);
     let sarif: Value = serde_json::from_str(&out).unwrap();
+    assert_valid_sarif(&sarif);
     assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(
+        sarif["runs"][0]["invocations"][0]["executionSuccessful"],
+        true
+    );
+    assert_eq!(sarif["runs"][0]["invocations"][0]["exitCode"], 1);
     let results: Vec<&Value> = sarif["runs"]
         .as_array()
         .unwrap()
@@ -101,6 +109,303 @@ fn check_exit_codes_json_sarif_and_changed() {
     assert_eq!(report["summary"]["files"], 3, "{report}");
     let (code, _, err) = lspgate_cli(ws.path(), &["check", "nope.py"]);
     assert_eq!(code, 2, "{err}");
+    // A glob that matches nothing checked nothing: that is not a pass.
+    let (code, out, _) = lspgate_cli(ws.path(), &["check", "--json", "src/**/*.py"]);
+    assert_eq!(code, 2, "{out}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["unchecked"][0]["cause"], "no_files", "{report}");
+}
+
+/// The ways a check can fail to check, seen from the CLI (text, `--json`, `--sarif`): each
+/// exits 2 with `ok: false` and the reason in `unchecked`, never 0.
+fn could_not_check(dir: &Path, args: &[&str], home: &Path, path: &str) -> Value {
+    let (code, out, err) = lspgate_cli_with(dir, &[&["check"], args].concat(), home, path);
+    assert_eq!(code, 2, "text: {out}{err}");
+    assert!(
+        out.contains("COULD NOT CHECK") && out.contains("not checked: "),
+        "{out}"
+    );
+    let (code, out, err) =
+        lspgate_cli_with(dir, &[&["check", "--json"], args].concat(), home, path);
+    assert_eq!(code, 2, "json: {out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["ok"], false, "{report}");
+    assert!(
+        !report["unchecked"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
+    let (code, out, err) =
+        lspgate_cli_with(dir, &[&["check", "--sarif"], args].concat(), home, path);
+    assert_eq!(code, 2, "sarif: {out}{err}");
+    let sarif: Value = serde_json::from_str(&out).unwrap();
+    assert_valid_sarif(&sarif);
+    let run = &sarif["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "lspgate");
+    let invocation = &run["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{sarif}");
+    assert_eq!(invocation["exitCode"], 2);
+    let notes = invocation["toolExecutionNotifications"].as_array().unwrap();
+    assert_eq!(
+        notes.len(),
+        report["unchecked"].as_array().unwrap().len(),
+        "{sarif}"
+    );
+    for (n, u) in notes.iter().zip(report["unchecked"].as_array().unwrap()) {
+        assert_eq!(n["descriptor"]["id"], u["cause"]);
+        assert_eq!(n["message"]["text"], u["reason"]);
+    }
+    report
+}
+
+/// A PATH without any Python language server (pyright, basedpyright, pylsp, ruff).
+const BARE_PATH: &str = "/usr/bin:/bin";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_server_for_the_files_in_scope_is_not_a_pass() {
+    for c in [
+        "pyright-langserver",
+        "basedpyright-langserver",
+        "pylsp",
+        "ruff",
+    ] {
+        assert!(
+            std::env::split_paths(BARE_PATH).all(|d| !d.join(c).exists()),
+            "{c} is on {BARE_PATH}: this test needs a PATH without Python servers"
+        );
+    }
+    let ws = workspace(&[
+        ("a.py", "x: int = 'a'\n"),
+        ("b.py", "y = 1\n"),
+        (
+            "notes.txt",
+            "plain text: no server is known for it, so it is not in scope\n",
+        ),
+    ]);
+    let home = new_home();
+    let report = could_not_check(ws.path(), &[], &home, BARE_PATH);
+    assert_eq!(report["summary"]["files"], 0, "{report}");
+    assert_eq!(report["summary"]["unchecked"], 2, "{report}");
+    let u = &report["unchecked"];
+    assert_eq!(u.as_array().unwrap().len(), 1, "aggregated: {report}");
+    assert_eq!(
+        (
+            u[0]["server"].as_str(),
+            u[0]["cause"].as_str(),
+            u[0]["language"].as_str(),
+            u[0]["files"].as_u64()
+        ),
+        (
+            Some("builtin/pyright"),
+            Some("no_server"),
+            Some("python"),
+            Some(2)
+        )
+    );
+    assert_eq!(u[0]["examples"], json!(["a.py", "b.py"]));
+    assert!(
+        u[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("install it with `lspgate install pyright`"),
+        "{report}"
+    );
+    // A file named on the command line is in scope even when no server is known for it.
+    let report = could_not_check(ws.path(), &["notes.txt"], &home, BARE_PATH);
+    assert_eq!(report["unchecked"][0]["file"], "notes.txt", "{report}");
+    assert_eq!(report["unchecked"][0]["cause"], "no_server");
+    // A workspace with nothing a server is known for: nothing was checked, and it says so.
+    let empty = workspace(&[("notes.txt", "hello\n")]);
+    let report = could_not_check(empty.path(), &[], &home, BARE_PATH);
+    assert_eq!(report["unchecked"][0]["cause"], "no_files", "{report}");
+
+    // The same over MCP.
+    let gate = Gate::start_with_env(ws.path(), &[], &[], &[("PATH", BARE_PATH)]).await;
+    let (r, text) = gate.ok("check", json!({})).await;
+    assert_eq!(r["ok"], false, "{text}");
+    assert_eq!(r["unchecked"][0]["cause"], "no_server", "{text}");
+    assert!(text.contains("COULD NOT CHECK: 0 files"), "{text}");
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_start_checks_nothing() {
+    let ws = workspace(&[
+        ("a.py", "x = 1\n"),
+        ("b.py", "y = 2\n"),
+        ("c.py", "z = 3\n"),
+        (
+            "lspgate.toml",
+            &format!(
+                "[[server]]\nname = \"local/broken\"\ncommand = \"{FIXTURE}\"\nargs = [\"--fail-init\"]\nlanguages = [\"python\"]\n"
+            ),
+        ),
+    ]);
+    let home = new_home();
+    let report = could_not_check(
+        ws.path(),
+        &["--config", "lspgate.toml"],
+        &home,
+        &test_path(),
+    );
+    let broken: Vec<&Value> = report["unchecked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["server"] == "local/broken")
+        .collect();
+    assert_eq!(
+        broken.len(),
+        1,
+        "one entry for the server and cause: {report}"
+    );
+    assert_eq!(broken[0]["cause"], "server_failed");
+    assert_eq!(broken[0]["files"], 3);
+    assert!(
+        broken[0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("local/broken: 3 files not checked: local/broken could not start"),
+        "{report}"
+    );
+    assert_eq!(report["summary"]["files"], 0, "{report}");
+
+    let gate = Gate::start_trusted(ws.path(), &[], &[]).await;
+    let (r, text) = gate.ok("check", json!({})).await;
+    assert_eq!(r["ok"], false, "{text}");
+    assert_eq!(r["unchecked"][0]["server"], "local/broken", "{text}");
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_a_server_says_nothing_about_or_refuses_are_unchecked() {
+    // Push: 8 files get no diagnostics at all (one entry, five examples), 3 are fine.
+    let mut files: Vec<(String, String)> = (0..8)
+        .map(|i| (format!("quiet{i}.py"), "SILENT\n".to_string()))
+        .collect();
+    files.extend((0..3).map(|i| (format!("fine{i}.py"), "ok\n".to_string())));
+    let ws = workspace(&files);
+    let home = new_home();
+    let report = could_not_check(
+        ws.path(),
+        &["--diagnostics-timeout", "1", "--", FIXTURE],
+        &home,
+        &test_path(),
+    );
+    assert_eq!(report["summary"]["files"], 3, "{report}");
+    assert_eq!(report["summary"]["unchecked"], 8, "{report}");
+    let u = &report["unchecked"][0];
+    assert_eq!(report["unchecked"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(u["cause"], "not_fresh");
+    assert_eq!(u["files"], 8);
+    assert_eq!(u["examples"].as_array().unwrap().len(), 5, "{report}");
+    assert_eq!(
+        u["reason"],
+        "cli/lspgate-fixture-server: 8 files sent no diagnostics within 1 s"
+    );
+
+    // Pull: the server refuses two files; what it found in another is still reported.
+    let ws = workspace(&[
+        ("r1.py", "REFUSE\n"),
+        ("r2.py", "REFUSE\n"),
+        ("bad.py", "ERROR here\n"),
+    ]);
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE, "--pull"]).await;
+    let (r, text) = gate.ok("check", json!({})).await;
+    assert_eq!(r["ok"], false, "{text}");
+    assert_eq!(r["summary"]["errors"], 1, "{text}");
+    assert_eq!(r["summary"]["files"], 1, "{text}");
+    assert_eq!(r["unchecked"][0]["cause"], "server_error", "{text}");
+    assert_eq!(r["unchecked"][0]["files"], 2, "{text}");
+    assert!(
+        r["unchecked"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("fixture refuses this file"),
+        "{text}"
+    );
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_cannot_run_or_fails_unparsed_is_not_a_pass() {
+    let ws = workspace(&[
+        ("a.py", "ok\n"),
+        (
+            "lspgate.toml",
+            "[[task]]\nname = \"broken\"\ncommand = [\"sh\", \"-c\", \"echo 'something went wrong' >&2; exit 3\"]\nparser = \"gcc\"\n\n\
+             [[task]]\nname = \"absent\"\ncommand = [\"no-such-tool-anywhere\"]\n\n\
+             [[task]]\nname = \"fine\"\ncommand = [\"true\"]\n\n\
+             [[task]]\nname = \"finds\"\ncommand = [\"sh\", \"-c\", \"echo 'a.py:1:1: error: bad' >&2; exit 1\"]\nparser = \"gcc\"\n",
+        ),
+    ]);
+    let home = new_home();
+    let cli = |args: &[&str]| {
+        let all = [&["--config", "lspgate.toml"], args, &["--", FIXTURE]].concat();
+        lspgate_cli_with(ws.path(), &all, &home, &test_path())
+    };
+    let report = could_not_check(
+        ws.path(),
+        &[
+            "--config",
+            "lspgate.toml",
+            "--task",
+            "broken",
+            "--task",
+            "absent",
+            "--",
+            FIXTURE,
+        ],
+        &home,
+        &test_path(),
+    );
+    let by_task = |name: &str| {
+        report["unchecked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["task"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: {report}"))
+    };
+    let broken = by_task("broken");
+    assert_eq!(broken["cause"], "task_failed");
+    let why = broken["reason"].as_str().unwrap();
+    assert!(
+        why.contains("exited with 3")
+            && why.contains("parser `gcc`")
+            && why.contains("something went wrong"),
+        "{why}"
+    );
+    let absent = by_task("absent");
+    assert_eq!(absent["cause"], "task_not_run");
+    assert!(
+        absent["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("task `absent`: cannot run `no-such-tool-anywhere`"),
+        "{absent}"
+    );
+    // The files were checked all the same (the fixture serves every language: a.py and
+    // lspgate.toml).
+    assert_eq!(report["summary"]["files"], 2, "{report}");
+    // A task that passes, and one that fails with what its parser shows: 0 and 1.
+    let (code, out, err) = cli(&["check", "--task", "fine"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = cli(&["check", "--json", "--task", "finds"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["issues"][0]["origin"], "finds", "{report}");
+    assert!(report.get("unchecked").is_none(), "{report}");
+
+    let gate = Gate::start_trusted(ws.path(), &[], &[FIXTURE]).await;
+    let (r, text) = gate.ok("check", json!({"tasks": ["broken"]})).await;
+    assert_eq!(r["ok"], false, "{text}");
+    assert_eq!(r["unchecked"][0]["task"], "broken", "{text}");
+    assert!(
+        text.contains("not checked: task `broken` exited with 3"),
+        "{text}"
+    );
+    gate.stop().await;
 }
 
 #[test]
@@ -133,7 +438,11 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     )
     .unwrap();
     let run = |name: &str| {
-        let (code, out, err) = lspgate_cli(dir, &["--json", "run-task", name]);
+        // Named with --config: trusted by that act.
+        let (code, out, err) = lspgate_cli(
+            dir,
+            &["--config", "lspgate.toml", "--json", "run-task", name],
+        );
         assert!(code == 0 || code == 1, "{name}: {err}");
         serde_json::from_str::<Value>(&out).unwrap_or_else(|e| panic!("{name}: {e}: {out} {err}"))
     };
@@ -188,7 +497,17 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     // check --task merges a task's findings with the servers'.
     let (code, out, _) = lspgate_cli(
         dir,
-        &["check", "--json", "--task", "cc", "main.c", "--", FIXTURE],
+        &[
+            "--config",
+            "lspgate.toml",
+            "check",
+            "--json",
+            "--task",
+            "cc",
+            "main.c",
+            "--",
+            FIXTURE,
+        ],
     );
     assert_eq!(code, 1);
     let report: Value = serde_json::from_str(&out).unwrap();
@@ -328,11 +647,7 @@ async fn check_over_mcp_reports_progress() {
     assert_eq!(report["ok"], false, "{report}");
     assert_eq!(report["summary"]["files"], 5);
     assert_eq!(report["issues"][0]["file"], "f3.py");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while gate.progress().len() < 5 && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let progress = gate.progress();
+    let progress = gate.wait_for_progress(5).await;
     // One per file, up to the total, all before the result (rmcp's client puts its own token
     // on the request, and runs its handlers concurrently, so arrival order is not checked).
     let mut steps: Vec<f64> = progress
@@ -343,4 +658,22 @@ async fn check_over_mcp_reports_progress() {
     assert_eq!(steps, [1.0, 2.0, 3.0, 4.0, 5.0], "{progress:?}");
     assert!(progress.iter().all(|p| p["total"] == 5.0));
     gate.stop().await;
+}
+
+/// The harness's schema checks can fail: a wrong type, a missing field, a SARIF log a consumer
+/// would reject.
+#[test]
+fn the_schema_checks_can_fail() {
+    let schema =
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+    assert_eq!(conforms(&schema, &schema, &json!({"n": 1}), ""), Ok(()));
+    assert!(conforms(&schema, &schema, &json!({"n": "1"}), "").is_err());
+    assert!(conforms(&schema, &schema, &json!({}), "").is_err());
+    let minimal = json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}}]});
+    assert_eq!(sarif_errors(&minimal), Ok(()));
+    let nameless = json!({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]});
+    assert!(sarif_errors(&nameless).is_err());
+    let bad_level = json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}},
+        "results": [{"level": "fatal", "message": {"text": "m"}}]}]});
+    assert!(sarif_errors(&bad_level).is_err());
 }

@@ -220,7 +220,7 @@ async fn a_config_entry_overrides_a_preset() {
         ),
     )
     .unwrap();
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start_trusted(ws.path(), &[], &[]).await;
     let (_, text) = gate
         .ok(
             "hover",
@@ -267,7 +267,7 @@ async fn failing_servers_do_not_break_the_others() {
         ),
     )
     .unwrap();
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start_trusted(ws.path(), &[], &[]).await;
     let r = gate
         .call(
             "hover",
@@ -380,7 +380,7 @@ async fn a_server_already_listening_on_tcp() {
         format!("[[server]]\nname = \"remote/fixture\"\ntransport = \"tcp\"\naddress = \"127.0.0.1:{port}\"\nlanguages = [\"python\"]\n"),
     )
     .unwrap();
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start_trusted(ws.path(), &[], &[]).await;
     let (_, text) = gate
         .ok(
             "hover",
@@ -463,7 +463,7 @@ async fn config_settings_env_and_capability_allowlist_reach_the_server() {
         ),
     )
     .unwrap();
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start_trusted(ws.path(), &[], &[]).await;
     let (_, text) = gate
         .ok(
             "hover",

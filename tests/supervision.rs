@@ -90,10 +90,12 @@ async fn a_crash_mid_request_is_survived_a_hundred_times() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_streak_past_the_limit_gives_up_with_the_reason() {
     let ws = workspace(&[("a.py", "crash = 1\nother = 2\n")]);
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("fixture.log");
     let gate = Gate::start(
         ws.path(),
         &["--restart", "2", "--restart-backoff-ms", "10"],
-        &[FIXTURE],
+        &[FIXTURE, "--log", log.to_str().unwrap()],
     )
     .await;
     let mut last = String::new();
@@ -111,8 +113,9 @@ async fn a_crash_streak_past_the_limit_gives_up_with_the_reason() {
         last.contains("given up") && last.contains("--restart 2"),
         "{last}"
     );
+    // Given up, it fails at once: no process is started for these calls.
+    let started = pids(&log).len();
     for _ in 0..5 {
-        let t = Instant::now();
         let (code, msg) = gate
             .err(
                 "hover",
@@ -121,11 +124,12 @@ async fn a_crash_streak_past_the_limit_gives_up_with_the_reason() {
             .await;
         assert_eq!(code, "server_failed");
         assert!(msg.contains("given up"), "{msg}");
-        assert!(
-            t.elapsed() < Duration::from_secs(1),
-            "a given-up server should fail fast"
-        );
     }
+    assert_eq!(
+        pids(&log).len(),
+        started,
+        "a given-up server was started again"
+    );
     let (servers, _) = gate.ok("servers", json!({})).await;
     assert_eq!(servers["servers"][0]["state"], "failed");
     assert!(
@@ -159,12 +163,10 @@ async fn an_oversized_message_is_a_crash_and_lspgate_stays_responsive() {
         .await;
     assert_eq!(code, "server_failed");
     assert!(msg.contains("over the limit"), "{msg}");
-    let t = Instant::now();
     let (_, text) = gate
         .ok("hover", json!({"file": "a.py", "line": 2, "symbol": "ok"}))
         .await;
     assert!(text.contains("word=ok"));
-    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     gate.stop().await;
 }
 
@@ -176,7 +178,7 @@ async fn a_server_over_its_memory_cap_is_restarted_saying_so() {
         format!("[[server]]\nname = \"local/fixture\"\ncommand = \"{FIXTURE}\"\nlanguages = [\"python\"]\nmax_memory = 100\n"),
     )
     .unwrap();
-    let gate = Gate::start(ws.path(), &["--restart-backoff-ms", "10"], &[]).await;
+    let gate = Gate::start_trusted(ws.path(), &["--restart-backoff-ms", "10"], &[]).await;
     let _ = gate
         .call("hover", json!({"file": "a.py", "line": 2, "symbol": "ok"}))
         .await;
@@ -229,16 +231,17 @@ async fn timeouts_are_set_per_request_kind() {
         format!("[[server]]\nname = \"local/fixture\"\ncommand = \"{FIXTURE}\"\nlanguages = [\"python\"]\n\n[timeouts]\nhover = 0.5\n"),
     )
     .unwrap();
-    let gate = Gate::start(ws.path(), &["--timeout", "60"], &[]).await;
-    let t = Instant::now();
-    let (code, _) = gate
-        .err(
+    let gate = Gate::start_trusted(ws.path(), &["--timeout", "60"], &[]).await;
+    let r = gate
+        .call(
             "hover",
             json!({"file": "a.py", "line": 1, "symbol": "hang"}),
         )
         .await;
-    assert_eq!(code, "timeout");
-    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let e = &r.structured_content.as_ref().unwrap()["error"];
+    assert_eq!(e["code"], "timeout", "{e}");
+    // hover's own bound ended it, not --timeout 60.
+    assert_eq!(e["data"]["after_ms"], 500, "{e}");
     gate.stop().await;
 }
 

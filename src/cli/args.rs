@@ -300,6 +300,13 @@ pub enum Command {
     },
     /// What servers lspgate knows, which are found, and how to install the missing ones.
     Doctor,
+    /// Trust the workspace's lspgate.toml as it is now, so its servers and tasks may run (a
+    /// changed file needs trusting again).
+    Trust {
+        /// Forget the trust instead.
+        #[arg(long)]
+        revoke: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -36,6 +36,7 @@ fn say_raw(text: &str) {
 
 // After `say!`, which it uses.
 mod setup;
+mod trust;
 
 /// Splits `FILE:LINE[:COL]`.
 fn split_at(at: &str) -> Result<(String, u32, Option<u32>), ToolError> {
@@ -313,25 +314,18 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
         Command::Serve { .. }
         | Command::Install { .. }
         | Command::Doctor
+        | Command::Trust { .. }
         | Command::ConfigSchema => {
             return Ok(None);
         }
     }))
 }
 
-/// lspgate.toml: `--config`, else the root's own file when there is one.
+/// lspgate.toml: `--config` (trusted by being named), else the root's own file when there is
+/// one, with its trust.
 fn load_config(cli: &Cli, root: &Root) -> Result<Config, ToolError> {
-    let path = match &cli.config {
-        Some(p) => p.clone(),
-        None => {
-            let p = root.path().join("lspgate.toml");
-            if !p.is_file() {
-                return Ok(Config::default());
-            }
-            p
-        }
-    };
-    Config::load(&path).map_err(|e| ToolError::invalid(format!("invalid config {e}")))
+    Config::for_workspace(root.path(), cli.config.as_deref())
+        .map_err(|e| ToolError::invalid(format!("invalid config {e}")))
 }
 
 fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
@@ -350,11 +344,7 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
     let tasks = config
         .tasks
         .iter()
-        .map(|t| crate::gates::Task {
-            name: t.name.clone(),
-            command: t.command.clone(),
-            parser: t.parser.clone(),
-        })
+        .map(|t| crate::gates::Task::from_config(t, config.untrusted.as_ref()))
         .collect();
     // The profile limits what agent sessions are offered; a subcommand runs the tool it names.
     let tools = match &cli.command {
@@ -409,6 +399,7 @@ pub async fn run(cli: Cli) -> i32 {
     match &cli.command {
         Command::Install { name } => return setup::install(name),
         Command::Doctor => return setup::doctor(&cli).await,
+        Command::Trust { revoke } => return trust::run(&cli, *revoke),
         Command::ConfigSchema => {
             say!(
                 "{}",
@@ -538,28 +529,9 @@ async fn check(
         }
     };
     if sarif {
-        let findings: Vec<crate::gates::sarif::Finding> = report
-            .issues
-            .iter()
-            .map(|i| crate::gates::sarif::Finding {
-                file: &i.file,
-                line: i.diag.line,
-                column: i.diag.column,
-                end_line: i.diag.end_line,
-                end_column: i.diag.end_column,
-                level: match i.diag.severity {
-                    crate::lsp::wire::Severity::Error => "error",
-                    crate::lsp::wire::Severity::Warning => "warning",
-                    _ => "note",
-                },
-                rule: i.diag.code.as_deref(),
-                message: &i.diag.message,
-                origin: i.diag.source.as_deref().unwrap_or(&i.origin),
-            })
-            .collect();
         say!(
             "{}",
-            serde_json::to_string_pretty(&crate::gates::sarif::log(&findings)).unwrap_or_default()
+            serde_json::to_string_pretty(&report.sarif()).unwrap_or_default()
         );
     } else if cli.json {
         say!(
@@ -570,7 +542,7 @@ async fn check(
         use crate::ops::render::Render;
         say!("{}", report.render(cli.terse));
     }
-    i32::from(!report.ok)
+    report.exit_code()
 }
 
 async fn serve(cli: &Cli, max_frame: usize, server: &[String], warm: bool) -> i32 {

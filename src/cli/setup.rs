@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::{Cli, engine_for, say_raw};
+use super::{Cli, engine_for, load_config, say_raw};
+use crate::workspace::config::Config;
 use crate::workspace::presets::{self, PRESETS, Preset};
 
 pub(super) fn install(name: &str) -> i32 {
@@ -53,6 +54,22 @@ pub(super) async fn doctor(cli: &Cli) -> i32 {
         root.path().display()
     );
     let _ = writeln!(text, "data folder: {}", presets::data_dir().display());
+    if let Ok(Config {
+        untrusted: Some(u), ..
+    }) = load_config(cli, &root)
+    {
+        let _ = writeln!(
+            text,
+            "config: {} is NOT TRUSTED ({}): its servers and tasks do not run; review it, then `{}`",
+            u.config.display(),
+            if u.changed {
+                "changed since it was trusted"
+            } else {
+                "never trusted"
+            },
+            u.command()
+        );
+    }
     let found = engine.languages().scan(20_000);
     let mut report = Vec::new();
     if found.is_empty() {
@@ -115,7 +132,12 @@ pub(super) async fn doctor(cli: &Cli) -> i32 {
                         .and_then(|v| v.as_str())
                         .unwrap_or("")
                         .to_string();
-                    let _ = writeln!(text, "  missing  {name}  — {}", e.message);
+                    let label = match e.code {
+                        crate::error::Code::UntrustedConfig => "untrusted",
+                        crate::error::Code::NoServer => "missing",
+                        _ => "failed",
+                    };
+                    let _ = writeln!(text, "  {label:<8} {name}  — {}", e.message);
                     servers
                         .push(json!({"name": name, "ok": false, "error": e.message, "fix": fix}));
                 }

@@ -1,9 +1,12 @@
-//! Toolchain tasks for the gates: running a configured command in the root (bounded, output
-//! captured and capped) and parsing its output into diagnostics with a named parser
-//! (`cargo-json`, `gcc`, `tsc`, `nim`) or a regex with named groups; task presets by marker;
-//! and SARIF 2.1.0 for check reports.
+//! Toolchain tasks for the gates: running a task's commands in the root (each an argv, never
+//! through a shell; bounded, output captured and capped) and parsing their output into
+//! diagnostics with a named parser (`cargo-json`, `gcc`, `tsc`, `nim`) or a regex with named
+//! groups; task presets by marker (`presets`); and SARIF 2.1.0 for check reports.
 
+mod presets;
 pub mod sarif;
+
+pub use presets::presets;
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,13 +16,44 @@ use serde_json::Value;
 
 use crate::error::{Code, ToolError};
 use crate::lsp::wire::Severity;
+use crate::workspace::config::TaskConfig;
+use crate::workspace::trust::Untrusted;
 
 /// A task to run.
 #[derive(Debug, Clone)]
 pub struct Task {
     pub name: String,
-    pub command: Vec<String>,
+    /// The commands, run one after the other in the root, each an argv executed directly (no
+    /// shell); a config task has one, a preset may have several (one per file).
+    pub steps: Vec<Vec<String>>,
     pub parser: Option<String>,
+    /// Set for a task of the workspace's lspgate.toml while that file is not trusted: it does
+    /// not run (`untrusted_config`).
+    pub untrusted: Option<Untrusted>,
+    /// What lspgate left out of the command and why (put before the task's stderr).
+    pub notes: Vec<String>,
+}
+
+impl Task {
+    /// A `[[task]]` of lspgate.toml (`untrusted`: that file's trust).
+    pub fn from_config(t: &TaskConfig, untrusted: Option<&Untrusted>) -> Task {
+        Task {
+            name: t.name.clone(),
+            steps: vec![t.command.clone()],
+            parser: t.parser.clone(),
+            untrusted: untrusted.cloned(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// `untrusted_config` while the task's config is not trusted (checked again at each use:
+    /// `lspgate trust` in another terminal takes effect at once).
+    pub fn runnable(&self) -> Result<(), ToolError> {
+        match &self.untrusted {
+            Some(u) if !u.granted() => Err(u.error(&format!("task `{}`", self.name))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A diagnostic a toolchain printed; `file` as printed (relative to the root, or absolute).
@@ -60,32 +94,88 @@ fn cap(mut s: String) -> String {
     s
 }
 
-/// Runs `task` (plus `args`) in `root`, killed after `timeout`.
+/// Runs `task`'s steps (each plus `args`) in `root`, all within `timeout` (then the running
+/// step's process group is killed). The exit code is the first non-zero one; outputs are
+/// concatenated.
 pub async fn run(
     task: &Task,
     args: &[String],
     root: &Path,
     timeout: Duration,
 ) -> Result<TaskRun, ToolError> {
-    let Some((program, rest)) = task.command.split_first() else {
+    task.runnable()?;
+    if task.steps.is_empty() || task.steps.iter().any(Vec::is_empty) {
+        return Err(ToolError::invalid(format!(
+            "task `{}` has an empty command",
+            task.name
+        )));
+    }
+    let argv = |step: &[String]| step.iter().chain(args).cloned().collect::<Vec<String>>();
+    let command_line = task
+        .steps
+        .iter()
+        .map(|s| argv(s).join(" "))
+        .collect::<Vec<_>>()
+        .join("; ");
+    crate::raw::record(
+        || serde_json::json!({"task": task.name, "command": command_line, "cwd": root}),
+    );
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut stdout = Vec::new();
+    let mut stderr: Vec<u8> = task
+        .notes
+        .iter()
+        .flat_map(|n| format!("lspgate: {n}\n").into_bytes())
+        .collect();
+    let mut exit_code = Some(0);
+    for step in &task.steps {
+        let argv = argv(step);
+        let Some(out) = run_step(task, &argv, root, deadline, &command_line).await? else {
+            return Ok(TaskRun {
+                exit_code: None,
+                stdout: cap(String::from_utf8_lossy(&stdout).into_owned()),
+                stderr: format!("timed out after {}s", timeout.as_secs()),
+                timed_out: true,
+                diagnostics: Vec::new(),
+                command_line,
+            });
+        };
+        stdout.extend_from_slice(&out.stdout);
+        stderr.extend_from_slice(&out.stderr);
+        if exit_code == Some(0) {
+            exit_code = out.status.code();
+        }
+    }
+    let stdout = String::from_utf8_lossy(&stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&stderr).into_owned();
+    let diagnostics = parse(task.parser.as_deref(), &stdout, &stderr)?;
+    Ok(TaskRun {
+        exit_code,
+        stdout: cap(stdout),
+        stderr: cap(stderr),
+        timed_out: false,
+        diagnostics,
+        command_line,
+    })
+}
+
+/// One step of a task, bounded by `deadline`: its output, or `None` when it was killed for
+/// running past it.
+async fn run_step(
+    task: &Task,
+    argv: &[String],
+    root: &Path,
+    deadline: tokio::time::Instant,
+    command_line: &str,
+) -> Result<Option<std::process::Output>, ToolError> {
+    let Some((program, rest)) = argv.split_first() else {
         return Err(ToolError::invalid(format!(
             "task `{}` has an empty command",
             task.name
         )));
     };
-    let command_line = task
-        .command
-        .iter()
-        .chain(args)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(" ");
-    crate::raw::record(
-        || serde_json::json!({"task": task.name, "command": command_line, "cwd": root}),
-    );
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(rest)
-        .args(args)
         .current_dir(root)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -101,11 +191,10 @@ pub async fn run(
         .with_data(serde_json::json!({"command": command_line}))
     })?;
     let pid = child.id();
-    let (out, timed_out) = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(r) => (
-            r.map_err(|e| ToolError::internal(format!("task `{}`: {e}", task.name)))?,
-            false,
-        ),
+    match tokio::time::timeout_at(deadline, child.wait_with_output()).await {
+        Ok(r) => r
+            .map(Some)
+            .map_err(|e| ToolError::internal(format!("task `{}`: {e}", task.name))),
         Err(_) => {
             #[cfg(unix)]
             if let Some(pid) = pid {
@@ -114,27 +203,9 @@ pub async fn run(
                     libc::killpg(pid as libc::pid_t, libc::SIGKILL);
                 }
             }
-            return Ok(TaskRun {
-                exit_code: None,
-                stdout: String::new(),
-                stderr: format!("timed out after {}s", timeout.as_secs()),
-                timed_out: true,
-                diagnostics: Vec::new(),
-                command_line,
-            });
+            Ok(None)
         }
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let diagnostics = parse(task.parser.as_deref(), &stdout, &stderr)?;
-    Ok(TaskRun {
-        exit_code: out.status.code(),
-        stdout: cap(stdout),
-        stderr: cap(stderr),
-        timed_out,
-        diagnostics,
-        command_line,
-    })
+    }
 }
 
 fn severity(s: &str) -> Severity {
@@ -228,75 +299,6 @@ fn cargo_json(stdout: &str) -> Vec<TaskDiag> {
     out
 }
 
-/// Task presets for the toolchains whose markers the workspace holds, runnable here.
-pub fn presets(root: &Path) -> Vec<Task> {
-    let has = |marker: &str| crate::workspace::has_marker(root, marker);
-    let on_path = |c: &str| crate::workspace::presets::which(c).is_some();
-    let mut out = Vec::new();
-    if has("Cargo.toml") && on_path("cargo") {
-        out.push(Task {
-            name: "cargo".into(),
-            command: vec![
-                "cargo".into(),
-                "check".into(),
-                "--message-format=json".into(),
-            ],
-            parser: Some("cargo-json".into()),
-        });
-    }
-    if has("tsconfig.json") && on_path("tsc") {
-        out.push(Task {
-            name: "tsc".into(),
-            command: vec![
-                "tsc".into(),
-                "--noEmit".into(),
-                "--pretty".into(),
-                "false".into(),
-            ],
-            parser: Some("tsc".into()),
-        });
-    }
-    let sh = |script: &str| vec!["sh".to_string(), "-c".to_string(), script.to_string()];
-    if has("compile_flags.txt") && on_path("cc") {
-        out.push(Task {
-            name: "cc".into(),
-            command: sh(
-                "cc -fsyntax-only $(cat compile_flags.txt) $(find . -name '*.c' -not -path './.*')",
-            ),
-            parser: Some("gcc".into()),
-        });
-    }
-    if (has("*.nimble") || has("*.nim")) && on_path("nim") {
-        out.push(Task {
-            name: "nim".into(),
-            command: sh("for f in *.nim; do nim check --hints:off \"$f\"; done"),
-            parser: Some("nim".into()),
-        });
-    }
-    let pytest_markers = has("pytest.ini") || has("conftest.py") || has("tests/conftest.py");
-    if pytest_markers && on_path("pytest") {
-        out.push(Task {
-            name: "pytest".into(),
-            command: vec![
-                "pytest".into(),
-                "-q".into(),
-                "--tb=line".into(),
-                "-p".into(),
-                "no:cacheprovider".into(),
-            ],
-            parser: Some(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+): (?P<message>.*)$".into()),
-        });
-    }
-    if has("Makefile") && on_path("make") {
-        out.push(Task {
-            name: "make".into(),
-            command: vec!["make".into()],
-            parser: Some("gcc".into()),
-        });
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,46 +358,6 @@ mod tests {
             ("t.py", 12, "boom")
         );
         assert!(parse(Some("(?P<x>.*)"), "", "").is_err());
-    }
-
-    #[test]
-    fn presets_follow_markers() {
-        let dir = tempfile::tempdir().unwrap();
-        let names = |d: &Path| presets(d).into_iter().map(|t| t.name).collect::<Vec<_>>();
-        assert!(names(dir.path()).is_empty());
-        std::fs::write(dir.path().join("compile_flags.txt"), "-std=c11\n").unwrap();
-        std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
-        let found = names(dir.path());
-        if crate::workspace::presets::which("cc").is_some() {
-            assert!(found.contains(&"cc".to_string()), "{found:?}");
-        }
-        if crate::workspace::presets::which("cargo").is_some() {
-            assert!(found.contains(&"cargo".to_string()), "{found:?}");
-        }
-    }
-
-    #[tokio::test]
-    async fn the_cc_preset_runs_and_parses() {
-        if crate::workspace::presets::which("cc").is_none() {
-            panic!("cc is needed for this test");
-        }
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("compile_flags.txt"), "-std=c11\n").unwrap();
-        std::fs::write(dir.path().join("bad.c"), "int main(void) { return x; }\n").unwrap();
-        let task = presets(dir.path())
-            .into_iter()
-            .find(|t| t.name == "cc")
-            .unwrap();
-        let run = run(&task, &[], dir.path(), Duration::from_secs(60))
-            .await
-            .unwrap();
-        assert_ne!(run.exit_code, Some(0));
-        let d = run
-            .diagnostics
-            .iter()
-            .find(|d| d.severity == Severity::Error)
-            .unwrap();
-        assert!(d.file.ends_with("bad.c") && d.line == 1, "{d:?}");
     }
 
     #[test]

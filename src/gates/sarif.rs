@@ -1,4 +1,6 @@
-//! SARIF 2.1.0 for check reports, in the shape GitHub code scanning accepts.
+//! SARIF 2.1.0 for check reports, in the shape GitHub code scanning accepts: lspgate's own run
+//! (its invocation: whether the check could check everything, the exit code, and what it could
+//! not as `toolExecutionNotifications`), then one run per origin with its findings.
 
 use serde_json::{Value, json};
 
@@ -15,8 +17,25 @@ pub struct Finding<'a> {
     pub origin: &'a str,
 }
 
-/// A SARIF log with one run per origin (server or task).
-pub fn log(findings: &[Finding]) -> Value {
+/// Something the check could not do: `id` its cause, the file when it is about one.
+pub struct Notification<'a> {
+    pub id: &'a str,
+    pub message: &'a str,
+    pub file: Option<&'a str>,
+    /// The whole `unchecked` entry.
+    pub properties: Value,
+}
+
+/// How the check went.
+pub struct Execution<'a> {
+    /// Everything in scope was checked.
+    pub successful: bool,
+    pub exit_code: i32,
+    pub notifications: Vec<Notification<'a>>,
+}
+
+/// A SARIF log: lspgate's run with the invocation, then one run per origin (server or task).
+pub fn log(findings: &[Finding], execution: &Execution) -> Value {
     let mut origins: Vec<&str> = findings.iter().map(|f| f.origin).collect();
     origins.sort();
     origins.dedup();
@@ -28,6 +47,7 @@ pub fn log(findings: &[Finding]) -> Value {
             rules.sort();
             rules.dedup();
             json!({
+                "invocations": [{"executionSuccessful": execution.successful}],
                 "tool": {"driver": {
                     "name": format!("lspgate/{origin}"),
                     "rules": rules.iter().map(|r| json!({"id": r})).collect::<Vec<_>>(),
@@ -53,9 +73,39 @@ pub fn log(findings: &[Finding]) -> Value {
             })
         })
         .collect();
+    let notifications: Vec<Value> = execution
+        .notifications
+        .iter()
+        .map(|n| {
+            let mut v = json!({
+                "level": "error",
+                "message": {"text": n.message},
+                "descriptor": {"id": n.id},
+                "properties": n.properties,
+            });
+            if let Some(file) = n.file {
+                v["locations"] = json!([{"physicalLocation": {
+                    "artifactLocation": {"uri": file, "uriBaseId": "%SRCROOT%"},
+                }}]);
+            }
+            v
+        })
+        .collect();
+    let own = json!({
+        "tool": {"driver": {
+            "name": "lspgate",
+            "version": env!("CARGO_PKG_VERSION"),
+        }},
+        "invocations": [{
+            "executionSuccessful": execution.successful,
+            "exitCode": execution.exit_code,
+            "toolExecutionNotifications": notifications,
+        }],
+        "results": [],
+    });
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": runs,
+        "runs": std::iter::once(own).chain(runs).collect::<Vec<_>>(),
     })
 }

@@ -1,17 +1,16 @@
-//! The gates: `check` (every file in scope, every server, plus tasks, as CheckReport v1),
-//! `run_task`, `explain_failure` (the first error and its culprit), `shrink` (delta debugging
-//! of a failing file in an overlay, the server as the oracle) and `execute_command`.
+//! The gates: `check` (in `check`), `run_task`, `explain_failure` (the first error and its
+//! culprit), `shrink` (delta debugging of a failing file in an overlay, the server as the
+//! oracle) and `execute_command`.
 
-use std::collections::HashSet;
-use std::path::PathBuf;
+mod check;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use serde_json::json;
 
 use super::types::*;
-use super::{Engine, WALK_LIMIT, diags};
+use super::{Engine, diags};
 use crate::error::{Code, ToolError};
 use crate::gates::{self, Task};
 use crate::lsp::Cap;
@@ -19,189 +18,38 @@ use crate::lsp::wire::WireSymbol;
 use crate::registry::Server;
 use crate::text::LineIndex;
 
-/// How many files a check has in flight at once (`LSPGATE_CHECK_PARALLEL` overrides): enough
-/// to keep a server's queue full while lspgate syncs the next files.
-fn check_parallel() -> usize {
-    std::env::var("LSPGATE_CHECK_PARALLEL")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(32)
-}
-
 impl Engine {
-    fn task(&self, name: &str) -> Result<Task, ToolError> {
-        self.opts
+    /// The task `name`: from lspgate.toml (`untrusted_config` while that file is not
+    /// trusted), else a preset whose markers the workspace holds.
+    async fn task(&self, name: &str) -> Result<Task, ToolError> {
+        if let Some(t) = self.opts.tasks.iter().find(|t| t.name == name) {
+            t.runnable()?;
+            return Ok(t.clone());
+        }
+        let root = self.root().path().to_path_buf();
+        let presets = tokio::task::spawn_blocking(move || gates::presets(&root))
+            .await
+            .unwrap_or_default();
+        let known: Vec<&str> = self
+            .opts
             .tasks
+            .iter()
+            .chain(&presets)
+            .map(|t| t.name.as_str())
+            .collect();
+        let message = format!(
+            "no task `{name}`; known: {}",
+            if known.is_empty() {
+                "(none)".into()
+            } else {
+                known.join(", ")
+            }
+        );
+        presets
             .iter()
             .find(|t| t.name == name)
             .cloned()
-            .or_else(|| {
-                gates::presets(self.root().path())
-                    .into_iter()
-                    .find(|t| t.name == name)
-            })
-            .ok_or_else(|| {
-                let known: Vec<String> = self
-                    .opts
-                    .tasks
-                    .iter()
-                    .cloned()
-                    .chain(gates::presets(self.root().path()))
-                    .map(|t| t.name)
-                    .collect();
-                ToolError::invalid(format!(
-                    "no task `{name}`; known: {}",
-                    if known.is_empty() {
-                        "(none)".into()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
-            })
-    }
-
-    /// The files a check covers.
-    async fn check_scope(&self, p: &CheckParams) -> Result<Vec<PathBuf>, ToolError> {
-        let root = self.root().path();
-        let mut files: Vec<PathBuf> =
-            if p.changed.unwrap_or(false) {
-                git_changed(self.root()).await?
-            } else {
-                match &p.paths {
-                    None => walk_off_thread(root).await,
-                    Some(paths) if paths.is_empty() => walk_off_thread(root).await,
-                    Some(paths) => {
-                        let mut out = Vec::new();
-                        for given in paths {
-                            if given.contains(['*', '?', '[']) {
-                                let glob = globset::Glob::new(given)
-                                    .map_err(|e| {
-                                        ToolError::invalid(format!("bad glob `{given}`: {e}"))
-                                    })?
-                                    .compile_matcher();
-                                out.extend(walk_off_thread(root).await.into_iter().filter(|f| {
-                                    f.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
-                                }));
-                                continue;
-                            }
-                            let path = self.resolve(given)?;
-                            if path.is_dir() {
-                                out.extend(walk_off_thread(&path).await);
-                            } else {
-                                out.push(path);
-                            }
-                        }
-                        out
-                    }
-                }
-            };
-        files.sort();
-        files.dedup();
-        // Only what some server serves.
-        files.retain(|f| self.registry.can_serve(&self.languages().detect(f)));
-        Ok(files)
-    }
-
-    pub async fn check(&self, p: CheckParams) -> Result<CheckReport, ToolError> {
-        self.check_with_progress(p, &|_, _| {}).await
-    }
-
-    /// `check`, calling `progress(done, total)` as files finish.
-    pub async fn check_with_progress(
-        &self,
-        p: CheckParams,
-        progress: &(dyn Fn(usize, usize) + Sync),
-    ) -> Result<CheckReport, ToolError> {
-        let files = self.check_scope(&p).await?;
-        let total = files.len();
-        let _batch = self.registry.batch(total);
-        let fail_at = p.severity.unwrap_or(Severity::Error);
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<(PathBuf, Result<DiagnosticsResult, ToolError>)> =
-            futures::stream::iter(files.iter().cloned())
-                .map(|file| {
-                    let done = &done;
-                    async move {
-                        let r = self
-                            .diagnostics(DiagnosticsParams {
-                                file: Some(file.to_string_lossy().into_owned()),
-                                source: None,
-                                terse: None,
-                            })
-                            .await;
-                        progress(
-                            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
-                            total,
-                        );
-                        (file, r)
-                    }
-                })
-                .buffer_unordered(check_parallel())
-                .collect()
-                .await;
-        let mut issues = Vec::new();
-        let mut reasons = Vec::new();
-        for (file, r) in results {
-            match r {
-                Ok(d) => {
-                    if let Some(reason) = d.reason {
-                        reasons.push(reason);
-                    }
-                    for f in d.files {
-                        for diag in f.diagnostics {
-                            issues.push(CheckIssue {
-                                file: f.file.clone(),
-                                diag,
-                                origin: "lsp".into(),
-                            });
-                        }
-                    }
-                }
-                Err(e) => reasons.push(format!("{}: {}", self.root().relative(&file), e.message)),
-            }
-        }
-        for name in p.tasks.clone().unwrap_or_default() {
-            let task = self.task(&name)?;
-            let run = gates::run(&task, &[], self.root().path(), Duration::from_secs(600)).await?;
-            if run.timed_out {
-                reasons.push(format!("task {name} timed out"));
-            }
-            issues.extend(self.task_issues(&name, run.diagnostics));
-        }
-        // Merge: the same finding from two origins once.
-        let mut seen = HashSet::new();
-        issues.retain(|i| {
-            seen.insert((
-                i.file.clone(),
-                i.diag.line,
-                i.diag.column,
-                i.diag.message.clone(),
-            ))
-        });
-        issues.sort_by(|a, b| {
-            (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
-        });
-        let summary = CheckSummary {
-            files: total,
-            errors: issues
-                .iter()
-                .filter(|i| i.diag.severity == Severity::Error)
-                .count(),
-            warnings: issues
-                .iter()
-                .filter(|i| i.diag.severity == Severity::Warning)
-                .count(),
-        };
-        let ok = !issues.iter().any(|i| i.diag.severity <= fail_at);
-        Ok(CheckReport {
-            version: 1,
-            ok,
-            summary,
-            issues,
-            partial: !reasons.is_empty(),
-            reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
-        })
+            .ok_or_else(|| ToolError::invalid(message))
     }
 
     fn task_issues(&self, origin: &str, list: Vec<gates::TaskDiag>) -> Vec<CheckIssue> {
@@ -232,7 +80,7 @@ impl Engine {
     }
 
     pub async fn run_task(&self, p: RunTaskParams) -> Result<RunTaskResult, ToolError> {
-        let task = self.task(&p.name)?;
+        let task = self.task(&p.name).await?;
         let timeout = match p.timeout {
             Some(s) => Duration::try_from_secs_f64(s)
                 .map_err(|_| ToolError::invalid("`timeout` must be positive seconds"))?,
@@ -571,69 +419,4 @@ async fn symbols_of(
         )
         .await
         .ok()
-}
-
-/// The files under `dir` (see `workspace::walk`), walked on the blocking pool so the runtime's
-/// one thread keeps serving other calls meanwhile.
-async fn walk_off_thread(dir: &std::path::Path) -> Vec<PathBuf> {
-    let dir = dir.to_path_buf();
-    tokio::task::spawn_blocking(move || crate::workspace::walk(&dir, WALK_LIMIT))
-        .await
-        .unwrap_or_default()
-}
-
-/// Files git reports as modified, added or untracked (not deleted), under `root` (git runs as
-/// a child process the runtime waits for, so a slow `git status` holds up nothing).
-async fn git_changed(root: &crate::workspace::Root) -> Result<Vec<PathBuf>, ToolError> {
-    let (workspace, root) = (root, root.path());
-    let out = tokio::process::Command::new("git")
-        .args([
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            ".",
-        ])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .map_err(|e| ToolError::invalid(format!("`changed` needs git: {e}")))?;
-    if !out.status.success() {
-        return Err(ToolError::invalid(format!(
-            "`changed` needs a git work tree: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    let top = tokio::process::Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .ok()
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
-        .unwrap_or_else(|| root.to_path_buf());
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut files = Vec::new();
-    let mut entries = text.split('\0');
-    while let Some(e) = entries.next() {
-        if e.len() < 4 {
-            continue;
-        }
-        let (status, path) = e.split_at(3);
-        if status.starts_with('R') || status.starts_with('C') {
-            entries.next(); // the old name
-        }
-        if status.contains('D') {
-            continue;
-        }
-        // Confined like every other path: what git names may be a symlink leading out.
-        if let Ok(p) = workspace.confine(&top.join(path))
-            && p.is_file()
-        {
-            files.push(p);
-        }
-    }
-    Ok(files)
 }

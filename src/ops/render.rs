@@ -487,15 +487,39 @@ impl Render for CheckReport {
                 );
             }
         }
-        partial_note(&mut out, self.partial, &self.reason);
+        // What could not be checked, one line per server (or task) and cause, instead of
+        // the partial note.
+        for u in &self.unchecked {
+            let _ = writeln!(out, "not checked: {}", u.reason);
+            if !terse && !u.examples.is_empty() {
+                let more = u.files.unwrap_or(0).saturating_sub(u.examples.len());
+                let _ = writeln!(
+                    out,
+                    "  e.g. {}{}",
+                    u.examples.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+        let status = if !self.unchecked.is_empty() {
+            "COULD NOT CHECK"
+        } else if self.ok {
+            "ok"
+        } else {
+            "FAILED"
+        };
         let _ = write!(
             out,
-            "{}: {} files, {} errors, {} warnings",
-            if self.ok { "ok" } else { "FAILED" },
-            self.summary.files,
-            self.summary.errors,
-            self.summary.warnings
+            "{status}: {} files, {} errors, {} warnings",
+            self.summary.files, self.summary.errors, self.summary.warnings
         );
+        if self.summary.unchecked > 0 {
+            let _ = write!(out, ", {} files not checked", self.summary.unchecked);
+        }
         out
     }
 }

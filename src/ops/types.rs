@@ -542,7 +542,10 @@ pub struct ActionInfo {
 pub struct CodeActionsResult {
     pub actions: Vec<ActionInfo>,
     /// With `apply`: what applying the chosen action did.
+    // Declared as an object: it is exactly `edit`'s result, which `edit`'s schema describes;
+    // repeating that schema in every tool that may apply an edit doubled theirs.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub applied: Option<EditResult>,
 }
 
@@ -590,23 +593,58 @@ pub struct CheckIssue {
 
 #[derive(Debug, Clone, Serialize, JsonSchema, Default)]
 pub struct CheckSummary {
-    /// How many files were checked.
+    /// How many files were checked (every server of the file answered, fresh).
     pub files: usize,
     pub errors: usize,
     pub warnings: usize,
+    /// How many files in scope were not checked (see `unchecked`).
+    pub unchecked: usize,
 }
 
-/// CheckReport v1 (SPEC §3).
+/// What a check could not do, aggregated per server (or task) and cause.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Unchecked {
+    /// The file, when the entry is about one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The language of the files (several: comma-separated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// no_server, untrusted_config, server_failed, server_error, timeout, not_fresh,
+    /// not_supported, file_not_found, invalid_params, internal, task_not_run, task_timed_out,
+    /// task_failed, no_files or too_many_files.
+    pub cause: String,
+    /// For people: who, how many files, why, and how to fix it when known.
+    pub reason: String,
+    /// How many files this entry is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+    /// A few of them (at most 5).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+}
+
+/// CheckReport v1 (SPEC §3). `ok` only when every file in scope was checked, every task ran
+/// and passed, and nothing was found at the asked severity.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CheckReport {
     pub version: u32,
     pub ok: bool,
     pub summary: CheckSummary,
     pub issues: Vec<CheckIssue>,
+    /// True when anything is `unchecked`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Files, servers and tasks that could not be checked (then `ok` is false and
+    /// `lspgate check` exits 2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<Unchecked>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -708,6 +746,8 @@ pub struct ExecuteCommandResult {
     /// What the server answered.
     pub result: serde_json::Value,
     /// Edits the server asked lspgate to apply while running it (applied, journaled).
+    // Declared as an object, as `CodeActionsResult::applied` is.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub applied: Option<EditResult>,
 }

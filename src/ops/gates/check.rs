@@ -1,0 +1,622 @@
+//! `check`: the scope (paths, globs, git), every file through every server that serves it,
+//! tasks, and CheckReport v1 — honest: `ok` only when every file in scope was checked by
+//! servers that answered, every task ran and passed, and nothing was found at the asked
+//! severity. What could not be checked is listed in `unchecked`, aggregated per server (or
+//! task) and cause, and makes `lspgate check` exit 2. Also the report's SARIF.
+//!
+//! Scope: every file named by its path, and the files a walk, glob or git finds whose language
+//! a server is defined for (a config server, trusted or not, or a preset): always for code
+//! (python, typescript, c, rust, go, shell, nim: a missing server makes them unchecked), and
+//! for data and markup formats (json, yaml, toml, markdown, css, html) when their server is
+//! installed. Files no server is known for (plaintext, unknown extensions) are not in scope:
+//! there is nothing to check them with.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::super::types::*;
+use super::super::{Engine, WALK_LIMIT, diags};
+use crate::error::ToolError;
+use crate::gates;
+use crate::workspace::presets::{Launch, Preset};
+
+/// How many files a check has in flight at once (`LSPGATE_CHECK_PARALLEL` overrides): enough
+/// to keep a server's queue full while lspgate syncs the next files.
+fn check_parallel() -> usize {
+    std::env::var("LSPGATE_CHECK_PARALLEL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(32)
+}
+
+/// Files an `unchecked` entry names as examples, at most.
+const EXAMPLES: usize = 5;
+
+/// How long a task may run within a check.
+const TASK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Why one server (or none) could not check one file.
+struct Problem {
+    server: Option<String>,
+    /// An error code, or `not_fresh`.
+    cause: String,
+    message: String,
+}
+
+/// One file's check: its diagnostics from the servers that answered, and what failed.
+struct FileCheck {
+    path: PathBuf,
+    language: String,
+    diags: Vec<Diag>,
+    problems: Vec<Problem>,
+}
+
+impl Problem {
+    fn of(server: Option<String>, e: &ToolError) -> Problem {
+        Problem {
+            server,
+            cause: e.code.as_str().to_string(),
+            message: e.message.clone(),
+        }
+    }
+}
+
+impl Engine {
+    /// The files a check covers, and what makes the scope itself incomplete (a glob that
+    /// matches nothing, a workspace past the walk limit, nothing to check at all).
+    async fn check_scope(
+        &self,
+        p: &CheckParams,
+    ) -> Result<(Vec<PathBuf>, Vec<Unchecked>), ToolError> {
+        let root = self.root().path();
+        let mut notes = Vec::new();
+        let mut named = HashSet::new();
+        let changed = p.changed.unwrap_or(false);
+        let mut files: Vec<PathBuf> = if changed {
+            git_changed(self.root()).await?
+        } else {
+            match p.paths.as_deref() {
+                None | Some([]) => walk_scope(root, &mut notes).await,
+                Some(paths) => {
+                    let mut out = Vec::new();
+                    for given in paths {
+                        if given.contains(['*', '?', '[']) {
+                            let glob = globset::Glob::new(given)
+                                .map_err(|e| {
+                                    ToolError::invalid(format!("bad glob `{given}`: {e}"))
+                                })?
+                                .compile_matcher();
+                            let before = out.len();
+                            out.extend(
+                                walk_scope(root, &mut notes).await.into_iter().filter(|f| {
+                                    f.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
+                                }),
+                            );
+                            if out.len() == before {
+                                notes.push(note("no_files", format!("`{given}` matches no file")));
+                            }
+                            continue;
+                        }
+                        let path = self.resolve(given)?;
+                        if path.is_dir() {
+                            out.extend(walk_scope(&path, &mut notes).await);
+                        } else {
+                            named.insert(path.clone());
+                            out.push(path);
+                        }
+                    }
+                    out
+                }
+            }
+        };
+        files.sort();
+        files.dedup();
+        notes.dedup_by(|a, b| a.reason == b.reason);
+        let mut scope: HashMap<String, bool> = HashMap::new();
+        let mut kept = Vec::with_capacity(files.len());
+        for f in files {
+            let language = self.languages().detect(&f);
+            let in_scope = match scope.get(&language) {
+                Some(v) => *v,
+                None => {
+                    let v = self.language_in_scope(&language).await;
+                    scope.insert(language, v);
+                    v
+                }
+            };
+            if in_scope || named.contains(&f) {
+                kept.push(f);
+            }
+        }
+        let files = kept;
+        if files.is_empty() && !changed && notes.is_empty() {
+            notes.push(note(
+                "no_files",
+                "nothing to check: no file in scope is of a language lspgate has a server for"
+                    .to_string(),
+            ));
+        }
+        Ok((files, notes))
+    }
+
+    /// Whether files of `language` found by a walk, glob or git are in a check's scope: a
+    /// server is defined for it (a config server, trusted or not, or a preset), and either it
+    /// is code (a missing server makes its files unchecked) or a server for it is installed
+    /// (data and markup formats are checked when their server is there; see
+    /// `Preset::data_format`).
+    async fn language_in_scope(&self, language: &str) -> bool {
+        let names = self.registry.by_language(language);
+        if names.is_empty() {
+            return false;
+        }
+        if Preset::required_by_check(language) {
+            return true;
+        }
+        for name in names {
+            if let Some(spec) = self.registry.get(&name).await
+                && !matches!(spec.launch, Launch::Missing(_))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    pub async fn check(&self, p: CheckParams) -> Result<CheckReport, ToolError> {
+        self.check_with_progress(p, &|_, _| {}).await
+    }
+
+    /// `check`, calling `progress(done, total)` as files finish.
+    pub async fn check_with_progress(
+        &self,
+        p: CheckParams,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<CheckReport, ToolError> {
+        let (files, mut unchecked) = self.check_scope(&p).await?;
+        // Tasks are looked up first: an unknown or untrusted one fails the call before any
+        // work is done.
+        let mut tasks = Vec::new();
+        for name in p.tasks.clone().unwrap_or_default() {
+            tasks.push(self.task(&name).await?);
+        }
+        let total = files.len();
+        let _batch = self.registry.batch(total);
+        let fail_at = p.severity.unwrap_or(Severity::Error);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<FileCheck> = futures::stream::iter(files)
+            .map(|file| {
+                let done = &done;
+                async move {
+                    let r = self.check_file(file).await;
+                    progress(
+                        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                        total,
+                    );
+                    r
+                }
+            })
+            .buffer_unordered(check_parallel())
+            .collect()
+            .await;
+        let mut issues = Vec::new();
+        let mut checked = 0;
+        for r in &results {
+            if r.problems.is_empty() {
+                checked += 1;
+            }
+            let file = self.root().relative(&r.path);
+            issues.extend(r.diags.iter().map(|d| CheckIssue {
+                file: file.clone(),
+                diag: d.clone(),
+                origin: "lsp".into(),
+            }));
+        }
+        let not_checked = results.len() - checked;
+        unchecked.extend(self.aggregate(&results));
+        for task in &tasks {
+            let (found, problem) = self.check_task(task).await?;
+            issues.extend(found);
+            unchecked.extend(problem);
+        }
+        // Merge: the same finding from two origins once.
+        let mut seen = HashSet::new();
+        issues.retain(|i| {
+            seen.insert((
+                i.file.clone(),
+                i.diag.line,
+                i.diag.column,
+                i.diag.message.clone(),
+            ))
+        });
+        issues.sort_by(|a, b| {
+            (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
+        });
+        let count = |s: Severity| issues.iter().filter(|i| i.diag.severity == s).count();
+        let summary = CheckSummary {
+            files: checked,
+            errors: count(Severity::Error),
+            warnings: count(Severity::Warning),
+            unchecked: not_checked,
+        };
+        let found = issues.iter().any(|i| i.diag.severity <= fail_at);
+        let reason = (!unchecked.is_empty()).then(|| {
+            unchecked
+                .iter()
+                .map(|u| u.reason.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        });
+        Ok(CheckReport {
+            version: 1,
+            ok: !found && unchecked.is_empty(),
+            summary,
+            issues,
+            partial: !unchecked.is_empty(),
+            reason,
+            unchecked,
+        })
+    }
+
+    /// One file through every server of its language: the fresh diagnostics of those that
+    /// answered, and a problem for each that could not (not installed, untrusted, failed to
+    /// start, failed on the file, or sent nothing fresh within the bound). Stale diagnostics
+    /// are not reported as findings.
+    async fn check_file(&self, path: PathBuf) -> FileCheck {
+        let language = self.languages().detect(&path);
+        let names = self.registry.by_language(&language);
+        let servers = self.registry.servers_for(&path, &language).await;
+        let mut r = FileCheck {
+            path,
+            language,
+            diags: Vec::new(),
+            problems: Vec::new(),
+        };
+        if servers.is_empty() {
+            let e = self.registry.no_server(&r.language, &r.path);
+            r.problems.push(Problem::of(None, &e));
+            return r;
+        }
+        for (i, server) in servers.into_iter().enumerate() {
+            let server = match server {
+                Ok(s) => s,
+                Err(e) => {
+                    r.problems.push(Problem::of(names.get(i).cloned(), &e));
+                    continue;
+                }
+            };
+            let name = Some(server.name.clone());
+            let lease = match server.docs.lease(&r.path, &r.language, None).await {
+                Ok(l) => l,
+                Err(e) => {
+                    r.problems.push(Problem::of(name, &e));
+                    continue;
+                }
+            };
+            match self.file_diagnostics(&server, &lease).await {
+                Ok(d) if d.fresh => {
+                    for d in diags(&lease.snap, d.diagnostics) {
+                        if !r.diags.contains(&d) {
+                            r.diags.push(d);
+                        }
+                    }
+                }
+                Ok(_) => r.problems.push(Problem {
+                    server: name,
+                    cause: "not_fresh".into(),
+                    message: String::new(),
+                }),
+                Err(e) => r.problems.push(Problem::of(name, &e)),
+            }
+        }
+        r.diags.sort_by_key(|d| (d.line, d.column));
+        r
+    }
+
+    /// The files' problems as `unchecked` entries, one per (server, cause): how many files,
+    /// a few of them, and the first file's message for the reason.
+    fn aggregate(&self, results: &[FileCheck]) -> Vec<Unchecked> {
+        struct Group<'a> {
+            message: &'a str,
+            languages: BTreeSet<&'a str>,
+            files: Vec<String>,
+        }
+        let mut groups: BTreeMap<(Option<&str>, &str), Group> = BTreeMap::new();
+        for r in results {
+            for p in &r.problems {
+                let g = groups
+                    .entry((p.server.as_deref(), p.cause.as_str()))
+                    .or_insert_with(|| Group {
+                        message: &p.message,
+                        languages: BTreeSet::new(),
+                        files: Vec::new(),
+                    });
+                g.languages.insert(&r.language);
+                g.files.push(self.root().relative(&r.path));
+            }
+        }
+        let secs = self.opts.diagnostics_timeout.as_secs_f64();
+        groups
+            .into_iter()
+            .map(|((server, cause), mut g)| {
+                g.files.sort();
+                let n = g.files.len();
+                let language = g.languages.into_iter().collect::<Vec<_>>().join(", ");
+                let who = server.unwrap_or(&language);
+                let reason = if cause == "not_fresh" {
+                    format!(
+                        "{who}: {} sent no diagnostics within {secs} s",
+                        files_phrase(n)
+                    )
+                } else {
+                    format!("{who}: {} not checked: {}", files_phrase(n), g.message)
+                };
+                Unchecked {
+                    file: (n == 1).then(|| g.files[0].clone()),
+                    language: Some(language.clone()),
+                    server: server.map(str::to_string),
+                    task: None,
+                    cause: cause.to_string(),
+                    reason,
+                    files: (n > 1).then_some(n),
+                    examples: if n > 1 {
+                        g.files.into_iter().take(EXAMPLES).collect()
+                    } else {
+                        Vec::new()
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// Runs a task for a check: its findings, and an `unchecked` entry when it could not run,
+    /// timed out, or exited non-zero without an error its parser recognised (a failure the
+    /// report could not show is never a pass).
+    async fn check_task(
+        &self,
+        task: &gates::Task,
+    ) -> Result<(Vec<CheckIssue>, Option<Unchecked>), ToolError> {
+        let entry = |cause: &str, reason: String| Unchecked {
+            file: None,
+            language: None,
+            server: None,
+            task: Some(task.name.clone()),
+            cause: cause.to_string(),
+            reason,
+            files: None,
+            examples: Vec::new(),
+        };
+        let run = match gates::run(task, &[], self.root().path(), TASK_TIMEOUT).await {
+            Ok(run) => run,
+            Err(e) if e.code == crate::error::Code::UntrustedConfig => return Err(e),
+            // Its message names the task and why it could not run.
+            Err(e) => return Ok((Vec::new(), Some(entry("task_not_run", e.message)))),
+        };
+        if run.timed_out {
+            let why = format!(
+                "task `{}` timed out after {} s",
+                task.name,
+                TASK_TIMEOUT.as_secs()
+            );
+            return Ok((Vec::new(), Some(entry("task_timed_out", why))));
+        }
+        let found = self.task_issues(&task.name, run.diagnostics);
+        let shown = found.iter().any(|i| i.diag.severity == Severity::Error);
+        if run.exit_code == Some(0) || shown {
+            return Ok((found, None));
+        }
+        let how = match run.exit_code {
+            Some(c) => format!("exited with {c}"),
+            None => "was killed by a signal".into(),
+        };
+        let parser = match &task.parser {
+            Some(p) => format!("its parser `{p}` recognises"),
+            None => "(it has no parser)".into(),
+        };
+        let tail = tail(if run.stderr.trim().is_empty() {
+            &run.stdout
+        } else {
+            &run.stderr
+        });
+        let why = format!(
+            "task `{}` {how} and printed no error {parser}{}",
+            task.name,
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; its output ends: {tail}")
+            }
+        );
+        Ok((found, Some(entry("task_failed", why))))
+    }
+}
+
+impl CheckReport {
+    /// `lspgate check`'s exit code: 2 when anything could not be checked (whatever was found
+    /// besides), else 1 when something was found at the asked severity, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if !self.unchecked.is_empty() {
+            2
+        } else if !self.ok {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// The report as SARIF 2.1.0: findings in one run per origin; what could not be checked
+    /// as `toolExecutionNotifications` of lspgate's own run, whose invocation is
+    /// `executionSuccessful: false` then (and every run's with it).
+    pub fn sarif(&self) -> Value {
+        let findings: Vec<gates::sarif::Finding> = self
+            .issues
+            .iter()
+            .map(|i| gates::sarif::Finding {
+                file: &i.file,
+                line: i.diag.line,
+                column: i.diag.column,
+                end_line: i.diag.end_line,
+                end_column: i.diag.end_column,
+                level: match i.diag.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    _ => "note",
+                },
+                rule: i.diag.code.as_deref(),
+                message: &i.diag.message,
+                origin: i.diag.source.as_deref().unwrap_or(&i.origin),
+            })
+            .collect();
+        let notifications = self
+            .unchecked
+            .iter()
+            .map(|u| gates::sarif::Notification {
+                id: &u.cause,
+                message: &u.reason,
+                file: u.file.as_deref(),
+                properties: serde_json::to_value(u).unwrap_or(Value::Null),
+            })
+            .collect();
+        gates::sarif::log(
+            &findings,
+            &gates::sarif::Execution {
+                successful: self.unchecked.is_empty(),
+                exit_code: self.exit_code(),
+                notifications,
+            },
+        )
+    }
+}
+
+/// A scope note (no file matched, past the walk limit, …) as an `unchecked` entry.
+fn note(cause: &str, reason: String) -> Unchecked {
+    Unchecked {
+        file: None,
+        language: None,
+        server: None,
+        task: None,
+        cause: cause.to_string(),
+        reason,
+        files: None,
+        examples: Vec::new(),
+    }
+}
+
+fn files_phrase(n: usize) -> String {
+    if n == 1 {
+        "1 file".into()
+    } else {
+        format!("{n} files")
+    }
+}
+
+/// The last lines of a task's output, for a reason (at most 3 lines, 300 characters).
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let last = lines[lines.len().saturating_sub(3)..].join(" | ");
+    let extra = last.chars().count().saturating_sub(300);
+    match last.char_indices().nth(extra) {
+        Some((i, _)) if extra > 0 => format!("…{}", &last[i..]),
+        _ => last,
+    }
+}
+
+/// The files under `dir` (see `workspace::walk`), walked on the blocking pool so the runtime's
+/// one thread keeps serving other calls meanwhile; past the walk limit, a note says the check
+/// does not cover the rest.
+async fn walk_scope(dir: &Path, notes: &mut Vec<Unchecked>) -> Vec<PathBuf> {
+    let owned = dir.to_path_buf();
+    let mut files =
+        tokio::task::spawn_blocking(move || crate::workspace::walk(&owned, WALK_LIMIT + 1))
+            .await
+            .unwrap_or_default();
+    if files.len() > WALK_LIMIT {
+        files.truncate(WALK_LIMIT);
+        notes.push(note(
+            "too_many_files",
+            format!(
+                "{} holds more than {WALK_LIMIT} files: the rest were not checked (check folders or globs one at a time)",
+                dir.display()
+            ),
+        ));
+    }
+    files
+}
+
+/// Files git reports as modified, added or untracked (not deleted), under `root` (git runs as
+/// a child process the runtime waits for, so a slow `git status` holds up nothing).
+async fn git_changed(root: &crate::workspace::Root) -> Result<Vec<PathBuf>, ToolError> {
+    let (workspace, root) = (root, root.path());
+    let out = tokio::process::Command::new("git")
+        .args([
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            ".",
+        ])
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|e| ToolError::invalid(format!("`changed` needs git: {e}")))?;
+    if !out.status.success() {
+        return Err(ToolError::invalid(format!(
+            "`changed` needs a git work tree: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let top = tokio::process::Command::new("git")
+        .args(["rev-parse", "--show-toplevel"])
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .unwrap_or_else(|| root.to_path_buf());
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut files = Vec::new();
+    let mut entries = text.split('\0');
+    while let Some(e) = entries.next() {
+        if e.len() < 4 {
+            continue;
+        }
+        let (status, path) = e.split_at(3);
+        if status.starts_with('R') || status.starts_with('C') {
+            entries.next(); // the old name
+        }
+        if status.contains('D') {
+            continue;
+        }
+        // Confined like every other path: what git names may be a symlink leading out.
+        if let Ok(p) = workspace.confine(&top.join(path))
+            && p.is_file()
+        {
+            files.push(p);
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_reason_quotes_the_end_of_its_output() {
+        assert_eq!(tail("a\n\nb\nc\nd\n"), "b | c | d");
+        assert_eq!(tail(""), "");
+        let long = "x".repeat(400);
+        let t = tail(&long);
+        assert!(t.starts_with('…') && t.chars().count() == 301, "{t}");
+    }
+}

@@ -1,0 +1,184 @@
+//! Trust in a workspace's own `lspgate.toml` (SPEC §5), like `direnv allow`: the commands it
+//! defines (server commands, their args and env, tcp addresses, tasks) run only once
+//! `lspgate trust` has recorded the file's SHA-256 in the user's data folder; a new or changed
+//! file is untrusted, and asking for what it defines answers `untrusted_config`. A file named
+//! with `--config` is trusted by that act and never looked up here.
+//!
+//! A record is one file per config path, `trust/<sha256 of the path>` under
+//! `presets::data_dir()`, holding `<sha256 of the content> <path>`. Trust covers the file's
+//! text only: a program it names (`command = "./tools/server"`) runs with whatever that
+//! program holds when it starts.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Code, ToolError};
+
+/// A workspace config whose commands may not run: what was loaded, and how to trust it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untrusted {
+    /// The config file (`<root>/lspgate.toml`).
+    pub config: PathBuf,
+    /// The workspace root, for the command that trusts it.
+    pub root: PathBuf,
+    /// SHA-256 of the content lspgate loaded: only a record of exactly this content lets its
+    /// commands run.
+    pub digest: String,
+    /// Trusted once with other content (else never trusted).
+    pub changed: bool,
+}
+
+impl Untrusted {
+    /// The command a person runs to trust the file (after reading it).
+    pub fn command(&self) -> String {
+        format!(
+            "lspgate trust --root {}",
+            sh_quote(&self.root.to_string_lossy())
+        )
+    }
+
+    /// Whether the content lspgate loaded has been trusted since (`lspgate trust` in another
+    /// terminal lets a running session use it without a restart).
+    pub fn granted(&self) -> bool {
+        recorded(&self.config).as_deref() == Some(self.digest.as_str())
+    }
+
+    /// `untrusted_config` for `what` (`server \`local/x\``, `task \`build\``) defined in the file.
+    pub fn error(&self, what: &str) -> ToolError {
+        let why = if self.changed {
+            "it changed since it was trusted"
+        } else {
+            "it was never trusted"
+        };
+        ToolError::new(
+            Code::UntrustedConfig,
+            format!(
+                "{what} is defined in {}, which is not trusted ({why}), so lspgate does not run its commands; review the file, then run `{}`",
+                self.config.display(),
+                self.command()
+            ),
+        )
+        .with_data(json!({
+            "config": self.config,
+            "reason": if self.changed { "changed" } else { "new" },
+            "trust": self.command(),
+        }))
+    }
+}
+
+/// Hex SHA-256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Where trust records live.
+pub fn dir() -> PathBuf {
+    super::presets::data_dir().join("trust")
+}
+
+fn record_path(config: &Path) -> PathBuf {
+    dir().join(digest(config.as_os_str().as_encoded_bytes()))
+}
+
+/// The digest recorded for `config`, if any.
+pub fn recorded(config: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(record_path(config)).ok()?;
+    let (digest, path) = text.trim_end_matches('\n').split_once(' ')?;
+    (Path::new(path) == config).then(|| digest.to_string())
+}
+
+/// `None` when the content `bytes` of `config` is trusted, else what is untrusted.
+pub fn check(config: &Path, root: &Path, bytes: &[u8]) -> Option<Untrusted> {
+    let digest = digest(bytes);
+    let on_record = recorded(config);
+    if on_record.as_deref() == Some(digest.as_str()) {
+        return None;
+    }
+    Some(Untrusted {
+        config: config.to_path_buf(),
+        root: root.to_path_buf(),
+        digest,
+        changed: on_record.is_some(),
+    })
+}
+
+/// Records `bytes` as the trusted content of `config`; returns the record's path. The record
+/// is written to a temporary file and renamed into place (folder 0700, file 0600).
+pub fn grant(config: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    let dir = dir();
+    std::fs::create_dir_all(&dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    let path = record_path(config);
+    let tmp = dir.join(format!(
+        ".{}.{}",
+        std::process::id(),
+        digest(bytes).get(..16).unwrap_or("tmp")
+    ));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = options.open(&tmp)?;
+    let written = writeln!(f, "{} {}", digest(bytes), config.display())
+        .and_then(|()| f.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map(|()| path)
+}
+
+/// Forgets the record of `config`; returns whether there was one.
+pub fn revoke(config: &Path) -> std::io::Result<bool> {
+    match std::fs::remove_file(record_path(config)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// `s` quoted for a POSIX shell when it needs it.
+fn sh_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@%=".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trust_command_is_quoted_for_a_shell() {
+        assert_eq!(sh_quote("/work/app"), "/work/app");
+        assert_eq!(sh_quote("/my dir/it's"), r"'/my dir/it'\''s'");
+        assert_eq!(sh_quote(""), "''");
+    }
+
+    #[test]
+    fn digests_are_hex_sha256() {
+        assert_eq!(
+            digest(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}
