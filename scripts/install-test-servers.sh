@@ -56,3 +56,12 @@ with zipfile.ZipFile(wheel) as z:
     z.extractall(projects / "django-5.2")
 PY
 fi
+
+# rxjs 7.8.2's npm package, which ships its TypeScript sources (src/, 251 files) beside its
+# builds (dist/).
+if [ ! -f "$PROJECTS/rxjs-7.8.2/src/internal/Subject.ts" ]; then
+  echo "fetching rxjs@7.8.2 (npm pack) into $PROJECTS" >&2
+  mkdir -p "$PROJECTS/download" "$PROJECTS/rxjs-7.8.2"
+  (cd "$PROJECTS/download" && npm pack --silent rxjs@7.8.2 >/dev/null)
+  tar -xzf "$PROJECTS/download/rxjs-7.8.2.tgz" -C "$PROJECTS/rxjs-7.8.2" --strip-components=1
+fi

@@ -170,3 +170,42 @@ async fn clangd_tools() {
     );
     gate.stop().await;
 }
+
+/// Without a compile_commands.json clangd knows only the open files: a workspace-wide answer
+/// says so instead of passing off what it knows as everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_compilation_database_workspace_answers_are_partial() {
+    require("clangd");
+    let ws = example("c");
+    let _ = std::fs::remove_file(ws.path().join("compile_commands.json"));
+    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let (r, text) = gate.ok("workspace_symbols", json!({"query": "add"})).await;
+    assert_eq!(r["partial"], true, "{text}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("compile_commands.json"),
+        "{text}"
+    );
+    let (r, text) = gate
+        .ok(
+            "references",
+            json!({"file": "util.h", "line": 10, "symbol": "add"}),
+        )
+        .await;
+    assert_eq!(r["partial"], true, "{text}");
+
+    // With one, the same questions are complete.
+    with_compile_commands(ws.path());
+    gate.ok("restart_server", json!({"name": "builtin/clangd"}))
+        .await;
+    let (r, text) = gate
+        .ok(
+            "references",
+            json!({"file": "util.h", "line": 10, "symbol": "add"}),
+        )
+        .await;
+    assert_ne!(r["partial"], true, "{text}");
+    gate.stop().await;
+}

@@ -51,3 +51,75 @@ async fn django_check_around_a_shell_edit_equals_a_fresh_check() {
         "{after_text}\n--- fresh ---\n{want_text}"
     );
 }
+
+/// The symbols of a `workspace_symbols` answer: `name kind file`.
+fn symbols(r: &Value) -> Vec<String> {
+    r["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {} {}",
+                s["name"].as_str().unwrap(),
+                s["kind"].as_str().unwrap(),
+                s["file"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// tsserver knows no project until a file of it is open, and searches only the projects of the
+/// file it is asked about: the first call of a fresh session must still find the class.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rxjs_first_workspace_symbols_call_finds_the_class() {
+    require("typescript-language-server");
+    let ws = real_project("rxjs-7.8.2");
+    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let (r, text) = gate
+        .ok(
+            "workspace_symbols",
+            json!({"query": "Subject", "limit": 500}),
+        )
+        .await;
+    assert_ne!(r["partial"], true, "{text}");
+    assert!(
+        symbols(&r).contains(&"Subject class src/internal/Subject.ts".to_string()),
+        "{text}"
+    );
+    gate.stop().await;
+}
+
+/// pyright's symbol search is complete once it has listed its files, long before its
+/// background checking of Django ends; Django's JavaScript (under no jsconfig.json) is searched
+/// by tsserver from the files lspgate opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn django_first_workspace_symbols_call_finds_the_class() {
+    require("pyright-langserver");
+    let ws = real_project("django-5.2");
+    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let (r, text) = gate
+        .ok(
+            "workspace_symbols",
+            json!({"query": "QuerySet", "limit": 500}),
+        )
+        .await;
+    assert_ne!(r["partial"], true, "{text}");
+    assert!(
+        symbols(&r).contains(&"QuerySet class django/db/models/query.py".to_string()),
+        "{text}"
+    );
+    let (r, text) = gate
+        .ok(
+            "workspace_symbols",
+            json!({"query": "DateTimeShortcuts", "limit": 500}),
+        )
+        .await;
+    assert!(
+        symbols(&r)
+            .iter()
+            .any(|s| s.ends_with("django/contrib/admin/static/admin/js/admin/DateTimeShortcuts.js")),
+        "the JavaScript is searched too: {text}"
+    );
+    gate.stop().await;
+}

@@ -50,20 +50,22 @@ pub struct ClientOptions {
     /// of a `$/progress` that ends then; until it is seen, workspace-wide questions wait
     /// (bounded).
     pub ready_marker: Option<String>,
-    /// Where the diagnostics of a document come from.
-    pub diagnostics: DiagnosticsVia,
+    /// What lspgate speaks to the server beyond plain LSP.
+    pub dialect: Dialect,
 }
 
-/// How lspgate gets a document's diagnostics from a server.
+/// What lspgate speaks to a server beyond plain LSP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DiagnosticsVia {
-    /// The protocol: pulled (`textDocument/diagnostic`) where the server offers it, else the
-    /// push for the document's version.
+pub enum Dialect {
+    /// Plain LSP: diagnostics pulled (`textDocument/diagnostic`) where the server offers it,
+    /// else the push for the document's version.
     #[default]
-    Protocol,
-    /// typescript-language-server: tsserver's own diagnostics requests, through its
-    /// `typescript.tsserverRequest` command. Its pushes are not versioned and do not come when
-    /// a file's diagnostics stay empty, so waiting for one after a change could never end.
+    Lsp,
+    /// typescript-language-server, whose `typescript.tsserverRequest` command reaches tsserver
+    /// itself: diagnostics from tsserver's own requests (its pushes are not versioned and do not
+    /// come when a file's diagnostics stay empty, so waiting for one after a change could never
+    /// end), workspace symbols searched project by project (its `workspace/symbol` searches only
+    /// the project of the file it saw last), projects reloaded from disk.
     Tsserver,
 }
 
@@ -76,7 +78,7 @@ impl Default for ClientOptions {
             settings: Value::Null,
             initialization: Value::Null,
             ready_marker: None,
-            diagnostics: DiagnosticsVia::Protocol,
+            dialect: Dialect::Lsp,
         }
     }
 }
@@ -145,7 +147,10 @@ impl LspClient {
             Connect::Spawn(spec) => Transport::spawn(spec, root)?,
             Connect::Tcp { name, address } => Transport::connect(name, address).await?,
         };
-        let root_uri = Url::from_directory_path(root)
+        // Without a trailing slash, as editors send it: typescript-language-server tells a
+        // workspace's files by `folder + "/"` and, with `folder/`, matched none (so tsserver
+        // put loose files in one inferred project per folder instead of one per workspace).
+        let root_uri = Url::from_file_path(root)
             .map_err(|_| LspError::Protocol(format!("root {} is not absolute", root.display())))?;
         let state = Arc::new(State::default());
         state.marker_seen.store(
@@ -250,7 +255,7 @@ impl LspClient {
 
     /// Whether the server serves `cap`, statically or through a dynamic registration.
     pub fn supports(&self, cap: Cap) -> bool {
-        if cap == Cap::PullDiagnostics && self.opts.diagnostics == DiagnosticsVia::Tsserver {
+        if cap == Cap::PullDiagnostics && self.opts.dialect == Dialect::Tsserver {
             return true;
         }
         let static_on = !matches!(
@@ -404,7 +409,7 @@ impl LspClient {
 
     /// Pull diagnostics for one document (computed for its current content when asked).
     pub async fn pull_diagnostics(&self, uri: &Url) -> Result<Vec<WireDiagnostic>, LspError> {
-        if self.opts.diagnostics == DiagnosticsVia::Tsserver {
+        if self.opts.dialect == Dialect::Tsserver {
             return self.tsserver_diagnostics(uri).await;
         }
         let report: lt::DocumentDiagnosticReportResult = self

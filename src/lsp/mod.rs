@@ -12,7 +12,7 @@ mod watched;
 pub mod wire;
 
 pub use caps::Cap;
-pub use client::{ClientOptions, Connect, DiagnosticsVia, LspClient};
+pub use client::{ClientOptions, Connect, Dialect, LspClient};
 pub use transport::SpawnSpec;
 
 use std::time::Duration;

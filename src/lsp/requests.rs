@@ -125,6 +125,20 @@ impl LspClient {
         })
     }
 
+    /// Workspace symbols: for tsserver, searched in the projects of `projects` (one file each;
+    /// its `workspace/symbol` searches only the project of the file it saw last), else the
+    /// server's `workspace/symbol`.
+    pub async fn workspace_symbols_in(
+        &self,
+        query: &str,
+        projects: &[std::path::PathBuf],
+    ) -> Result<Vec<WireWorkspaceSymbol>, LspError> {
+        if self.opts.dialect == super::Dialect::Tsserver && !projects.is_empty() {
+            return self.tsserver_symbols(query, projects).await;
+        }
+        self.workspace_symbols(query).await
+    }
+
     pub async fn signature_help(
         &self,
         uri: &Url,

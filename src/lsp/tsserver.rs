@@ -13,7 +13,9 @@ use url::Url;
 
 use super::LspError;
 use super::client::LspClient;
-use super::wire::{Severity, WireDiagnostic, WirePos, WireRange};
+use super::wire::{
+    Severity, WireDiagnostic, WireLocation, WirePos, WireRange, WireWorkspaceSymbol,
+};
 
 const COMMAND: &str = "typescript.tsserverRequest";
 const KINDS: [&str; 3] = [
@@ -45,6 +47,59 @@ impl LspClient {
             out.extend(body(&answer, kind)?.iter().filter_map(diagnostic));
         }
         Ok(out)
+    }
+
+    /// Symbols matching `query` in the projects of each of `files` (one file per project;
+    /// tsserver's `navto` searches the projects of the file it is given), merged.
+    pub async fn tsserver_symbols(
+        &self,
+        query: &str,
+        files: &[std::path::PathBuf],
+    ) -> Result<Vec<WireWorkspaceSymbol>, LspError> {
+        let mut out: Vec<WireWorkspaceSymbol> = Vec::new();
+        for file in files {
+            // Brings the file's project up to date first: a `navto` right after the project
+            // was opened can search only part of it.
+            let _: Value = self
+                .call(
+                    "workspace/executeCommand",
+                    json!({"command": COMMAND, "arguments": ["projectInfo", {"file": file, "needFileNameList": false}]}),
+                )
+                .await?;
+            let answer: Value = self
+                .call(
+                    "workspace/executeCommand",
+                    json!({"command": COMMAND, "arguments": ["navto", {"file": file, "searchValue": query}]}),
+                )
+                .await?;
+            for item in body(&answer, "navto")? {
+                if let Some(s) = nav_item(item)
+                    && !out
+                        .iter()
+                        .any(|o| o.location == s.location && o.name == s.name)
+                {
+                    out.push(s);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The project tsserver puts `file` in (its config file, or a name for an inferred
+    /// project), its graph brought up to date.
+    pub async fn tsserver_project_of(&self, file: &std::path::Path) -> Result<String, LspError> {
+        let answer: Value = self
+            .call(
+                "workspace/executeCommand",
+                json!({"command": COMMAND, "arguments": ["projectInfo", {"file": file, "needFileNameList": false}]}),
+            )
+            .await?;
+        Ok(answer
+            .get("body")
+            .and_then(|b| b.get("configFileName"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string())
     }
 
     /// Makes tsserver reread its projects (file lists and files it has not been sent) from
@@ -79,18 +134,56 @@ fn body<'a>(answer: &'a Value, kind: &str) -> Result<&'a [Value], LspError> {
         .unwrap_or(&[]))
 }
 
+/// A tsserver position (1-based line and UTF-16 offset) as the server's.
+fn position(p: &Value) -> Option<WirePos> {
+    Some(WirePos {
+        line: u32::try_from(p.get("line")?.as_u64()?.checked_sub(1)?).ok()?,
+        character: u32::try_from(p.get("offset")?.as_u64()?.checked_sub(1)?).ok()?,
+    })
+}
+
+/// One `navto` item, its kind named as typescript-language-server names it.
+fn nav_item(item: &Value) -> Option<WireWorkspaceSymbol> {
+    let file = item.get("file")?.as_str()?;
+    let uri = url::Url::from_file_path(file).ok()?;
+    let kind = match item.get("kind").and_then(Value::as_str).unwrap_or("") {
+        "class" | "local class" => "class",
+        "interface" => "interface",
+        "enum" => "enum",
+        "enum member" | "const" => "constant",
+        "function" | "local function" => "function",
+        "method" | "getter" | "setter" => "method",
+        "constructor" => "constructor",
+        "property" | "JSX attribute" => "property",
+        "field" => "field",
+        "module" => "module",
+        "file" => "file",
+        _ => "variable",
+    };
+    Some(WireWorkspaceSymbol {
+        name: item.get("name")?.as_str()?.to_string(),
+        kind,
+        container: item
+            .get("containerName")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
+        location: WireLocation {
+            uri,
+            range: WireRange {
+                start: position(item.get("start")?)?,
+                end: position(item.get("end")?)?,
+            },
+        },
+    })
+}
+
 /// One tsserver diagnostic (1-based line and UTF-16 offset) as typescript-language-server
 /// converts it.
 fn diagnostic(d: &Value) -> Option<WireDiagnostic> {
-    let pos = |p: &Value| {
-        Some(WirePos {
-            line: u32::try_from(p.get("line")?.as_u64()?.checked_sub(1)?).ok()?,
-            character: u32::try_from(p.get("offset")?.as_u64()?.checked_sub(1)?).ok()?,
-        })
-    };
     let range = WireRange {
-        start: pos(d.get("start")?)?,
-        end: pos(d.get("end")?)?,
+        start: position(d.get("start")?)?,
+        end: position(d.get("end")?)?,
     };
     let (severity, lsp_severity) = match d.get("category").and_then(Value::as_str) {
         Some("warning") => (Severity::Warning, 2),

@@ -282,6 +282,18 @@ impl Engine {
         }
         let (server, lease) = self.hold(&p.at.file, None, Cap::Rename, "rename").await?;
         let pos = position(&lease.snap, &p.at)?;
+        // A rename computed before the server knows the whole workspace misses files: it is
+        // shown (partial) but never applied.
+        let scope = self.workspace(&server).await;
+        if let Some(why) = &scope.partial
+            && p.apply.unwrap_or(false)
+        {
+            return Err(ToolError::new(
+                Code::Timeout,
+                format!("not applied: the rename could miss files ({why}); try again"),
+            )
+            .with_data(json!({"reason": why})));
+        }
         let uri = &lease.snap.uri;
         let name = p.new_name.as_str();
         let ops = server
@@ -320,7 +332,10 @@ impl Engine {
             )
             .await
         } else {
-            Ok(self.preview(&key, &plan))
+            let mut preview = self.preview(&key, &plan);
+            preview.partial = scope.partial.is_some();
+            preview.reason = scope.partial;
+            Ok(preview)
         }
     }
 

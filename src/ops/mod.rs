@@ -67,6 +67,8 @@ pub struct Engine {
     opts: EngineOptions,
     /// Languages the workspace holds, scanned once (for the tool list).
     present: std::sync::OnceLock<Vec<String>>,
+    /// Each language the workspace holds, with one file of it (walked once).
+    samples: tokio::sync::OnceCell<Vec<(String, PathBuf)>>,
     /// The edit journal, opened on first use.
     journal: std::sync::OnceLock<Result<crate::edits::journal::Journal, ToolError>>,
     /// One edit applies at a time.
@@ -81,6 +83,7 @@ impl Engine {
             registry,
             opts,
             present: std::sync::OnceLock::new(),
+            samples: tokio::sync::OnceCell::new(),
             journal: std::sync::OnceLock::new(),
             edit_lock: tokio::sync::Mutex::new(()),
             previews: std::sync::Mutex::default(),
@@ -108,18 +111,6 @@ impl Engine {
         tokio::task::spawn_blocking(move || langs.scan(WALK_LIMIT).into_keys().collect())
             .await
             .unwrap_or_default()
-    }
-
-    /// The first file whose language `accept` takes, from a walk on the blocking pool.
-    async fn first_file(
-        &self,
-        accept: impl Fn(&str) -> bool + Send + 'static,
-    ) -> Option<std::path::PathBuf> {
-        let langs = self.registry.detector().clone();
-        tokio::task::spawn_blocking(move || langs.first_file(WALK_LIMIT, accept))
-            .await
-            .ok()
-            .flatten()
     }
 
     pub fn options(&self) -> &EngineOptions {
@@ -167,10 +158,15 @@ impl Engine {
             .first_supporting(&path, &language, cap, tool)
             .await?;
         let lease = server.docs.lease(&path, &language, source).await?;
-        if let Err(busy) = server.client().wait_loaded(self.opts.ready_timeout).await {
-            tracing::warn!(server = %server.name, "answering before the server is loaded: {:?}", busy.titles);
-        }
         Ok((server, lease))
+    }
+
+    /// What `server` can answer of a workspace-wide question, after waiting (bounded) for it
+    /// to be ready as its preset says.
+    async fn workspace(&self, server: &Server) -> crate::registry::Scope {
+        server
+            .workspace_ready(self.opts.ready_timeout, self.languages())
+            .await
     }
 
     /// Locations from the server, made into `Loc`s with code-point columns and source text.
@@ -225,14 +221,18 @@ impl Engine {
             .await?;
         let pos = position(&lease.snap, &p.at)?;
         let uri = &lease.snap.uri;
+        let scope = self.workspace(&server).await;
         let locs = server
             .request(
                 Some(&lease),
                 |c| async move { c.goto(kind, uri, pos).await },
             )
             .await?;
+        let (partial, reason) = readiness(scope);
         Ok(LocationsResult {
             locations: self.locs(&lease.snap, locs),
+            partial,
+            reason,
         })
     }
 
@@ -246,7 +246,7 @@ impl Engine {
             )
             .await?;
         let pos = position(&lease.snap, &p.at)?;
-        let ready = server.client().wait_idle(self.opts.ready_timeout).await;
+        let ready = self.workspace(&server).await;
         let uri = &lease.snap.uri;
         let decl = p.include_declaration.unwrap_or(true);
         let raw = server
@@ -322,20 +322,25 @@ impl Engine {
                 "no running language server offers workspace symbols",
             ));
         }
-        let mut all = Vec::new();
-        let mut busy = Ok(());
-        for server in servers {
-            self.ensure_project(&server).await;
-            let ready = server.client().wait_idle(self.opts.ready_timeout).await;
-            if busy.is_ok() {
-                busy = ready;
-            }
-            let query = p.query.as_str();
+        // Every server at once: each waits for its own readiness.
+        let query = p.query.as_str();
+        let answers = futures::future::join_all(servers.iter().map(|server| async move {
+            let scope = self.workspace(server).await;
+            let projects = scope.projects.as_slice();
             let found = server
-                .request(None, |c| async move { c.workspace_symbols(query).await })
-                .await?;
+                .request(None, |c| async move {
+                    c.workspace_symbols_in(query, projects).await
+                })
+                .await;
+            (server, scope.partial, found)
+        }))
+        .await;
+        let mut all = Vec::new();
+        let mut reasons = Vec::new();
+        for (server, partial, found) in answers {
+            reasons.extend(partial);
             let mut files = FileCache::empty(server.client().encoding());
-            for s in found {
+            for s in found? {
                 if let Some(kind) = &p.kind
                     && !s.kind.eq_ignore_ascii_case(kind)
                 {
@@ -352,7 +357,10 @@ impl Engine {
             }
         }
         let (page, total, next_cursor) = paginate(all, p.limit, p.cursor.as_deref(), 100)?;
-        let (partial, reason) = readiness(busy);
+        let (partial, reason) = (
+            !reasons.is_empty(),
+            (!reasons.is_empty()).then(|| reasons.join("; ")),
+        );
         Ok(WorkspaceSymbolsResult {
             symbols: page,
             total,
@@ -363,50 +371,29 @@ impl Engine {
         })
     }
 
-    /// Some servers (tsserver) know no project until a file is open: open one of theirs.
-    async fn ensure_project(&self, server: &Server) {
-        if server.docs.open_count() > 0 {
-            return;
-        }
-        let langs = self
-            .registry
-            .get(&server.name)
-            .await
-            .map(|s| s.languages)
-            .unwrap_or_default();
-        let serves =
-            move |l: &str| l != "plaintext" && (langs.is_empty() || langs.iter().any(|x| x == l));
-        if let Some(file) = self.first_file(serves).await {
-            let language = self.languages().detect(&file);
-            if let Ok(lease) = server.docs.lease(&file, &language, None).await {
-                drop(lease);
-                let _ = server.client().wait_loaded(self.opts.ready_timeout).await;
-            }
-        }
-    }
-
-    /// Running servers with `cap`; when none runs yet, starts those for the workspace's
-    /// languages that could.
+    /// The servers with `cap` for every language the workspace holds (one file each, from a
+    /// walk made once), started if they were not: a workspace-wide question must reach every
+    /// server that knows part of the answer, not only those some earlier call started.
     async fn servers_with(&self, cap: Cap) -> Vec<Arc<Server>> {
-        let running: Vec<_> = self
-            .registry
-            .running()
-            .into_iter()
-            .filter(|s| s.supports(cap))
-            .collect();
-        if !running.is_empty() {
-            return running;
-        }
+        let samples = self
+            .samples
+            .get_or_init(|| async {
+                let langs = self.registry.detector().clone();
+                tokio::task::spawn_blocking(move || langs.samples(WALK_LIMIT))
+                    .await
+                    .unwrap_or_default()
+            })
+            .await;
+        let started = futures::future::join_all(
+            samples
+                .iter()
+                .map(|(language, file)| self.registry.started_for(file, language)),
+        )
+        .await;
         let mut out: Vec<Arc<Server>> = Vec::new();
-        for language in self.scan_languages().await {
-            let wanted = language.clone();
-            let Some(file) = self.first_file(move |l| l == wanted).await else {
-                continue;
-            };
-            for s in self.registry.started_for(&file, &language).await {
-                if s.supports(cap) && !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
-                    out.push(s);
-                }
+        for s in started.into_iter().flatten() {
+            if s.supports(cap) && !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
+                out.push(s);
             }
         }
         out
@@ -456,6 +443,8 @@ impl Engine {
             .await?;
         let pos = position(&lease.snap, &p.at)?;
         let uri = &lease.snap.uri;
+        // Completions offer symbols to import from anywhere in the workspace.
+        let (partial, reason) = readiness(self.workspace(&server).await);
         let c = server
             .request(
                 Some(&lease),
@@ -465,6 +454,8 @@ impl Engine {
         let limit = positive(p.limit, "limit")?.unwrap_or(20) as usize;
         let total = c.items.len();
         Ok(CompletionsResult {
+            partial,
+            reason,
             items: c
                 .items
                 .into_iter()
@@ -497,6 +488,7 @@ impl Engine {
             Direction::Outgoing => CallDirection::Outgoing,
         };
         let uri = &lease.snap.uri;
+        let (partial, reason) = readiness(self.workspace(&server).await);
         let calls = server
             .request(Some(&lease), |c| async move {
                 c.call_hierarchy(uri, pos, dir).await
@@ -520,7 +512,11 @@ impl Engine {
                 })
             })
             .collect();
-        Ok(CallHierarchyResult { calls })
+        Ok(CallHierarchyResult {
+            calls,
+            partial,
+            reason,
+        })
     }
 
     pub async fn diagnostics(&self, p: DiagnosticsParams) -> Result<DiagnosticsResult, ToolError> {
@@ -697,17 +693,9 @@ impl Engine {
     }
 }
 
-fn readiness(r: Result<(), crate::lsp::wire::Busy>) -> (bool, Option<String>) {
-    match r {
-        Ok(()) => (false, None),
-        Err(b) => (
-            true,
-            Some(format!(
-                "the server was still busy ({}) when the wait ran out; results may be incomplete",
-                b.titles.join(", ")
-            )),
-        ),
-    }
+/// An answer's `partial` and `reason` from what its server could answer.
+fn readiness(scope: crate::registry::Scope) -> (bool, Option<String>) {
+    (scope.partial.is_some(), scope.partial)
 }
 
 fn positive(n: Option<Num>, what: &str) -> Result<Option<u32>, ToolError> {

@@ -202,6 +202,10 @@ pub struct HoverResult {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LocationsResult {
     pub locations: Vec<Loc>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -291,6 +295,10 @@ pub struct CompletionItem {
 pub struct CompletionsResult {
     pub items: Vec<CompletionItem>,
     pub total: usize,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -305,6 +313,10 @@ pub struct Call {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CallHierarchyResult {
     pub calls: Vec<Call>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A diagnostic (SPEC §3 `Diag`).

@@ -17,14 +17,16 @@ use crate::documents::Documents;
 use crate::error::{Code, ToolError};
 use crate::lsp::{Cap, ClientOptions, Connect, LspClient, LspError};
 
+mod readiness;
 mod server;
 mod supervisor;
 mod sync;
 
 use crate::watch::{WatchOptions, Watcher};
 use crate::workspace::config::Config;
-use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, ServerSpec};
+use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, Readiness, ServerSpec};
 use crate::workspace::{Languages, Root, server_root};
+pub use readiness::Scope;
 pub use server::{Server, ServerEvent};
 use supervisor::Supervisor;
 
@@ -487,7 +489,7 @@ impl Registry {
             settings: spec.settings.clone(),
             initialization: spec.initialization.clone(),
             ready_marker: spec.ready_marker.clone(),
-            diagnostics: spec.diagnostics,
+            dialect: spec.dialect,
         };
         // Watching starts before the first server reads the disk.
         self.ensure_watcher().await;
@@ -505,6 +507,8 @@ impl Registry {
             allow: spec.allow.clone(),
             languages: spec.languages.clone(),
             on_change: spec.on_change,
+            readiness: spec.readiness,
+            projects: tokio::sync::Mutex::new(None),
             first: client,
             sup: Mutex::default(),
             generation: tokio::sync::watch::channel(0).0,
@@ -520,6 +524,14 @@ impl Registry {
             events: self.events.clone(),
         };
         tokio::spawn(sup.run());
+        if server.readiness == Readiness::Projects {
+            // Loading its projects takes tsserver seconds on a real repository: begun now, it
+            // overlaps with whatever the first call does before it asks.
+            let (s, languages) = (server.clone(), self.languages.clone());
+            tokio::spawn(async move {
+                s.prepare(&languages).await;
+            });
+        }
         Ok(server)
     }
 

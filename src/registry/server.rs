@@ -12,7 +12,7 @@ use crate::documents::{Documents, Lease};
 use crate::lsp::{Cap, LspClient, LspError};
 use crate::watch::{Change, ChangeKind};
 use crate::workspace::Languages;
-use crate::workspace::presets::OnDiskChange;
+use crate::workspace::presets::{OnDiskChange, Readiness};
 
 /// At most this many changed files are opened in a server that reads changes from lspgate
 /// (tsserver); past it, the server reloads its projects instead.
@@ -51,6 +51,10 @@ pub struct Server {
     pub(super) languages: Vec<String>,
     /// What it needs to notice files that changed on disk.
     pub(super) on_change: OnDiskChange,
+    /// What it needs before a workspace-wide answer is complete.
+    pub(super) readiness: Readiness,
+    /// tsserver's projects, once found (see `readiness`).
+    pub(super) projects: tokio::sync::Mutex<Option<super::readiness::Projects>>,
     /// The first process: its capabilities (and so the tool set) stay in force after restarts.
     pub(super) first: Arc<LspClient>,
     pub(super) sup: Mutex<SupState>,
@@ -166,6 +170,24 @@ impl Server {
             }
         }
         client.did_change_watched_files(&mine);
+        // What readiness found may no longer hold: project files came or went, or many files
+        // appeared at once.
+        let created = mine
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Created)
+            .count();
+        let projects_changed = mine.iter().any(|c| {
+            c.kind != ChangeKind::Changed
+                && c.path.file_name().is_some_and(|n| {
+                    matches!(
+                        n.to_str(),
+                        Some("tsconfig.json" | "jsconfig.json" | "compile_commands.json")
+                    )
+                })
+        });
+        if projects_changed || created > OPEN_CHANGED_LIMIT {
+            self.rearm();
+        }
         let served = |c: &&Change| self.serves(&languages.detect(&c.path));
         match self.on_change {
             OnDiskChange::Watched => {

@@ -148,6 +148,7 @@ impl Supervisor {
                         return false;
                     };
                     server.docs.replace_client(client);
+                    server.rearm();
                     if let Ok(mut st) = server.sup.lock() {
                         st.restarting = false;
                         st.restarts += 1;

@@ -93,6 +93,18 @@ impl Languages {
         out
     }
 
+    /// Each language the workspace holds (not plaintext), with its first file in path order.
+    pub fn samples(&self, limit: usize) -> Vec<(String, PathBuf)> {
+        let mut out: Vec<(String, PathBuf)> = Vec::new();
+        for p in walk(&self.root, limit) {
+            let lang = self.detect(&p);
+            if lang != "plaintext" && !out.iter().any(|(l, _)| *l == lang) {
+                out.push((lang, p));
+            }
+        }
+        out
+    }
+
     /// The first file (in path order) whose language `accept` takes.
     pub fn first_file(&self, limit: usize, accept: impl Fn(&str) -> bool) -> Option<PathBuf> {
         walk(&self.root, limit)
