@@ -458,3 +458,39 @@ async fn past_the_watch_limit_lspgate_polls_and_stays_fresh() {
     }
     gate.stop().await;
 }
+
+/// `diagnostics` without a file is as fresh as with one: a dependency broken from a shell shows
+/// in every file with problems at once, and its fix clears them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagnostics_of_every_file_are_as_fresh_as_one_files() {
+    require("pyright-langserver");
+    let lib_ok = "def f(a: int) -> int:\n    return a\n";
+    let ws = workspace(&[
+        ("lib.py", lib_ok),
+        ("use.py", "from lib import f\n\nx: int = f(1)\n"),
+        ("other.py", "from lib import f\n\ny: int = f(2)\n"),
+    ]);
+    let gate = Gate::start(ws.path(), &[], &["pyright-langserver", "--stdio"]).await;
+    for f in ["use.py", "other.py"] {
+        gate.ok("diagnostics", json!({"file": f})).await;
+    }
+    for round in 0..10usize {
+        let broken = round.is_multiple_of(2);
+        let text = if broken {
+            "def f(a: str) -> int:\n    return len(a)\n"
+        } else {
+            lib_ok
+        };
+        write(&ws.path().join("lib.py"), text, round);
+        let (d, text) = gate.ok("diagnostics", json!({})).await;
+        let files: Vec<&str> = d["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["file"].as_str().unwrap())
+            .collect();
+        let want: &[&str] = if broken { &["other.py", "use.py"] } else { &[] };
+        assert_eq!(files, want, "round {round}: {text}");
+    }
+    gate.stop().await;
+}

@@ -677,3 +677,29 @@ fn the_schema_checks_can_fail() {
         "results": [{"level": "fatal", "message": {"text": "m"}}]}]});
     assert!(sarif_errors(&bad_level).is_err());
 }
+
+/// `shrink` takes a candidate's errors only from an answer for that candidate: a server that
+/// leaves some versions unanswered (the fixture's `FLAKY`) makes it keep lines, never take the
+/// previous candidate's push as the answer; the kept error is the one the final file has; a
+/// file the server never answers for is a `timeout`, not a made-up reduction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shrink_judges_only_answers_for_each_candidate() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut text = String::from("FLAKY\n");
+    for i in 0..12 {
+        text.push_str(&format!("line {i}\n"));
+    }
+    text.push_str("ERROR here\n");
+    std::fs::write(ws.path().join("a.txt"), &text).unwrap();
+    std::fs::write(ws.path().join("b.txt"), "SILENT\nERROR here\n").unwrap();
+    let gate = Gate::start(ws.path(), &["--diagnostics-timeout", "0.5"], &[FIXTURE]).await;
+    let (s, out) = gate.ok("shrink", json!({"file": "a.txt"})).await;
+    let minimal = s["minimal_source"].as_str().unwrap();
+    assert!(minimal.contains("ERROR here"), "{out}");
+    assert_eq!(s["kept_error"]["message"], "found ERROR", "{out}");
+    assert!(s["minimal_lines"].as_u64().unwrap() < 14, "{out}");
+
+    let (code, message) = gate.err("shrink", json!({"file": "b.txt"})).await;
+    assert_eq!(code, "timeout", "{message}");
+    gate.stop().await;
+}

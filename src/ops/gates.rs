@@ -253,22 +253,46 @@ impl Engine {
             .first()
             .cloned()
             .ok_or_else(|| self.registry.no_server(&language, &path))?;
+        // A candidate's errors, judged only on an answer for its own content: a stale one (a
+        // push for the previous candidate) is no answer (`None`).
         let errors_of = |text: String| {
             let server = server.clone();
             let (path, language) = (path.clone(), language.clone());
             async move {
-                let lease = server.docs.lease(&path, &language, Some(&text)).await?;
-                let d = self.file_diagnostics(&server, &lease).await?;
-                Ok::<Vec<Diag>, ToolError>(
-                    diags(&lease.snap, d.diagnostics)
+                // Asked twice at most: a server may drop one answer.
+                let mut answer = None;
+                for _ in 0..2 {
+                    let lease = server.docs.lease(&path, &language, Some(&text)).await?;
+                    let d = self.file_diagnostics(&server, &lease).await?;
+                    if d.fresh {
+                        answer = Some((lease.snap.clone(), d.diagnostics));
+                        break;
+                    }
+                }
+                let Some((snap, diagnostics)) = answer else {
+                    return Ok::<Option<Vec<Diag>>, ToolError>(None);
+                };
+                Ok(Some(
+                    diags(&snap, diagnostics)
                         .into_iter()
                         .filter(|x| x.severity == Severity::Error)
                         .collect(),
-                )
+                ))
             }
+        };
+        let stale = |what: &str| {
+            ToolError::new(
+                Code::Timeout,
+                format!(
+                    "{} sent no diagnostics for {what} within {}s",
+                    server.name,
+                    self.opts.diagnostics_timeout.as_secs()
+                ),
+            )
         };
         let first = errors_of(original.clone())
             .await?
+            .ok_or_else(|| stale(&p.file))?
             .into_iter()
             .min_by_key(|d| (d.line, d.column))
             .ok_or_else(|| ToolError::invalid(format!("{} has no error to keep", p.file)))?;
@@ -318,7 +342,10 @@ impl Engine {
                         .cloned()
                         .collect();
                     steps += 1;
-                    if errors_of(render(&rest)).await?.iter().any(same) {
+                    // Not answered for this candidate: not taken (the error is not known to
+                    // survive without these lines).
+                    let kept = errors_of(render(&rest)).await?;
+                    if kept.is_some_and(|e| e.iter().any(same)) {
                         units = rest;
                         n = (n - 1).max(2);
                         continue 'outer;
@@ -335,11 +362,21 @@ impl Engine {
             }
         }
         let minimal = render(&units);
+        // The error is reported as kept only if the answer for the minimal file has it.
         let kept = errors_of(minimal.clone())
             .await?
+            .ok_or_else(|| stale("the reduced file"))?
             .into_iter()
             .find(|d| same(d))
-            .unwrap_or(first);
+            .ok_or_else(|| {
+                ToolError::new(
+                    Code::ServerError,
+                    format!(
+                        "{} no longer reports `{}` for the reduced file, though it did for each step: its answers vary; nothing to report",
+                        server.name, first.message
+                    ),
+                )
+            })?;
         Ok(ShrinkResult {
             original_lines: lines.len(),
             minimal_lines: minimal.lines().count(),

@@ -58,6 +58,9 @@ impl Default for EngineOptions {
 /// The files a preview was computed from and their digests then (`None`: absent).
 type Previewed = Vec<(PathBuf, Option<String>)>;
 
+/// Files nobody opened that `diagnostics` (without a file) opens to check, at most.
+const MAX_PUSHED_FILES: usize = 100;
+
 /// Files a workspace walk looks at, at most.
 pub(crate) const WALK_LIMIT: usize = 20_000;
 
@@ -591,23 +594,48 @@ impl Engine {
             });
             return Ok(out);
         }
-        // Every open document, freshened, plus whatever else the servers reported on.
+        // Every open document, and every other file a server reported problems in (opened now:
+        // a push for a file nobody opened may predate a change of what it depends on), each
+        // freshened and asked for its current content's diagnostics.
         let mut by_file: BTreeMap<String, Vec<Diag>> = BTreeMap::new();
         for server in self.registry.running() {
-            let open = server.docs.open_paths();
-            for (path, language) in &open {
+            let mut files = server.docs.open_paths();
+            let pushed: Vec<(PathBuf, String)> = server
+                .client()
+                .pushed_uris()
+                .into_iter()
+                .filter_map(|uri| uri.to_file_path().ok())
+                .filter(|p| p.starts_with(self.root().path()))
+                .filter(|p| !files.iter().any(|(o, _)| o == p))
+                .filter(|p| {
+                    let uri = Url::from_file_path(p).ok();
+                    uri.is_some_and(|u| !server.client().latest_pushed(&u).is_empty())
+                })
+                .map(|p| {
+                    let l = self.languages().detect(&p);
+                    (p, l)
+                })
+                .collect();
+            if pushed.len() > MAX_PUSHED_FILES {
+                note(
+                    &mut out,
+                    format!(
+                        "{} reported on {} files nobody opened; the first {MAX_PUSHED_FILES} were checked",
+                        server.name,
+                        pushed.len()
+                    ),
+                );
+            }
+            files.extend(pushed.into_iter().take(MAX_PUSHED_FILES));
+            let mut slow = 0;
+            for (path, language) in &files {
                 let Ok(lease) = server.docs.lease(path, language, None).await else {
                     continue;
                 };
-                let d = server
-                    .docs
-                    .diagnostics(&lease, self.opts.diagnostics_timeout)
-                    .await?;
+                let d = self.file_diagnostics(&server, &lease).await?;
                 if !d.fresh {
-                    note(
-                        &mut out,
-                        format!("{} was slow to report on some files", server.name),
-                    );
+                    slow += 1;
+                    continue;
                 }
                 let list = by_file.entry(self.root().relative(path)).or_default();
                 for d in diags(&lease.snap, d.diagnostics) {
@@ -616,29 +644,19 @@ impl Engine {
                     }
                 }
             }
-            for uri in server.client().pushed_uris() {
-                let Ok(path) = uri.to_file_path() else {
-                    continue;
-                };
-                if open.iter().any(|(p, _)| *p == path) || !path.starts_with(self.root().path()) {
-                    continue;
-                }
-                let d = server.client().latest_pushed(&uri);
-                if d.is_empty() {
-                    continue;
-                }
-                let mut files = FileCache::empty(server.client().encoding());
-                let list = by_file.entry(self.root().relative(&path)).or_default();
-                for d in d
-                    .into_iter()
-                    .filter_map(|w| diag_via(&mut files, self.root(), &uri, w))
-                {
-                    if !list.contains(&d) {
-                        list.push(d);
-                    }
-                }
+            if slow > 0 {
+                note(
+                    &mut out,
+                    format!(
+                        "{} sent no diagnostics for the current content of {slow} file{} within {}s",
+                        server.name,
+                        if slow == 1 { "" } else { "s" },
+                        self.opts.diagnostics_timeout.as_secs()
+                    ),
+                );
             }
         }
+        by_file.retain(|_, d| !d.is_empty());
         out.files = by_file
             .into_iter()
             .map(|(file, diagnostics)| FileDiagnostics { file, diagnostics })
@@ -801,20 +819,6 @@ fn add_unique(out: &mut Vec<FileDiag>, file: &str, list: Vec<Diag>) {
             out.push(fd);
         }
     }
-}
-
-fn diag_via(files: &mut FileCache, root: &Root, uri: &Url, d: WireDiagnostic) -> Option<Diag> {
-    let loc = files.loc(root, uri, d.range)?;
-    Some(Diag {
-        severity: d.severity,
-        line: loc.line,
-        column: loc.column,
-        end_line: loc.end_line,
-        end_column: loc.end_column,
-        code: d.code,
-        source: d.source,
-        message: d.message,
-    })
 }
 
 /// A text scan for definitions, for servers without document symbols (flagged `fallback`).
