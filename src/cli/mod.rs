@@ -506,6 +506,9 @@ async fn check(
         changed: Some(changed),
         severity: Some(severity),
         tasks: Some(tasks.to_vec()),
+        // A gate's report for scripts and CI holds every issue.
+        limit: Some(crate::ops::types::Num(u32::MAX.into())),
+        cursor: None,
         terse: Some(cli.terse),
     };
     let bar = indicatif::ProgressBar::new(0);

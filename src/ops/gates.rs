@@ -110,9 +110,11 @@ impl Engine {
 
     pub async fn explain_failure(&self, p: ExplainParams) -> Result<ExplainResult, ToolError> {
         let d = self
-            .diagnostics(DiagnosticsParams {
+            .all_diagnostics(DiagnosticsParams {
                 file: Some(p.file.clone()),
                 source: None,
+                limit: None,
+                cursor: None,
                 terse: None,
             })
             .await?;

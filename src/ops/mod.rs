@@ -5,6 +5,7 @@
 pub mod edit;
 pub mod gates;
 pub mod render;
+pub mod shape;
 pub mod tools;
 pub mod types;
 
@@ -271,11 +272,16 @@ impl Engine {
         })
     }
 
+    /// The outline of a file, shaped (`shape::outline`: line order at every level, function
+    /// locals only when asked, `depth`) and paged (`shape::page`).
     pub async fn document_symbols(
         &self,
-        p: FileParams,
+        p: DocumentSymbolsParams,
     ) -> Result<DocumentSymbolsResult, ToolError> {
-        match self
+        let depth = positive(p.depth, "depth")?.map(|d| d as usize);
+        let limit = positive(p.limit, "limit")?.unwrap_or(300) as usize;
+        let start = cursor_start(p.cursor.as_deref())?;
+        let (symbols, source) = match self
             .hold(
                 &p.file,
                 p.source.as_deref(),
@@ -292,10 +298,8 @@ impl Engine {
                         |c| async move { c.document_symbols(uri).await },
                     )
                     .await?;
-                Ok(DocumentSymbolsResult {
-                    symbols: syms.into_iter().map(|s| symbol(&lease.snap, s)).collect(),
-                    source: SymbolSource::Server,
-                })
+                let syms = syms.into_iter().map(|s| symbol(&lease.snap, s)).collect();
+                (syms, SymbolSource::Server)
             }
             // No server can outline this file: lspgate's own scan, flagged as such.
             Err(e) if matches!(e.code, Code::NotSupported | Code::NoServer) => {
@@ -305,13 +309,19 @@ impl Engine {
                     None => std::fs::read_to_string(&path)
                         .map_err(|err| ToolError::io("read", &p.file, &err))?,
                 };
-                Ok(DocumentSymbolsResult {
-                    symbols: fallback_symbols(&text),
-                    source: SymbolSource::Fallback,
-                })
+                (fallback_symbols(&text), SymbolSource::Fallback)
             }
-            Err(e) => Err(e),
-        }
+            Err(e) => return Err(e),
+        };
+        let symbols = shape::outline(symbols, p.locals.unwrap_or(false), depth);
+        let total = shape::count(&symbols);
+        let end = start.saturating_add(limit);
+        Ok(DocumentSymbolsResult {
+            symbols: shape::page(symbols, start, limit),
+            total,
+            source,
+            next_cursor: (end < total).then(|| end.to_string()),
+        })
     }
 
     pub async fn workspace_symbols(
@@ -338,6 +348,7 @@ impl Engine {
             (server, scope.partial, found)
         }))
         .await;
+        // Ranked for the asker (see `shape`): each symbol with its (match, kind) rank.
         let mut all = Vec::new();
         let mut reasons = Vec::new();
         for (server, partial, found) in answers {
@@ -349,16 +360,24 @@ impl Engine {
                 {
                     continue;
                 }
+                let local = s.local || self.local_by_text(&mut files, &s);
                 if let Some(loc) = files.loc(self.root(), &s.location.uri, s.location.range) {
-                    all.push(WorkspaceSymbol {
-                        name: s.name,
-                        kind: s.kind.to_string(),
-                        container: s.container,
-                        loc,
-                    });
+                    let rank = shape::symbol_rank(query, &s.name, s.kind, local);
+                    all.push((
+                        rank,
+                        WorkspaceSymbol {
+                            name: s.name,
+                            kind: s.kind.to_string(),
+                            container: s.container,
+                            loc,
+                        },
+                    ));
                 }
             }
         }
+        // Stable: equal ranks keep the servers' order.
+        all.sort_by_key(|(rank, _)| *rank);
+        let all = all.into_iter().map(|(_, s)| s).collect();
         let (page, total, next_cursor) = paginate(all, p.limit, p.cursor.as_deref(), 100)?;
         let (partial, reason) = (
             !reasons.is_empty(),
@@ -372,6 +391,37 @@ impl Engine {
             partial,
             reason,
         })
+    }
+
+    /// Whether a workspace symbol the server did not mark local is a variable local to a
+    /// function, from its file's text (see `shape`): Python by its enclosing `def`,
+    /// JavaScript/TypeScript without a named container by its indentation.
+    fn local_by_text(
+        &self,
+        files: &mut FileCache,
+        s: &crate::lsp::wire::WireWorkspaceSymbol,
+    ) -> bool {
+        if !shape::is_variable(s.kind) {
+            return false;
+        }
+        let Ok(path) = s.location.uri.to_file_path() else {
+            return false;
+        };
+        let line = s.location.range.start.line as usize;
+        match self.languages().detect(&path).as_str() {
+            "python" if s.container.is_some() => files
+                .text(&s.location.uri)
+                .is_some_and(|(text, _)| shape::python_local(text, line)),
+            "javascript" | "typescript" | "javascriptreact" | "typescriptreact"
+                if s.container.is_none() =>
+            {
+                files
+                    .text(&s.location.uri)
+                    .and_then(|(text, index)| index.line(text, line))
+                    .is_some_and(shape::script_local)
+            }
+            _ => false,
+        }
     }
 
     /// The servers with `cap` for every language the workspace holds (one file each, from a
@@ -515,16 +565,60 @@ impl Engine {
                 })
             })
             .collect();
+        let (calls, total, next_cursor) = paginate(calls, p.limit, p.cursor.as_deref(), 100)?;
         Ok(CallHierarchyResult {
             calls,
+            total,
+            next_cursor,
             partial,
             reason,
         })
     }
 
+    /// Fresh diagnostics of one file, or of every file with problems; one page of them (files
+    /// in path order, each file's diagnostics in line order; a file cut by the page boundary
+    /// is on both pages with its part).
     pub async fn diagnostics(&self, p: DiagnosticsParams) -> Result<DiagnosticsResult, ToolError> {
+        // Bad paging arguments fail before any work.
+        positive(p.limit, "limit")?;
+        cursor_start(p.cursor.as_deref())?;
+        let (limit, cursor) = (p.limit, p.cursor.clone());
+        let mut out = self.all_diagnostics(p).await?;
+        if out.files.iter().all(|f| f.diagnostics.is_empty()) {
+            // Nothing to page; a file asked for stays listed, with no problems.
+            return Ok(out);
+        }
+        let flat: Vec<(String, Diag)> = std::mem::take(&mut out.files)
+            .into_iter()
+            .flat_map(|f| {
+                let file = f.file;
+                f.diagnostics.into_iter().map(move |d| (file.clone(), d))
+            })
+            .collect();
+        let (page, total, next_cursor) = paginate(flat, limit, cursor.as_deref(), 200)?;
+        for (file, d) in page {
+            match out.files.last_mut() {
+                Some(f) if f.file == file => f.diagnostics.push(d),
+                _ => out.files.push(FileDiagnostics {
+                    file,
+                    diagnostics: vec![d],
+                }),
+            }
+        }
+        out.total = total;
+        out.next_cursor = next_cursor;
+        Ok(out)
+    }
+
+    /// Every diagnostic `diagnostics` would page.
+    pub(crate) async fn all_diagnostics(
+        &self,
+        p: DiagnosticsParams,
+    ) -> Result<DiagnosticsResult, ToolError> {
         let mut out = DiagnosticsResult {
             files: Vec::new(),
+            total: 0,
+            next_cursor: None,
             partial: false,
             reason: None,
         };
@@ -755,19 +849,26 @@ fn position(snap: &Snapshot, p: &PositionParams) -> Result<crate::lsp::wire::Wir
     snap.to_wire(line, column)
 }
 
-fn paginate<T>(
+/// Where a page starts: 0, or the `next_cursor` a previous page gave.
+fn cursor_start(cursor: Option<&str>) -> Result<usize, ToolError> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c
+            .parse::<usize>()
+            .map_err(|_| ToolError::invalid(format!("cursor `{c}` is not one this tool gave"))),
+    }
+}
+
+/// One page of `items`: `limit` (or `default_limit`) from the cursor on, the total, and the
+/// cursor of the next page when there is one.
+pub(crate) fn paginate<T>(
     items: Vec<T>,
     limit: Option<Num>,
     cursor: Option<&str>,
     default_limit: u32,
 ) -> Result<(Vec<T>, usize, Option<String>), ToolError> {
     let limit = positive(limit, "limit")?.unwrap_or(default_limit) as usize;
-    let start = match cursor {
-        None => 0,
-        Some(c) => c
-            .parse::<usize>()
-            .map_err(|_| ToolError::invalid(format!("cursor `{c}` is not one this tool gave")))?,
-    };
+    let start = cursor_start(cursor)?;
     let total = items.len();
     let page: Vec<T> = items.into_iter().skip(start).take(limit).collect();
     let end = start + page.len();
@@ -898,6 +999,20 @@ impl<'a> FileCache<'a> {
             encoding,
             files: HashMap::new(),
         }
+    }
+
+    /// The text of the file at `uri` (the leased snapshot's, else the disk's) and its lines.
+    fn text(&mut self, uri: &Url) -> Option<(&str, &text::LineIndex)> {
+        if let Some(snap) = self.snap.filter(|s| s.uri == *uri) {
+            return Some((&snap.text, &snap.index));
+        }
+        let entry = self.files.entry(uri.clone()).or_insert_with(|| {
+            let text = std::fs::read(uri.to_file_path().ok()?).ok()?;
+            let text = String::from_utf8_lossy(&text).into_owned();
+            let index = text::LineIndex::new(&text);
+            Some((text, index))
+        });
+        entry.as_ref().map(|(t, i)| (t.as_str(), i))
     }
 
     fn loc(&mut self, root: &Root, uri: &Url, r: crate::lsp::wire::WireRange) -> Option<Loc> {

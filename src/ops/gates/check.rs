@@ -19,7 +19,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::super::types::*;
-use super::super::{Engine, WALK_LIMIT, diags};
+use super::super::{Engine, WALK_LIMIT, diags, paginate};
 use crate::error::ToolError;
 use crate::gates;
 use crate::workspace::presets::{Launch, Preset};
@@ -177,6 +177,8 @@ impl Engine {
         p: CheckParams,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<CheckReport, ToolError> {
+        // Bad paging arguments fail before any work.
+        let (_, _, _) = paginate(Vec::<()>::new(), p.limit, p.cursor.as_deref(), 200)?;
         let (files, mut unchecked) = self.check_scope(&p).await?;
         // Tasks are looked up first: an unknown or untrusted one fails the call before any
         // work is done.
@@ -251,11 +253,14 @@ impl Engine {
                 .collect::<Vec<_>>()
                 .join("; ")
         });
+        let (issues, total, next_cursor) = paginate(issues, p.limit, p.cursor.as_deref(), 200)?;
         Ok(CheckReport {
             version: 1,
             ok: !found && unchecked.is_empty(),
             summary,
             issues,
+            total,
+            next_cursor,
             partial: !unchecked.is_empty(),
             reason,
             unchecked,

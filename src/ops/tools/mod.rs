@@ -174,10 +174,10 @@ pub const TOOLS: [ToolDef; 22] = [
     ToolDef {
         name: "document_symbols",
         title: "Outline",
-        description: "Outline of a file: classes, functions, methods and variables with their lines, nested.",
+        description: "Outline of a file in line order: classes, functions, methods and variables with their lines, nested; variables local to functions only with `locals`.",
         group: Group::Navigation,
         effect: Effect::Read,
-        params: input::<FileParams>,
+        params: input::<DocumentSymbolsParams>,
         result: output::<DocumentSymbolsResult>,
         caps: &[],
     },
@@ -556,7 +556,7 @@ async fn dispatch(
             finish(engine, engine.references(p).await?, t)
         }
         "document_symbols" => {
-            let p: FileParams = parse(args)?;
+            let p: DocumentSymbolsParams = parse(args)?;
             let t = p.terse;
             finish(engine, engine.document_symbols(p).await?, t)
         }
