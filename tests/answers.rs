@@ -1,5 +1,7 @@
 //! Answers that fit an agent (issue 15) on small workspaces, with real pyright: every list
-//! pages (`diagnostics` without a file, `check`, `call_hierarchy`).
+//! pages (`diagnostics` without a file, `check`, `call_hierarchy`), and a whole-workspace
+//! check's first pass is pyright's own workspace diagnostics and finds what checking file by
+//! file finds.
 
 mod common;
 use common::*;
@@ -16,6 +18,17 @@ fn six_errors() -> tempfile::TempDir {
         .unwrap();
     }
     ws
+}
+
+/// The LSP methods a call with `raw: true` sent to pyright.
+fn methods(r: &Value) -> Vec<String> {
+    r["raw"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["server"] == "builtin/pyright")
+        .filter_map(|m| m["method"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// Every page of `tool` with `args` and `limit`, following `next_cursor`: each page's
@@ -105,4 +118,51 @@ async fn lists_page_with_limit_total_and_next_cursor() {
         .collect();
     assert_eq!(callers, [json!("one"), json!("two"), json!("three")]);
     gate.stop().await;
+}
+
+/// The first check of the whole workspace is one `workspace/diagnostic` pass in pyright (in
+/// its workspace diagnostic mode, which the preset sets); later checks ask file by file what
+/// pyright then knows. Both find what a check of each file by name finds, and an edit made
+/// from outside is in the next check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_whole_check_is_pyrights_workspace_pass() {
+    require("pyright-langserver");
+    let ws = six_errors();
+    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let (first, text) = gate.ok("check", json!({"raw": true})).await;
+    assert!(
+        methods(&first).contains(&"workspace/diagnostic".to_string()),
+        "{text}"
+    );
+    assert!(
+        !methods(&first).contains(&"textDocument/diagnostic".to_string()),
+        "{text}"
+    );
+    assert_eq!(first["summary"]["files"], 3, "{text}");
+    assert_eq!(first["summary"]["errors"], 6, "{text}");
+
+    let (again, text) = gate.ok("check", json!({"raw": true})).await;
+    assert!(
+        !methods(&again).contains(&"workspace/diagnostic".to_string()),
+        "{text}"
+    );
+    assert_eq!(findings(&again), findings(&first));
+    let (named, _) = gate
+        .ok("check", json!({"paths": ["a.py", "b.py", "c.py"]}))
+        .await;
+    assert_eq!(findings(&named), findings(&first));
+
+    // Fixed from outside: one error fewer, at once.
+    std::fs::write(
+        ws.path().join("b.py"),
+        "x: int = 1\n\n\ndef f() -> int:\n    return \"two\"\n",
+    )
+    .unwrap();
+    let (after, text) = gate.ok("check", json!({})).await;
+    assert_eq!(after["summary"]["errors"], 5, "{text}");
+    gate.stop().await;
+    let fresh = Gate::start(ws.path(), &[], &[]).await;
+    let (want, _) = fresh.ok("check", json!({})).await;
+    fresh.stop().await;
+    assert_eq!(findings(&after), findings(&want));
 }

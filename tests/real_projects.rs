@@ -288,3 +288,53 @@ async fn django_outline_is_ordered_without_locals_and_pages() {
     assert_eq!(paged, all);
     gate.stop().await;
 }
+
+/// Django's JavaScript is under no jsconfig.json (checkJs off): tsserver's own diagnostics
+/// requests answer for each file at once, so the check needs no wait at all (a bound of one
+/// second on waiting for pushed diagnostics changes nothing) and says that it checked syntax,
+/// not types.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn django_javascript_is_checked_without_waiting_and_says_how() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    require("typescript-language-server");
+    let ws = real_project("django-5.2");
+    let gate = Gate::start(ws.path(), &["--diagnostics-timeout", "1"], &[]).await;
+    let scope = "django/contrib/admin/static";
+    let (r, text) = gate
+        .ok("check", json!({"paths": [scope], "limit": 100000}))
+        .await;
+    gate.stop().await;
+    let js = walk_count(&ws.path().join(scope), "js");
+    assert!(js > 50, "{js} JavaScript files");
+    assert_eq!(r["summary"]["files"].as_u64(), Some(js as u64), "{text}");
+    assert!(r.get("unchecked").is_none(), "{text}");
+    assert_eq!(r["ok"], true, "{text}");
+    let notes = r["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{text}");
+    let note = notes[0].as_str().unwrap();
+    assert!(
+        note.starts_with(&format!(
+            "builtin/typescript-language-server: {js} JavaScript files"
+        )),
+        "{note}"
+    );
+    assert!(note.contains("not types"), "{note}");
+    assert!(
+        text.contains("note: builtin/typescript-language-server"),
+        "{text}"
+    );
+}
+
+/// Files under `dir` whose name ends with `.EXT`.
+fn walk_count(dir: &std::path::Path, ext: &str) -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            n += walk_count(&p, ext);
+        } else if p.extension().is_some_and(|x| x == ext) {
+            n += 1;
+        }
+    }
+    n
+}

@@ -2,6 +2,7 @@
 //! culprit), `shrink` (delta debugging of a failing file in an overlay, the server as the
 //! oracle) and `execute_command`.
 
+mod batch;
 mod check;
 
 use std::sync::Arc;

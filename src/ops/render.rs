@@ -458,6 +458,10 @@ impl Render for WhatIfResult {
 impl Render for CheckReport {
     fn render(&self, terse: bool) -> String {
         let mut out = String::new();
+        // How files were checked, first: a long list of issues is cut from the end.
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
         for i in &self.issues {
             if terse && i.diag.severity > crate::lsp::wire::Severity::Warning {
                 continue;

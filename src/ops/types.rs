@@ -692,6 +692,10 @@ pub struct CheckReport {
     pub total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+    /// What was checked less thoroughly than it could be, and why (JavaScript no project
+    /// type-checks: syntax only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// True when anything is `unchecked`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
