@@ -1,7 +1,7 @@
 //! Answers that fit an agent (issue 15) on small workspaces, with real pyright: every list
-//! pages (`diagnostics` without a file, `check`, `call_hierarchy`), and a whole-workspace
-//! check's first pass is pyright's own workspace diagnostics and finds what checking file by
-//! file finds.
+//! pages (`diagnostics` without a file, `check`, `call_hierarchy`), a whole-workspace check's
+//! first pass is pyright's own workspace diagnostics and finds what checking file by file
+//! finds, and `serve` takes a server command without `--`.
 
 mod common;
 use common::*;
@@ -165,4 +165,29 @@ async fn a_first_whole_check_is_pyrights_workspace_pass() {
     let (want, _) = fresh.ok("check", json!({})).await;
     fresh.stop().await;
     assert_eq!(findings(&after), findings(&want));
+}
+
+/// The MCP Inspector's CLI drops `--`: `serve --root DIR CMD ARGS` serves CMD alone, as
+/// `serve --root DIR -- CMD ARGS` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_takes_a_server_command_without_dashes() {
+    require("pyright-langserver");
+    let ws = example("python");
+    // Given after the options, as the Inspector passes it.
+    let gate = Gate::start(ws.path(), &["pyright-langserver", "--stdio"], &[]).await;
+    let (servers, _) = gate.ok("servers", json!({})).await;
+    let list = servers["servers"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{servers}");
+    assert_eq!(list[0]["name"], "cli/pyright-langserver");
+    let (h, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "app.py", "line": 12, "symbol": "compute"}),
+        )
+        .await;
+    assert!(
+        h["contents"].as_str().unwrap().contains("compute"),
+        "{text}"
+    );
+    gate.stop().await;
 }
