@@ -245,15 +245,18 @@ fn command(def: &'static ToolDef) -> ClapCommand {
         if taken.contains(name) {
             continue;
         }
+        let help = schema.get("description").and_then(Value::as_str);
         let arg = if OPTIONAL_POSITIONAL.contains(&(def.name, *name)) {
             Arg::new(*name)
                 .value_name(intern(name.to_uppercase()))
                 .action(ArgAction::Append)
+                .help(help)
         } else if TRAILING.contains(&(def.name, *name)) {
             Arg::new(*name)
                 .value_name(intern(name.to_uppercase()))
                 .num_args(0..)
                 .last(true)
+                .help(help)
         } else {
             flag_arg(def, name, schema)
         };
