@@ -266,6 +266,20 @@ impl ServerHandler for McpServer {
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(engine: Arc<Engine>, max_frame: usize) -> anyhow::Result<()> {
     let (input, output) = stdio::client_io();
+    serve_on(engine, input, output, max_frame).await
+}
+
+/// Serves MCP on any byte stream (the daemon's connections) until the client closes it.
+pub async fn serve_on<R, W>(
+    engine: Arc<Engine>,
+    input: R,
+    output: W,
+    max_frame: usize,
+) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let transport = stdio::guard(input, output, max_frame);
     let running = McpServer::new(engine).serve(transport).await?;
     running.waiting().await?;

@@ -29,6 +29,7 @@ use crate::workspace::{Languages, Root, server_root};
 pub use readiness::Scope;
 pub use server::{Server, ServerEvent};
 use supervisor::Supervisor;
+pub use supervisor::resident_bytes;
 
 /// When a crashed server is restarted (`--restart`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +68,9 @@ pub struct RegistryOptions {
     pub backoff: Duration,
     /// The workspace watcher, started with the first server.
     pub watch: WatchOptions,
+    /// The PATH servers are found on and started with (a daemon serves sessions with their
+    /// own); `None`: lspgate's own.
+    pub path: Option<std::ffi::OsString>,
 }
 
 impl Default for RegistryOptions {
@@ -79,6 +83,7 @@ impl Default for RegistryOptions {
             restart: RestartPolicy::Limit(3),
             backoff: Duration::from_millis(500),
             watch: WatchOptions::default(),
+            path: None,
         }
     }
 }
@@ -247,7 +252,10 @@ impl Registry {
     /// per language the first one found (companions join), and for languages nobody serves
     /// the first missing preset, so `--install` can fetch it and errors can say how.
     pub fn with_config(root: Root, config: &Config, opts: RegistryOptions) -> Arc<Registry> {
-        Registry::with_config_using(root, config, opts, presets::locate)
+        let path = opts.path.clone();
+        Registry::with_config_using(root, config, opts, move |p| {
+            presets::locate_in(p, path.as_deref())
+        })
     }
 
     /// `with_config`, finding preset executables with `locate`.
@@ -434,10 +442,44 @@ impl Registry {
                 })
                 .clone()
         };
-        inst.cell
+        let server = inst
+            .cell
             .get_or_init(|| self.start(entry, root))
             .await
-            .clone()
+            .clone();
+        if let Ok(s) = &server {
+            s.touch();
+        }
+        server
+    }
+
+    /// Stops the servers nobody has asked anything for `idle` (they start again on the next
+    /// question); returns their names.
+    pub fn stop_idle(&self, idle: Duration) -> Vec<String> {
+        self.stop_where(|s| s.idle_for() >= idle)
+    }
+
+    /// Stops the servers `pick` chooses; returns their names.
+    pub fn stop_where(&self, pick: impl Fn(&Server) -> bool) -> Vec<String> {
+        let mut stopped = Vec::new();
+        for e in self.entries() {
+            let Ok(mut map) = e.instances.lock() else {
+                continue;
+            };
+            map.retain(|_, inst| {
+                let Some(Ok(server)) = inst.cell.get() else {
+                    return true;
+                };
+                if !pick(server) {
+                    return true;
+                }
+                stopped.push(server.name.clone());
+                let client = server.client();
+                tokio::spawn(async move { client.shutdown().await });
+                false
+            });
+        }
+        stopped
     }
 
     async fn start(&self, entry: &Entry, root: &Path) -> Result<Arc<Server>, ToolError> {
@@ -468,7 +510,15 @@ impl Registry {
             }
         }
         let connect = match &spec.launch {
-            Launch::Stdio(s) => Connect::Spawn(s.clone()),
+            Launch::Stdio(s) => {
+                let mut s = s.clone();
+                if let Some(path) = self.opts.path.as_ref().and_then(|p| p.to_str())
+                    && !s.env.iter().any(|(k, _)| k == "PATH")
+                {
+                    s.env.push(("PATH".into(), path.to_string()));
+                }
+                Connect::Spawn(s)
+            }
             Launch::Tcp(address) => Connect::Tcp {
                 name: spec.name.clone(),
                 address: address.clone(),
@@ -509,6 +559,7 @@ impl Registry {
             on_change: spec.on_change,
             readiness: spec.readiness,
             projects: tokio::sync::Mutex::new(None),
+            last_used: Mutex::new(std::time::Instant::now()),
             first: client,
             sup: Mutex::default(),
             generation: tokio::sync::watch::channel(0).0,
