@@ -5,15 +5,21 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
+/// These tests each keep both cores busy for seconds: one at a time, with bounds generous
+/// enough for a loaded machine (their speed is the bench's business, their answers are theirs).
+static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+const BOUNDS: &[&str] = &["--ready-timeout", "120", "--diagnostics-timeout", "120"];
+
 /// A widely imported module changed from a shell between two checks: the second report is the
 /// one a freshly started lspgate gives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn django_check_around_a_shell_edit_equals_a_fresh_check() {
     require("pyright-langserver");
+    let _heavy = HEAVY.lock().await;
     let ws = real_project("django-5.2");
     let root = ws.path();
     let scope = json!({"paths": ["django/db"]});
-    let gate = Gate::start(root, &[], &[]).await;
+    let gate = Gate::start(root, BOUNDS, &[]).await;
     let (before, text) = gate.ok("check", scope.clone()).await;
     assert_eq!(before["summary"]["files"], 122, "{text}");
     assert_ne!(before["partial"], true, "{text}");
@@ -42,7 +48,7 @@ async fn django_check_around_a_shell_edit_equals_a_fresh_check() {
     assert_eq!(missing(&before), 0);
     assert!(missing(&after) > 20, "{after_text}");
 
-    let fresh = Gate::start(root, &[], &[]).await;
+    let fresh = Gate::start(root, BOUNDS, &[]).await;
     let (want, want_text) = fresh.ok("check", scope).await;
     fresh.stop().await;
     assert_eq!(
@@ -74,8 +80,9 @@ fn symbols(r: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rxjs_first_workspace_symbols_call_finds_the_class() {
     require("typescript-language-server");
+    let _heavy = HEAVY.lock().await;
     let ws = real_project("rxjs-7.8.2");
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start(ws.path(), BOUNDS, &[]).await;
     let (r, text) = gate
         .ok(
             "workspace_symbols",
@@ -96,8 +103,9 @@ async fn rxjs_first_workspace_symbols_call_finds_the_class() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn django_first_workspace_symbols_call_finds_the_class() {
     require("pyright-langserver");
+    let _heavy = HEAVY.lock().await;
     let ws = real_project("django-5.2");
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start(ws.path(), BOUNDS, &[]).await;
     let (r, text) = gate
         .ok(
             "workspace_symbols",

@@ -17,7 +17,7 @@ use super::protocol::{Answer, Hello, Ran, Request, VERSION};
 use crate::cli::context::Client;
 
 /// How long a started daemon gets to open its socket.
-const START_WAIT: Duration = Duration::from_secs(10);
+const START_WAIT: Duration = Duration::from_secs(30);
 
 /// A connection to a daemon of this version that took `request`, and its answer.
 async fn open(request: &Request) -> Result<(UnixStream, Answer), String> {
@@ -208,77 +208,71 @@ async fn link(argv: &[String]) -> Result<Link, String> {
 }
 
 /// `lspgate serve` as a thin session: relays MCP between stdio and the daemon. Err when no
-/// daemon can be had at all (the caller serves in-process instead).
+/// daemon can be had at first (the caller serves in-process instead); once relaying, it never
+/// falls back: while no daemon answers, each request fails (`server_failed`) and the next one
+/// tries again.
 pub async fn serve(argv: Vec<String>, max_frame: usize) -> Result<i32, String> {
-    let mut link = match link(&argv).await {
+    let _ = max_frame;
+    let first = match link(&argv).await {
         Ok(l) => l,
         // A command line or config the daemon refuses is the user's error, not a reason to
         // fall back.
-        Err(e) if !e.starts_with("daemon:") && !e.contains("daemon") => {
+        Err(e) if !e.contains("daemon") => {
             eprintln!("{e}");
             return Ok(2);
         }
         Err(e) => return Err(e),
     };
+    let mut link = Some(first);
     let (input, output) = crate::mcp::stdio::client_io();
     let mut input = BufReader::with_capacity(64 * 1024, input).lines();
     let mut out = output;
-    // The client's `initialize` and `initialized`, replayed to a new daemon.
-    let mut init: Option<Value> = None;
-    let mut initialized: Option<String> = None;
-    // Requests of the client not answered yet: id → method.
-    let mut inflight: HashMap<String, String> = HashMap::new();
-    // The id of a replayed `initialize`, whose answer the client must not see.
-    let mut replayed: Option<Value> = None;
-    let _ = max_frame;
+    let mut s = Relay::default();
     loop {
+        let from_daemon = async {
+            match link.as_mut() {
+                Some(l) => l.read.next_line().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             line = input.next_line() => {
                 let Ok(Some(line)) = line else {
                     // The client is gone: so is the session.
-                    let _ = link.write.shutdown().await;
+                    if let Some(l) = link.as_mut() {
+                        let _ = l.write.shutdown().await;
+                    }
                     return Ok(0);
                 };
-                if let Ok(msg) = serde_json::from_str::<Value>(&line) {
-                    match (msg.get("id"), msg.get("method").and_then(Value::as_str)) {
-                        (Some(id), Some(method)) => {
-                            inflight.insert(id.to_string(), method.to_string());
-                            if method == "initialize" {
-                                init = Some(msg.clone());
-                            }
-                        }
-                        (None, Some("notifications/initialized")) => {
-                            initialized = Some(line.clone());
-                        }
-                        _ => {}
-                    }
+                let request = s.from_client(&line);
+                if link.is_none() {
+                    link = s.reconnect(&argv, &mut out).await;
                 }
-                if send(&mut link.write, &line).await.is_err() {
-                    link = reconnect(&argv, &mut out, &mut inflight, &init, &initialized, &mut replayed).await?;
+                let sent = match link.as_mut() {
+                    Some(l) => send(&mut l.write, &line).await.is_ok(),
+                    None => false,
+                };
+                if !sent {
+                    // No daemon now: this request fails; the next one tries again.
+                    link = None;
+                    s.fail_inflight(&mut out).await;
+                    let _ = request;
                 }
             }
-            line = link.read.next_line() => {
+            line = from_daemon => {
                 match line {
                     Ok(Some(line)) => {
-                        if let Ok(msg) = serde_json::from_str::<Value>(&line)
-                            && msg.get("method").is_none()
-                            && let Some(id) = msg.get("id")
-                        {
-                            if replayed.as_ref() == Some(id) {
-                                replayed = None;
-                                if let Some(n) = &initialized {
-                                    let _ = send(&mut link.write, n).await;
-                                }
-                                continue;
-                            }
-                            inflight.remove(&id.to_string());
+                        if s.swallow(&line) {
+                            continue;
                         }
                         if send(&mut out, &line).await.is_err() {
                             return Ok(0);
                         }
                     }
                     _ => {
-                        link = reconnect(&argv, &mut out, &mut inflight, &init, &initialized, &mut replayed).await?;
+                        tracing::warn!("the daemon went away; reconnecting");
+                        s.fail_inflight(&mut out).await;
+                        link = s.reconnect(&argv, &mut out).await;
                     }
                 }
             }
@@ -286,45 +280,109 @@ pub async fn serve(argv: Vec<String>, max_frame: usize) -> Result<i32, String> {
     }
 }
 
-/// The daemon went away: fails the calls in flight (`server_failed`), connects to a new one
-/// and replays the client's `initialize` there.
-async fn reconnect(
-    argv: &[String],
-    out: &mut (impl AsyncWrite + Unpin),
-    inflight: &mut HashMap<String, String>,
-    init: &Option<Value>,
-    initialized: &Option<String>,
-    replayed: &mut Option<Value>,
-) -> Result<Link, String> {
-    tracing::warn!("the daemon went away; reconnecting");
-    for (id, method) in inflight.drain() {
-        let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
-        let reply = if method == "tools/call" {
-            let message =
-                "the lspgate daemon stopped during this call; it was restarted, call again";
-            json!({"jsonrpc": "2.0", "id": id, "result": {
-                "content": [{"type": "text", "text": format!("server_failed: {message}")}],
-                "isError": true,
-                "structuredContent": {"error": {"code": "server_failed", "message": message}},
-            }})
-        } else {
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "the lspgate daemon stopped; call again"}})
+/// What the relay knows of the MCP session it carries.
+#[derive(Default)]
+struct Relay {
+    /// The client's `initialize` and `initialized`, replayed to a new daemon.
+    init: Option<Value>,
+    initialized: Option<String>,
+    /// Requests of the client not answered yet: id → method.
+    inflight: HashMap<String, String>,
+    /// The id of a replayed `initialize`, whose answer the client must not see.
+    replayed: Option<Value>,
+}
+
+impl Relay {
+    /// Notes a line from the client; returns whether it is a request.
+    fn from_client(&mut self, line: &str) -> bool {
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            return false;
         };
-        let _ = send(out, &reply.to_string()).await;
+        match (msg.get("id"), msg.get("method").and_then(Value::as_str)) {
+            (Some(id), Some(method)) => {
+                self.inflight.insert(id.to_string(), method.to_string());
+                if method == "initialize" {
+                    self.init = Some(msg.clone());
+                }
+                true
+            }
+            (None, Some("notifications/initialized")) => {
+                self.initialized = Some(line.to_string());
+                false
+            }
+            _ => false,
+        }
     }
-    let mut link = link(argv).await?;
-    if let Some(init) = init {
-        let mut again = init.clone();
-        let id = json!("lspgate-reconnect");
-        again["id"] = id.clone();
-        *replayed = Some(id);
-        send(&mut link.write, &again.to_string())
-            .await
-            .map_err(|e| e.to_string())?;
-    } else if let Some(n) = initialized {
-        let _ = send(&mut link.write, n).await;
+
+    /// Notes a line from the daemon; true when the client must not see it (the answer to a
+    /// replayed `initialize`).
+    fn swallow(&mut self, line: &str) -> bool {
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            return false;
+        };
+        if msg.get("method").is_some() {
+            return false;
+        }
+        let Some(id) = msg.get("id") else {
+            return false;
+        };
+        if self.replayed.as_ref() == Some(id) {
+            self.replayed = None;
+            return true;
+        }
+        self.inflight.remove(&id.to_string());
+        false
     }
-    Ok(link)
+
+    /// Fails every call in flight: the daemon that had them is gone.
+    async fn fail_inflight(&mut self, out: &mut (impl AsyncWrite + Unpin)) {
+        for (id, method) in self.inflight.drain() {
+            let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
+            let message = "the lspgate daemon stopped during this call; call again";
+            let reply = if method == "tools/call" {
+                json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "content": [{"type": "text", "text": format!("server_failed: {message}")}],
+                    "isError": true,
+                    "structuredContent": {"error": {"code": "server_failed", "message": message}},
+                }})
+            } else {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}})
+            };
+            let _ = send(out, &reply.to_string()).await;
+        }
+    }
+
+    /// A new daemon, with the client's `initialize` replayed there; `None` when none answers.
+    async fn reconnect(
+        &mut self,
+        argv: &[String],
+        out: &mut (impl AsyncWrite + Unpin),
+    ) -> Option<Link> {
+        let mut link = match link(argv).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!("no daemon: {e}");
+                self.fail_inflight(out).await;
+                return None;
+            }
+        };
+        if let Some(init) = &self.init {
+            let mut again = init.clone();
+            let id = json!("lspgate-reconnect");
+            again["id"] = id.clone();
+            self.replayed = Some(id);
+            if send(&mut link.write, &again.to_string()).await.is_err() {
+                return None;
+            }
+        }
+        // `initialized` right behind it: the daemon's session serves nothing before it.
+        if let Some(n) = &self.initialized
+            && send(&mut link.write, n).await.is_err()
+        {
+            return None;
+        }
+        Some(link)
+    }
 }
 
 async fn send(w: &mut (impl AsyncWrite + Unpin), line: &str) -> std::io::Result<()> {
