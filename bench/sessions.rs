@@ -190,7 +190,9 @@ fn main() {
     );
     let secs = |d: &Duration| d.as_secs_f64();
     let warm = |r: &Run| r.first[1..].iter().map(secs).fold(0.0, f64::max);
-    println!("4 sessions on Django 5.2 (883 Python files), pyright; first complete `references` to cached_property");
+    println!(
+        "4 sessions on Django 5.2 (883 Python files), pyright; first complete `references` to cached_property"
+    );
     println!("| mode | session 1 (cold) | sessions 2-4 (slowest) | lspgate + servers RSS |");
     println!("|---|---|---|---|");
     for (name, r) in [("daemon (shared)", &daemon), ("4 × --standalone", &alone)] {

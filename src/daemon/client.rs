@@ -244,7 +244,7 @@ pub async fn serve(argv: Vec<String>, max_frame: usize) -> Result<i32, String> {
                     }
                     return Ok(0);
                 };
-                let request = s.from_client(&line);
+                let request = s.note_client_line(&line);
                 if link.is_none() {
                     link = s.reconnect(&argv, &mut out).await;
                 }
@@ -294,7 +294,7 @@ struct Relay {
 
 impl Relay {
     /// Notes a line from the client; returns whether it is a request.
-    fn from_client(&mut self, line: &str) -> bool {
+    fn note_client_line(&mut self, line: &str) -> bool {
         let Ok(msg) = serde_json::from_str::<Value>(line) else {
             return false;
         };

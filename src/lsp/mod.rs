@@ -3,6 +3,7 @@
 
 mod caps;
 pub mod client;
+mod diagnostics;
 pub mod framing;
 mod inbound;
 mod requests;
