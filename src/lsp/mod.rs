@@ -13,6 +13,8 @@ pub mod wire;
 
 pub use caps::Cap;
 pub use client::{ClientOptions, Connect, DiagnosticsVia, LspClient};
+#[doc(hidden)]
+pub use requests::workspace_edit;
 pub use transport::SpawnSpec;
 
 use std::time::Duration;

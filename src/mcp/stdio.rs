@@ -35,9 +35,10 @@ async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> std::io::R
     loop {
         let chunk = r.fill_buf().await?;
         if chunk.is_empty() {
+            // Without a `\n` to end it, the line may be `max` bytes, as one that has one.
             return Ok(if len == 0 {
                 Line::Eof
-            } else if over {
+            } else if over || len > max {
                 Line::TooLong { prefix: buf, len }
             } else {
                 Line::Text(buf)
@@ -368,6 +369,45 @@ mod tests {
             Line::Text(b"last".to_vec())
         );
         assert_eq!(read_line(&mut r, 50).await.unwrap(), Line::Eof);
+    }
+
+    /// Found by fuzzing (fuzz/frame_guard): a last line with no `\n`, one byte over the
+    /// limit, was judged instead of refused as too long.
+    #[tokio::test]
+    async fn an_unterminated_last_line_has_the_same_limit() {
+        let mut r = BufReader::with_capacity(16, &b"0123456789\n01234567890"[..]);
+        assert_eq!(
+            read_line(&mut r, 10).await.unwrap(),
+            Line::Text(b"0123456789\n".to_vec())
+        );
+        assert!(matches!(
+            read_line(&mut r, 10).await.unwrap(),
+            Line::TooLong { len: 11, .. }
+        ));
+        let mut r = BufReader::new(&b"0123456789"[..]);
+        assert_eq!(
+            read_line(&mut r, 10).await.unwrap(),
+            Line::Text(b"0123456789".to_vec())
+        );
+        // The fuzzer's input: the last line is 41 bytes, the limit 40.
+        let input = b"{\"id\":\"abc\",\"js\r\nonrpc\"#\"2.0\",\"method\":\"ping\",\"params\":{}}";
+        let (theirs, mut ours) = tokio::io::duplex(4096);
+        let mut t = guard(&input[..], theirs, 40);
+        assert!(t.receive().await.is_none());
+        drop(t);
+        let mut out = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut ours, &mut out)
+            .await
+            .unwrap();
+        let codes: Vec<i64> = out
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["error"]["code"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(codes, [-32700, -32600]);
     }
 
     #[test]
