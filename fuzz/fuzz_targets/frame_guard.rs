@@ -67,8 +67,10 @@ fn expect(line: &[u8], max: usize) -> Expect {
     };
     let v2 = o.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     let method = o.get("method").is_some_and(Value::is_string);
+    // Ids echoed as sent: strings and integers (MCP's kinds).
     let id = match o.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
+        Some(id @ Value::String(_)) => Some(id.clone()),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n.clone())),
         _ => None,
     };
     // Nobody answers a notification, nor a response (the client's answer to a request).

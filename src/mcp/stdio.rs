@@ -136,7 +136,13 @@ fn judge(line: &[u8]) -> Verdict {
         ));
     };
     let id = obj.get("id").cloned();
-    let id_ok = matches!(&id, None | Some(Value::String(_)) | Some(Value::Number(_)));
+    // MCP ids are strings or integers. Anything else (null, a fraction, an integer past 64 bits,
+    // which would not be echoed as sent) makes the request invalid, answered with a null id.
+    let id_ok = match &id {
+        None | Some(Value::String(_)) => true,
+        Some(Value::Number(n)) => n.is_i64() || n.is_u64(),
+        Some(_) => false,
+    };
     let has_method = obj.get("method").is_some_and(Value::is_string);
     let is_response = id.is_some() && (obj.contains_key("result") || obj.contains_key("error"));
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
@@ -440,5 +446,28 @@ mod tests {
             Verdict::Forward(_)
         ));
         assert!(matches!(judge(b"  \r\n"), Verdict::Skip));
+    }
+
+    /// Found by fuzzing (fuzz/frame_guard): an id past 64 bits was read as a float and echoed
+    /// as a different number. Only string and integer ids are echoed.
+    #[test]
+    fn ids_that_cannot_be_echoed_as_sent_are_invalid() {
+        let reply = |line: &[u8]| match judge(line) {
+            Verdict::Reply(r) => serde_json::from_slice::<Value>(&r).unwrap(),
+            _ => Value::Null,
+        };
+        for id in [
+            "66666666666660000000000000000000000001215143893",
+            "1.5",
+            "null",
+            "[1]",
+        ] {
+            let line = format!(r#"{{"jsonrpc":"1.0","id":{id},"method":"tools/list"}}"#);
+            let r = reply(line.as_bytes());
+            assert_eq!(r["error"]["code"], -32600, "{id}: {r}");
+            assert_eq!(r["id"], Value::Null, "{id}: {r}");
+        }
+        let r = reply(br#"{"jsonrpc":"1.0","id":18446744073709551615,"method":"x"}"#);
+        assert_eq!(r["id"], json!(u64::MAX));
     }
 }
