@@ -334,4 +334,26 @@ mod tests {
         );
         assert!(r(&[lines(3, 9, "")]).is_err());
     }
+
+    /// Found by fuzzing (fuzz/edit_plan): a server naming a path with a component longer than
+    /// the file system allows got `internal` (lspgate's own failure) instead of a refusal.
+    #[test]
+    fn a_name_the_file_system_cannot_hold_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let long = "r".repeat(300);
+        for uri in [
+            format!("file:///{long}/a.txt"),
+            format!("file://{}/{long}", root.path().display()),
+            format!("file://{}/{long}/a.txt", root.path().display()),
+        ] {
+            let ops = [WireFileOp::Create {
+                uri: Url::parse(&uri).unwrap(),
+                overwrite: false,
+                ignore_if_exists: false,
+            }];
+            let e = plan_workspace_edit(&root, Encoding::Utf16, |_| None, &ops).unwrap_err();
+            assert_eq!(e.code, Code::InvalidParams, "{uri}: {e:?}");
+        }
+    }
 }
