@@ -28,9 +28,10 @@ bin="fuzz/target/$triple/release"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p fuzz/logs
-[ -f fuzz/runs.tsv ] || printf 'date\ttarget\tseconds\texecutions\texec_per_s\tcorpus_files\tcorpus_bytes\tcrashes\n' >fuzz/runs.tsv
+[ -f fuzz/runs.tsv ] || printf 'date\ttarget\tseconds\texecutions\texec_per_s\tcorpus_files\tcorpus_bytes\tcrashes\tkept\n' >fuzz/runs.tsv
 
-printf '%-12s %8s %12s %8s %14s %8s\n' target seconds executions exec/s corpus crashes
+# corpus: what libFuzzer kept at the end (distinct coverage), inputs/size; files: the folder.
+printf '%-12s %8s %12s %8s %16s %8s %8s\n' target seconds executions exec/s corpus files crashes
 for t in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
     seeds=()
@@ -50,10 +51,11 @@ for t in "${targets[@]}"; do
     files="$(find "fuzz/corpus/$t" -type f | wc -l)"
     bytes="$(find "fuzz/corpus/$t" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')"
     crashes="$(find "fuzz/artifacts/$t" -type f -newer "$scratch/start" | wc -l)"
-    printf '%-12s %8s %12s %8s %14s %8s\n' "$t" "$took" "${execs:-?}" "${rate:-?}" \
-        "$files/${bytes}B" "$crashes"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -Iseconds)" "$t" "$took" "${execs:-0}" \
-        "${rate:-0}" "$files" "$bytes" "$crashes" >>fuzz/runs.tsv
+    kept="$(sed -n 's/^#[0-9]*[[:space:]]*DONE .* corp: \([^ ]*\) .*/\1/p' "$log" | tail -1)"
+    printf '%-12s %8s %12s %8s %16s %8s %8s\n' "$t" "$took" "${execs:-?}" "${rate:-?}" \
+        "${kept:-?}" "$files" "$crashes"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -Iseconds)" "$t" "$took" "${execs:-0}" \
+        "${rate:-0}" "$files" "$bytes" "$crashes" "${kept:-?}" >>fuzz/runs.tsv
     if [ "$crashes" -gt 0 ]; then
         find "fuzz/artifacts/$t" -type f -newer "$scratch/start" | sed 's/^/    artifact: /'
         grep -m1 -E 'panicked at|ERROR: libFuzzer' "$log" | sed 's/^/    /' || true
@@ -62,7 +64,7 @@ done
 
 echo
 echo "totals over every run in fuzz/runs.tsv:"
-awk -F'\t' 'NR > 1 {s[$2] += $3; e[$2] += $4; c[$2] += $8; f[$2] = $6; b[$2] = $7}
-    END {printf "%-12s %8s %12s %8s %14s %8s\n", "target", "seconds", "executions", "exec/s", "corpus", "crashes";
-         for (t in s) printf "%-12s %8d %12d %8d %14s %8d\n", t, s[t], e[t], (s[t] ? e[t] / s[t] : 0), f[t] "/" b[t] "B", c[t]}' \
+awk -F'\t' 'NR > 1 {s[$2] += $3; e[$2] += $4; c[$2] += $8; f[$2] = $6; k[$2] = $9}
+    END {printf "%-12s %8s %12s %8s %16s %8s %8s\n", "target", "seconds", "executions", "exec/s", "corpus", "files", "crashes";
+         for (t in s) printf "%-12s %8d %12d %8d %16s %8d %8d\n", t, s[t], e[t], (s[t] ? e[t] / s[t] : 0), k[t], f[t], c[t]}' \
     fuzz/runs.tsv
