@@ -14,6 +14,8 @@ pub mod wire;
 
 pub use caps::Cap;
 pub use client::{ClientOptions, Connect, Dialect, LspClient};
+#[doc(hidden)]
+pub use requests::workspace_edit;
 pub use transport::SpawnSpec;
 
 use std::time::Duration;

@@ -7,6 +7,8 @@ mod plan;
 
 pub use plan::apply_specs;
 use plan::edits_key;
+#[doc(hidden)]
+pub use plan::plan_workspace_edit;
 
 use std::path::PathBuf;
 use std::sync::Arc;
