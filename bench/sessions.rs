@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use common::Gate;
 use serde_json::json;
 
-/// Resident memory of a process and every process below it, in KiB.
-fn tree_kib(pid: u32) -> u64 {
+/// A process and every process below it.
+fn tree(pid: u32) -> Vec<u32> {
     let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
@@ -30,21 +30,29 @@ fn tree_kib(pid: u32) -> u64 {
             children.entry(pp).or_default().push(p);
         }
     }
-    let rss = |p: u32| -> u64 {
-        std::fs::read_to_string(format!("/proc/{p}/status"))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    };
-    let mut total = 0;
+    let mut out = Vec::new();
     let mut stack = vec![pid];
     while let Some(p) = stack.pop() {
-        total += rss(p);
+        out.push(p);
         stack.extend(children.get(&p).into_iter().flatten());
     }
-    total
+    out
+}
+
+/// Resident memory of these processes (each counted once), in KiB.
+fn rss_kib(pids: impl IntoIterator<Item = u32>) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    pids.into_iter()
+        .filter(|p| seen.insert(*p))
+        .map(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/status"))
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
 }
 
 /// Django's source: `.tools/projects/django-5.2`, else fetched here.
@@ -129,7 +137,9 @@ fn four(root: &Path, path: &str, env: &[(&str, &str)], daemon: bool, runtime: &P
         gates.push(g);
         firsts.push(t);
     }
-    let mut rss: u64 = gates.iter().map(|g| tree_kib(g.child.id())).sum();
+    // Every process of the sessions and (with the daemon) the daemon's, each counted once: the
+    // session that started the daemon is its parent.
+    let mut pids: Vec<u32> = gates.iter().flat_map(|g| tree(g.child.id())).collect();
     if daemon {
         let out = std::process::Command::new(common::LSPGATE)
             .args(["daemon", "status"])
@@ -138,8 +148,11 @@ fn four(root: &Path, path: &str, env: &[(&str, &str)], daemon: bool, runtime: &P
             .unwrap();
         let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
         if let Some(pid) = status["pid"].as_u64() {
-            rss += tree_kib(pid as u32);
+            pids.extend(tree(pid as u32));
         }
+    }
+    let rss = rss_kib(pids);
+    if daemon {
         let _ = std::process::Command::new(common::LSPGATE)
             .args(["daemon", "stop"])
             .env("XDG_RUNTIME_DIR", runtime)
