@@ -120,6 +120,18 @@ const STARTUP_WINDOW: Duration = Duration::from_secs(5);
 /// How long a young server must be quiet before it counts as settled.
 const STARTUP_QUIET: Duration = Duration::from_millis(200);
 
+/// `STARTUP_QUIET`, or `LSPGATE_STARTUP_QUIET_MS` (tests make it long, so a call held to it by
+/// mistake cannot pass for a quick one).
+fn startup_quiet() -> Duration {
+    static QUIET: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *QUIET.get_or_init(|| {
+        std::env::var("LSPGATE_STARTUP_QUIET_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(STARTUP_QUIET, Duration::from_millis)
+    })
+}
+
 /// One initialized language server.
 pub struct LspClient {
     pub(super) transport: Arc<Transport>,
@@ -469,7 +481,7 @@ impl LspClient {
                     .load(std::sync::atomic::Ordering::Acquire)
                     && now.duration_since(self.started) < STARTUP_WINDOW;
                 let settle_at = if young {
-                    last.unwrap_or(self.started).max(self.started) + STARTUP_QUIET
+                    last.unwrap_or(self.started).max(self.started) + startup_quiet()
                 } else {
                     now
                 };
