@@ -439,6 +439,12 @@ impl Listener {
             ))
             .layer(axum::middleware::from_fn_with_state(guard, guard::gate));
         let (closing, mut closed) = tokio::sync::watch::channel(false);
+        // Small answers go out at once (Nagle's delay would hold each one for the client's ACK).
+        let tcp = axum::serve::ListenerExt::tap_io(tcp, |stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY: {e}");
+            }
+        });
         let server = axum::serve(tcp, app).with_graceful_shutdown(async move {
             let _ = closed.wait_for(|c| *c).await;
         });
