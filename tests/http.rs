@@ -4,7 +4,8 @@
 //! (tests/raw_http). Tools work with the token; no token, a wrong one, a foreign Origin or
 //! Host are refused (401 with a Bearer challenge, 403); the body limit, CORS, the token file;
 //! two HTTP clients and a stdio session on one root share one pyright through the daemon; a
-//! daemon killed under `serve --http` is replaced at the same address with the same token;
+//! daemon killed under `serve --http` is replaced at the same address with the same token, and
+//! a `serve --http` killed takes its listener with it;
 //! `daemon --http` serves its root; a call in flight gets its answer when the listener stops.
 
 mod common;
@@ -751,7 +752,7 @@ async fn two_http_clients_and_a_stdio_session_share_one_pyright() {
 }
 
 #[test]
-fn a_daemon_killed_under_serve_http_is_replaced_at_the_same_address_with_the_same_token() {
+fn a_daemon_killed_under_serve_http_is_replaced_and_a_killed_serve_takes_its_listener() {
     let env = Env::new(false);
     let ws = fixture_workspace();
     let mut cmd = env.lspgate(&[
@@ -800,9 +801,19 @@ fn a_daemon_killed_under_serve_http_is_replaced_at_the_same_address_with_the_sam
     assert_ne!(env.status()["pid"].as_u64().unwrap(), daemon);
     let file = s.token_file.clone().unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token);
-    s.signal(libc::SIGINT);
-    assert_eq!(s.wait(Duration::from_secs(20)), 0);
-    assert!(refused(s.addr));
+    // The serve command killed outright: the daemon sees its connection end and stops the
+    // listener (port, token file) all the same.
+    s.signal(libc::SIGKILL);
+    s.wait(Duration::from_secs(20));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !refused(s.addr) || file.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the listener outlived its serve command"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(env.status()["http"], json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
