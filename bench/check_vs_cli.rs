@@ -52,6 +52,7 @@ fn main() {
 
     let t = Instant::now();
     let ours = Command::new(LSPGATE)
+        .env("LSPGATE_STANDALONE", "1")
         .args(["check", "--json"])
         .current_dir(ws.path())
         .env("PATH", &path)

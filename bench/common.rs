@@ -163,6 +163,7 @@ impl Gate {
         // BENCH_LSPGATE compares another build of lspgate (another profile, say) in the same run.
         let exe = std::env::var("BENCH_LSPGATE").unwrap_or_else(|_| LSPGATE.to_string());
         let mut child = Command::new(exe)
+            .env("LSPGATE_STANDALONE", "1")
             .args(flags)
             .arg("serve")
             .arg("--root")

@@ -315,6 +315,8 @@ fn main() {
                     .args(["check", "--json"])
                     .args(case.paths)
                     .current_dir(ws.path())
+                    // Cold: its own servers, not a per-user daemon's warm ones.
+                    .env("LSPGATE_STANDALONE", "1")
                     .env("PATH", &path),
             );
             let report: Value = serde_json::from_str(&r.stdout).unwrap_or_default();

@@ -86,6 +86,7 @@ impl ToolError {
     /// A failed file operation on `file` (as the agent names it), by what the disk said: a
     /// missing file is `file_not_found`; a folder or anything else that is not a regular file (or
     /// a file where a folder should be),
+    /// a name the file system cannot hold,
     /// and a permission the user lacks, are `invalid_params` (the request cannot be served as
     /// asked and retrying will not help; data says `not_a_file` / `permission_denied`);
     /// anything else (disk full, I/O error) is lspgate's own failure, `internal`.
@@ -102,6 +103,11 @@ impl ToolError {
             | std::io::ErrorKind::NotADirectory => {
                 ToolError::new(Code::InvalidParams, format!("cannot {action} {file}: {e}"))
                     .with_data(data("not_a_file"))
+            }
+            // A name the file system cannot hold (too long): no such file can be reached.
+            std::io::ErrorKind::InvalidFilename => {
+                ToolError::new(Code::InvalidParams, format!("cannot {action} {file}: {e}"))
+                    .with_data(data("invalid_name"))
             }
             std::io::ErrorKind::PermissionDenied => ToolError::new(
                 Code::InvalidParams,

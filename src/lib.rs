@@ -6,6 +6,7 @@
 //! pure position logic every layer shares.
 
 pub mod cli;
+pub mod daemon;
 pub mod documents;
 pub mod edits;
 pub mod error;

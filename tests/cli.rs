@@ -96,6 +96,7 @@ fn install_on_first_use() {
         .collect();
     let path_without_tools = std::env::join_paths(dirs).unwrap();
     let out = Command::new(LSPGATE)
+        .env("LSPGATE_STANDALONE", "1")
         .current_dir(ws.path())
         .args(["--install", "diagnostics", "app.py"])
         .env("PATH", &path_without_tools)
@@ -128,6 +129,7 @@ fn install_subcommand_then_doctor() {
     let path = std::env::join_paths(dirs).unwrap();
     let run = |args: &[&str]| {
         Command::new(LSPGATE)
+            .env("LSPGATE_STANDALONE", "1")
             .current_dir(ws.path())
             .args(args)
             .env("PATH", &path)

@@ -397,6 +397,8 @@ async fn each_change_reaches_a_server_once_and_only_as_it_asked() {
         json!({"file": "a.py", "edits": [{"old_text": "a = 1", "new_text": "a = 2"}], "apply": true}),
     )
     .await;
+    gate.ok("hover", json!({"file": "a.py", "line": 1, "column": 1}))
+        .await;
     assert_eq!(heard(&log), [format!("2 {}", uri("a.py"))]);
 
     // Outside writes: created (1), changed (2), deleted (3); the .txt file matches no watcher.
@@ -410,6 +412,10 @@ async fn each_change_reaches_a_server_once_and_only_as_it_asked() {
         s["watcher"].as_str().unwrap().starts_with("inotify:"),
         "{s}"
     );
+    // The fixture serves in order: once it answers a request sent after the notifications,
+    // it has logged them.
+    gate.ok("hover", json!({"file": "a.py", "line": 1, "column": 1}))
+        .await;
     assert_eq!(
         heard(&log),
         [

@@ -342,6 +342,7 @@ fn an_invalid_config_is_rejected_at_start_with_its_line() {
     )
     .unwrap();
     let out = std::process::Command::new(LSPGATE)
+        .env("LSPGATE_STANDALONE", "1")
         .args(["serve", "--root"])
         .arg(ws.path())
         .stdin(std::process::Stdio::null())

@@ -118,6 +118,7 @@ fn client_pipes_are_polled_then_given_back_blocking() {
     let probe = stdin_r.try_clone().unwrap();
     assert!(!nonblocking(&probe));
     let mut child = std::process::Command::new(LSPGATE)
+        .env("LSPGATE_STANDALONE", "1")
         .arg("serve")
         .arg("--root")
         .arg(ws.path())

@@ -5,21 +5,22 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-/// One real project at a time: each starts pyright and tsserver on a thousand files, and
-/// several at once on two cores would time each other out.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// These tests each keep both cores busy for seconds: one at a time, with bounds generous
+/// enough for a loaded machine (their speed is the bench's business, their answers are theirs).
+static HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+const BOUNDS: &[&str] = &["--ready-timeout", "120", "--diagnostics-timeout", "120"];
 
 /// A widely imported module changed from a shell between two checks: the second report is the
 /// one a freshly started lspgate gives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn django_check_around_a_shell_edit_equals_a_fresh_check() {
-    let _serial = ONE_AT_A_TIME.lock().await;
     require("pyright-langserver");
+    let _heavy = HEAVY.lock().await;
     let ws = real_project("django-5.2");
     let root = ws.path();
     // Every issue in one answer (a page holds 200 by default).
     let scope = json!({"paths": ["django/db"], "limit": 100000});
-    let gate = Gate::start(root, &[], &[]).await;
+    let gate = Gate::start(root, BOUNDS, &[]).await;
     let (before, text) = gate.ok("check", scope.clone()).await;
     assert_eq!(before["summary"]["files"], 122, "{text}");
     assert_ne!(before["partial"], true, "{text}");
@@ -48,7 +49,7 @@ async fn django_check_around_a_shell_edit_equals_a_fresh_check() {
     assert_eq!(missing(&before), 0);
     assert!(missing(&after) > 20, "{after_text}");
 
-    let fresh = Gate::start(root, &[], &[]).await;
+    let fresh = Gate::start(root, BOUNDS, &[]).await;
     let (want, want_text) = fresh.ok("check", scope).await;
     fresh.stop().await;
     assert_eq!(
@@ -79,10 +80,10 @@ fn symbols(r: &Value) -> Vec<String> {
 /// file it is asked about: the first call of a fresh session must still find the class.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rxjs_first_workspace_symbols_call_finds_the_class() {
-    let _serial = ONE_AT_A_TIME.lock().await;
     require("typescript-language-server");
+    let _heavy = HEAVY.lock().await;
     let ws = real_project("rxjs-7.8.2");
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start(ws.path(), BOUNDS, &[]).await;
     let (r, text) = gate
         .ok(
             "workspace_symbols",
@@ -108,10 +109,10 @@ async fn rxjs_first_workspace_symbols_call_finds_the_class() {
 /// by tsserver from the files lspgate opened.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn django_first_workspace_symbols_call_finds_the_class() {
-    let _serial = ONE_AT_A_TIME.lock().await;
     require("pyright-langserver");
+    let _heavy = HEAVY.lock().await;
     let ws = real_project("django-5.2");
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start(ws.path(), BOUNDS, &[]).await;
     let (r, text) = gate
         .ok(
             "workspace_symbols",
@@ -178,10 +179,10 @@ fn outline(symbols: &Value) -> Vec<(usize, String, String, u64)> {
 /// outline, each symbol once, ancestors repeated only to place a page's first symbols).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn django_outline_is_ordered_without_locals_and_pages() {
-    let _serial = ONE_AT_A_TIME.lock().await;
+    let _heavy = HEAVY.lock().await;
     require("pyright-langserver");
     let ws = real_project("django-5.2");
-    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let gate = Gate::start(ws.path(), BOUNDS, &[]).await;
     let file = "django/db/models/query.py";
     let (r, text) = gate
         .ok("document_symbols", json!({"file": file, "limit": 100000}))
@@ -295,10 +296,15 @@ async fn django_outline_is_ordered_without_locals_and_pages() {
 /// not types.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn django_javascript_is_checked_without_waiting_and_says_how() {
-    let _serial = ONE_AT_A_TIME.lock().await;
+    let _heavy = HEAVY.lock().await;
     require("typescript-language-server");
     let ws = real_project("django-5.2");
-    let gate = Gate::start(ws.path(), &["--diagnostics-timeout", "1"], &[]).await;
+    let gate = Gate::start(
+        ws.path(),
+        &["--ready-timeout", "120", "--diagnostics-timeout", "1"],
+        &[],
+    )
+    .await;
     let scope = "django/contrib/admin/static";
     let (r, text) = gate
         .ok("check", json!({"paths": [scope], "limit": 100000}))

@@ -69,13 +69,26 @@ pub struct Cli {
     /// Log more to stderr (-v info, -vv debug). `LSPGATE_LOG` takes filter directives.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Run everything in this process instead of attaching to the per-user daemon (also
+    /// `LSPGATE_STANDALONE=1`).
+    #[arg(long, global = true)]
+    pub standalone: bool,
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// What `lspgate daemon` does besides running one.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum DaemonAction {
+    /// The running daemon's roots, sessions and servers (pid, state, resident memory).
+    Status,
+    /// Stop the running daemon (its servers shut down cleanly).
+    Stop,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdio (for Claude Code, Codex, Cursor, …).
+    /// Serve MCP over stdio (for Claude Code, Codex, Cursor, …), or over HTTP with --http.
     Serve {
         /// Start the servers for the languages found in the workspace right away, in the
         /// background, instead of on first use.
@@ -89,6 +102,8 @@ pub enum Command {
         /// lspgate.toml, else all.
         #[arg(long, value_delimiter = ',', value_name = "GROUPS|TOOLS")]
         tools: Option<Vec<String>>,
+        #[command(flatten)]
+        http: mcp::http::HttpArgs,
         /// Serve exactly this server command for every file, with no config: after the
         /// options, with or without `--` (`serve --root . pyright-langserver --stdio`).
         #[arg(
@@ -120,6 +135,27 @@ pub enum Command {
     },
     /// What servers lspgate knows, which are found, and how to install the missing ones.
     Doctor,
+    /// The per-user daemon that holds the language servers every session and command attaches
+    /// to: run it in the foreground, or `status` / `stop` the running one.
+    Daemon {
+        #[command(subcommand)]
+        action: Option<DaemonAction>,
+        /// Stop servers no session has used for this long, in seconds (also
+        /// `LSPGATE_IDLE_SERVERS`).
+        #[arg(long, value_name = "SECS")]
+        idle_servers: Option<u64>,
+        /// Exit after this long with no session and no server, in seconds (also
+        /// `LSPGATE_IDLE_EXIT`).
+        #[arg(long, value_name = "SECS")]
+        idle_exit: Option<u64>,
+        /// Keep the servers' total resident memory under this many MiB by stopping the least
+        /// recently used idle ones (also `LSPGATE_MAX_MEMORY`).
+        #[arg(long, value_name = "MIB")]
+        max_memory: Option<u64>,
+        // `--http`: MCP over HTTP for --root (or the current folder) while the daemon runs.
+        #[command(flatten)]
+        http: mcp::http::HttpArgs,
+    },
     /// Trust the workspace's lspgate.toml as it is now, so its servers and tasks may run (a
     /// changed file needs trusting again).
     Trust {

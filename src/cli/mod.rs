@@ -3,6 +3,9 @@
 //! scripts. The arguments' shape is in `args.rs`; install and doctor in `setup.rs`.
 
 mod args;
+pub mod context;
+mod http;
+pub mod output;
 mod tool;
 
 use std::sync::Arc;
@@ -15,7 +18,7 @@ pub use tool::ToolCommand;
 use crate::error::ToolError;
 use crate::mcp;
 use crate::ops::tools::{self, Profile};
-use crate::ops::{Engine, EngineOptions};
+use crate::ops::{Engine, EngineOptions, Workspace};
 use crate::registry::{Registry, RegistryOptions};
 use crate::watch::WatchOptions;
 use crate::workspace::config::Config;
@@ -25,15 +28,19 @@ use crate::workspace::{Languages, Root};
 /// Writes a line to stdout; a closed stdout (`| head`) is not an error worth a panic.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, $($arg)*);
+        $crate::cli::output::stdout(&format!("{}\n", format_args!($($arg)*)));
+    }};
+}
+
+/// Writes a line to stderr (or, in the daemon, to what the client is sent back).
+macro_rules! complain {
+    ($($arg:tt)*) => {{
+        $crate::cli::output::stderr(&format!("{}\n", format_args!($($arg)*)));
     }};
 }
 
 fn say_raw(text: &str) {
-    use std::io::Write as _;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    output::stdout(text);
 }
 
 // After `say!`, which it uses.
@@ -74,15 +81,17 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
 /// lspgate.toml: `--config` (trusted by being named), else the root's own file when there is
 /// one, with its trust.
 fn load_config(cli: &Cli, root: &Root) -> Result<Config, ToolError> {
-    Config::for_workspace(root.path(), cli.config.as_deref())
+    let named = cli.config.as_deref().map(context::absolute);
+    Config::for_workspace(root.path(), named.as_deref())
         .map_err(|e| ToolError::invalid(format!("invalid config {e}")))
 }
 
+/// The engine a command works with: a workspace of its own, or (in the daemon) the shared one
+/// for the same root, config, environment and options, with a session of its own on it.
 fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
     let root_dir = match &cli.root {
-        Some(r) => r.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| ToolError::invalid(format!("no current directory: {e}")))?,
+        Some(r) => context::absolute(r),
+        None => context::cwd(),
     };
     let root = Root::new(&root_dir)?;
     let config = load_config(cli, &root)?;
@@ -101,7 +110,8 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         Command::Serve {
             tools: Some(names), ..
         } => Profile::parse(names).map_err(|e| ToolError::invalid(format!("--tools: {e}")))?,
-        Command::Serve { .. } => match &config.tools {
+        // A daemon's own HTTP listener serves agent sessions too.
+        Command::Serve { .. } | Command::Daemon { .. } => match &config.tools {
             Some(names) => Profile::parse(names)
                 .map_err(|e| ToolError::invalid(format!("invalid config: tools: {e}")))?,
             None => Profile::all(),
@@ -113,7 +123,8 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         tasks,
         state_dir: cli
             .state
-            .clone()
+            .as_deref()
+            .map(context::absolute)
             .unwrap_or_else(|| root.path().join(".lspgate")),
         max_output: cli.max_output,
         ready_timeout: secs(cli.ready_timeout, "ready-timeout")?,
@@ -131,21 +142,83 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         restart: cli.restart,
         backoff: std::time::Duration::from_millis(cli.restart_backoff_ms),
         watch: WatchOptions::from_env(vec![opts.state_dir.clone()]),
+        path: context::var("PATH").map(Into::into),
     };
-    let registry = match ServerSpec::explicit(explicit) {
-        Some(spec) => {
-            let languages = Languages::new(root.path(), &config.languages);
-            let r = Registry::new(root, languages, reg_opts);
-            r.register(spec);
-            r
-        }
-        None => Registry::with_config(root, &config, reg_opts),
+    let make = || {
+        let root = root.clone();
+        let registry = match ServerSpec::explicit(explicit) {
+            Some(spec) => {
+                let languages = Languages::new(root.path(), &config.languages);
+                let r = Registry::new(root, languages, reg_opts.clone());
+                r.register(spec);
+                r
+            }
+            None => Registry::with_config(root, &config, reg_opts.clone()),
+        };
+        Workspace::new(registry, opts.clone())
     };
-    Ok(Engine::new(registry, opts))
+    let Some(provider) = context::provider() else {
+        return Ok(Engine::session_owning(make(), opts));
+    };
+    // Sessions share a workspace only when everything that shapes its servers is the same.
+    let key = format!(
+        "{:?}",
+        (
+            root.path(),
+            &cli.config,
+            config_digest(root.path(), cli.config.as_deref()),
+            explicit,
+            &reg_opts.path,
+            (
+                reg_opts.open_documents,
+                reg_opts.request_timeout,
+                &reg_opts.timeouts
+            ),
+            (reg_opts.install, reg_opts.restart, reg_opts.backoff),
+            (
+                &opts.state_dir,
+                opts.ready_timeout,
+                opts.diagnostics_timeout
+            ),
+        )
+    );
+    let mut make = make;
+    let ws = provider(&key, &mut make);
+    Ok(Engine::session(ws, opts))
+}
+
+/// The digest of the config file a workspace would load (and so of its trust).
+fn config_digest(root: &std::path::Path, named: Option<&std::path::Path>) -> Option<String> {
+    let path = match named {
+        Some(p) => context::absolute(p),
+        None => root.join("lspgate.toml"),
+    };
+    std::fs::read(path).ok().map(|b| crate::text::digest(&b))
 }
 
 /// Runs the CLI; returns the process exit code.
 pub async fn run(cli: Cli) -> i32 {
+    // Tool subcommands and `check` attach to the per-user daemon and its warm servers (the
+    // daemon runs them with this command line and sends back what they print).
+    let local = matches!(
+        cli.command,
+        Command::Serve { .. }
+            | Command::Daemon { .. }
+            | Command::Install { .. }
+            | Command::Doctor
+            | Command::Trust { .. }
+            | Command::ConfigSchema
+    );
+    if !local && !standalone(&cli) && context::provider().is_none() {
+        match crate::daemon::client::run(std::env::args().collect()).await {
+            Ok(ran) => {
+                output::stdout(&ran.stdout);
+                output::stderr(&ran.stderr);
+                return ran.code;
+            }
+            Err(why) => tracing::warn!("no daemon ({why}); running in this process"),
+        }
+    }
     match &cli.command {
         Command::Install { name } => return setup::install(name),
         Command::Doctor => return setup::doctor(&cli).await,
@@ -158,11 +231,18 @@ pub async fn run(cli: Cli) -> i32 {
             return 0;
         }
         Command::Serve {
-            max_frame,
-            server,
-            warm,
+            max_frame, http, ..
+        } if http.http.is_some() => return http::serve(&cli, *max_frame).await,
+        Command::Serve { max_frame, .. } => return serve(&cli, *max_frame).await,
+        Command::Daemon {
+            action,
+            idle_servers,
+            idle_exit,
+            max_memory,
             ..
-        } => return serve(&cli, *max_frame, server, *warm).await,
+        } => {
+            return crate::daemon::command(*action, *idle_servers, *idle_exit, *max_memory).await;
+        }
         Command::Tool(t) if t.tool == "check" => return check(&cli, t).await,
         _ => {}
     }
@@ -170,7 +250,7 @@ pub async fn run(cli: Cli) -> i32 {
         Ok(Some(c)) => c,
         Ok(None) => return 2,
         Err(e) => {
-            eprintln!("{e}");
+            complain!("{e}");
             return 2;
         }
     };
@@ -178,7 +258,7 @@ pub async fn run(cli: Cli) -> i32 {
     let engine = match engine_for(&cli, &explicit) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("{e}");
+            complain!("{e}");
             return 2;
         }
     };
@@ -203,7 +283,7 @@ pub async fn run(cli: Cli) -> i32 {
                     serde_json::to_string_pretty(&e.to_json()).unwrap_or_default()
                 );
             }
-            eprintln!("{e}");
+            complain!("{e}");
             1
         }
     }
@@ -228,19 +308,23 @@ async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
             p
         }
         Err(e) => {
-            eprintln!("{e}");
+            complain!("{e}");
             return 2;
         }
     };
     let engine = match engine_for(cli, &t.server) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("{e}");
+            complain!("{e}");
             return 2;
         }
     };
     let bar = indicatif::ProgressBar::new(0);
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar.set_draw_target(if output::captured() {
+        indicatif::ProgressDrawTarget::hidden()
+    } else {
+        indicatif::ProgressDrawTarget::stderr()
+    });
     bar.set_style(
         indicatif::ProgressStyle::with_template("checking {pos}/{len} files {wide_bar} {elapsed}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
@@ -255,7 +339,7 @@ async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
     let report = match report {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            complain!("{e}");
             return 2;
         }
     };
@@ -276,24 +360,22 @@ async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
     report.exit_code()
 }
 
-async fn serve(cli: &Cli, max_frame: usize, server: &[String], warm: bool) -> i32 {
-    let engine = match engine_for(cli, server) {
-        Ok(e) => Arc::new(e),
+/// `lspgate serve`: a thin session relaying to the per-user daemon, or (standalone, or when no
+/// daemon can be had) everything in this process.
+async fn serve(cli: &Cli, max_frame: usize) -> i32 {
+    if !standalone(cli) {
+        match crate::daemon::client::serve(std::env::args().collect(), max_frame).await {
+            Ok(code) => return code,
+            Err(why) => tracing::warn!("no daemon ({why}); serving in this process"),
+        }
+    }
+    let engine = match session_for(cli).await {
+        Ok(e) => e,
         Err(e) => {
             eprintln!("{e}");
             return 2;
         }
     };
-    if !server.is_empty() {
-        for r in engine.registry().start_all().await {
-            if let Err(e) = r {
-                eprintln!("{e}");
-                return 2;
-            }
-        }
-    } else if warm {
-        engine.warm();
-    }
     let code = tokio::select! {
         r = mcp::serve_stdio(engine.clone(), max_frame) => match r {
             Ok(()) => 0,
@@ -308,8 +390,34 @@ async fn serve(cli: &Cli, max_frame: usize, server: &[String], warm: bool) -> i3
     code
 }
 
+/// Whether to run everything in this process (`--standalone`, `LSPGATE_STANDALONE=1`).
+pub fn standalone(cli: &Cli) -> bool {
+    cli.standalone
+        || context::var("LSPGATE_STANDALONE").is_some_and(|v| v == "1" || v == "true" || v == "yes")
+}
+
+/// The engine of an MCP session (`lspgate serve`, in this process or in the daemon, or the
+/// HTTP listener of `lspgate daemon --http`): an explicit server started at once (its
+/// capabilities decide the tool list), or the workspace's servers warmed with `--warm`.
+pub async fn session_for(cli: &Cli) -> Result<Arc<Engine>, ToolError> {
+    let (server, warm) = match &cli.command {
+        Command::Serve { server, warm, .. } => (server.as_slice(), warm),
+        Command::Daemon { .. } => (&[][..], &false),
+        _ => return Err(ToolError::invalid("not a `serve` command line")),
+    };
+    let engine = Arc::new(engine_for(cli, server)?);
+    if !server.is_empty() {
+        for r in engine.registry().start_all().await {
+            r?;
+        }
+    } else if *warm {
+        engine.warm();
+    }
+    Ok(engine)
+}
+
 /// Resolves on SIGINT or SIGTERM.
-async fn terminated() {
+pub(crate) async fn terminated() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -1,13 +1,13 @@
-//! The typed LSP client: `initialize` handshake, capability checks, document synchronization,
-//! the diagnostics servers push (and pulls), and readiness (`$/progress`, ready markers). The
-//! requests lspgate makes are in `requests`, the server's own messages are served by `inbound`.
+//! The typed LSP client: `initialize` handshake, capability checks, document synchronization and
+//! readiness (`$/progress`, ready markers). The requests lspgate makes are in `requests`, the
+//! server's own messages are served by `inbound`, the diagnostics it pushed are in
+//! `diagnostics`.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lsp_types as lt;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
@@ -21,7 +21,6 @@ use crate::text::Encoding;
 
 use super::caps::Cap;
 use super::inbound::{Inbox, serve_inbound};
-use super::requests::convert_diag;
 use super::watched::FileWatcher;
 
 /// How to reach a server.
@@ -126,6 +125,18 @@ pub type EditSink = mpsc::UnboundedSender<(Vec<WireFileOp>, tokio::sync::oneshot
 const STARTUP_WINDOW: Duration = Duration::from_secs(5);
 /// How long a young server must be quiet before it counts as settled.
 const STARTUP_QUIET: Duration = Duration::from_millis(200);
+
+/// `STARTUP_QUIET`, or `LSPGATE_STARTUP_QUIET_MS` (tests make it long, so a call held to it by
+/// mistake cannot pass for a quick one).
+fn startup_quiet() -> Duration {
+    static QUIET: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *QUIET.get_or_init(|| {
+        std::env::var("LSPGATE_STARTUP_QUIET_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(STARTUP_QUIET, Duration::from_millis)
+    })
+}
 
 /// One initialized language server.
 pub struct LspClient {
@@ -406,120 +417,6 @@ impl LspClient {
         );
     }
 
-    // ---- diagnostics ----
-
-    /// The publish counter; record it before a change, then wait for a publish after it.
-    pub fn publish_seq(&self) -> u64 {
-        self.state.publish_seq.lock().map(|s| *s).unwrap_or(0)
-    }
-
-    /// Pull diagnostics for one document (computed for its current content when asked).
-    pub async fn pull_diagnostics(&self, uri: &Url) -> Result<Vec<WireDiagnostic>, LspError> {
-        if self.opts.dialect == Dialect::Tsserver {
-            return self.tsserver_diagnostics(uri).await;
-        }
-        let report: lt::DocumentDiagnosticReportResult = self
-            .call(
-                "textDocument/diagnostic",
-                json!({"textDocument": {"uri": uri}}),
-            )
-            .await?;
-        let items = match report {
-            lt::DocumentDiagnosticReportResult::Report(lt::DocumentDiagnosticReport::Full(f)) => {
-                f.full_document_diagnostic_report.items
-            }
-            lt::DocumentDiagnosticReportResult::Report(
-                lt::DocumentDiagnosticReport::Unchanged(_),
-            ) => Vec::new(),
-            lt::DocumentDiagnosticReportResult::Partial(_) => Vec::new(),
-        };
-        Ok(items.into_iter().map(convert_diag).collect())
-    }
-
-    /// Waits for the pushed diagnostics of `uri` at `version` (or, for servers that send no
-    /// version, the first publish after `after_seq` followed by `quiet` without another one).
-    /// Returns the diagnostics and whether they are known to be fresh.
-    pub async fn wait_pushed(
-        &self,
-        uri: &Url,
-        version: i32,
-        after_seq: u64,
-        timeout: Duration,
-        quiet: Duration,
-    ) -> (Vec<WireDiagnostic>, bool) {
-        let deadline = Instant::now() + timeout;
-        let mut rx = self.diag_tx.subscribe();
-        loop {
-            rx.borrow_and_update();
-            let current = self.published(uri);
-            if let Some(p) = &current {
-                match p.version {
-                    Some(v) if v >= version => return ((*p.diags).clone(), true),
-                    None if p.seq > after_seq => {
-                        return self.settle(uri, p.clone(), deadline, quiet, &mut rx).await;
-                    }
-                    _ => {}
-                }
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero()
-                || tokio::time::timeout(left, rx.changed()).await.is_err()
-                || !self.is_alive()
-            {
-                let diags = current.map(|p| (*p.diags).clone()).unwrap_or_default();
-                return (diags, false);
-            }
-        }
-    }
-
-    async fn settle(
-        &self,
-        uri: &Url,
-        mut last: Published,
-        deadline: Instant,
-        quiet: Duration,
-        rx: &mut watch::Receiver<u64>,
-    ) -> (Vec<WireDiagnostic>, bool) {
-        loop {
-            let left = deadline
-                .saturating_duration_since(Instant::now())
-                .min(quiet);
-            if left.is_zero() || tokio::time::timeout(left, rx.changed()).await.is_err() {
-                return ((*last.diags).clone(), true);
-            }
-            if let Some(p) = self.published(uri) {
-                last = p;
-            }
-        }
-    }
-
-    /// The latest diagnostics the server pushed for `uri`, if any.
-    pub fn latest_pushed(&self, uri: &Url) -> Vec<WireDiagnostic> {
-        self.published(uri)
-            .map(|p| (*p.diags).clone())
-            .unwrap_or_default()
-    }
-
-    /// Drops what the server pushed for `uri` (its file changed on disk since).
-    pub fn forget_pushed(&self, uri: &Url) {
-        if let Ok(mut d) = self.state.diags.lock() {
-            d.remove(uri);
-        }
-    }
-
-    /// Every document the server has pushed diagnostics for.
-    pub fn pushed_uris(&self) -> Vec<Url> {
-        self.state
-            .diags
-            .lock()
-            .map(|d| d.keys().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    pub(super) fn published(&self, uri: &Url) -> Option<Published> {
-        self.state.diags.lock().ok()?.get(uri).cloned()
-    }
-
     // ---- readiness ----
 
     /// Titles of the server's work in progress (indexing, analysis); empty when idle.
@@ -590,7 +487,7 @@ impl LspClient {
                     .load(std::sync::atomic::Ordering::Acquire)
                     && now.duration_since(self.started) < STARTUP_WINDOW;
                 let settle_at = if young {
-                    last.unwrap_or(self.started).max(self.started) + STARTUP_QUIET
+                    last.unwrap_or(self.started).max(self.started) + startup_quiet()
                 } else {
                     now
                 };

@@ -4,6 +4,7 @@
 mod batch;
 mod caps;
 pub mod client;
+mod diagnostics;
 pub mod framing;
 mod inbound;
 mod requests;
@@ -15,6 +16,8 @@ pub mod wire;
 pub use batch::WorkspaceReport;
 pub use caps::Cap;
 pub use client::{ClientOptions, Connect, Dialect, LspClient};
+#[doc(hidden)]
+pub use requests::workspace_edit;
 pub use transport::SpawnSpec;
 
 use std::time::Duration;

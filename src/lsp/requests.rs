@@ -516,8 +516,9 @@ pub(super) fn code_action(v: Value) -> WireCodeAction {
     }
 }
 
-/// A `WorkspaceEdit` (either form) as file operations, in order.
-pub(super) fn workspace_edit(v: Value) -> Result<Vec<WireFileOp>, String> {
+/// A `WorkspaceEdit` (either form) as file operations, in order. Public for the fuzz targets
+/// (`fuzz/`), as `lsp::workspace_edit`.
+pub fn workspace_edit(v: Value) -> Result<Vec<WireFileOp>, String> {
     let edit: lt::WorkspaceEdit =
         serde_json::from_value(v).map_err(|e| format!("bad WorkspaceEdit: {e}"))?;
     let mut ops = Vec::new();

@@ -1,6 +1,9 @@
 //! The MCP front end: an rmcp `ServerHandler` that lists the tools the servers can serve and
-//! calls the operations layer, behind our stdio framing guard. Thin: no logic of its own.
+//! calls the operations layer, behind our stdio framing guard (`stdio`) or our Streamable HTTP
+//! front end (`http`, with its request guard in `guard`). Thin: no logic of its own.
 
+pub mod guard;
+pub mod http;
 pub mod stdio;
 
 use std::sync::Arc;
@@ -28,6 +31,10 @@ pub struct McpServer {
     engine: Arc<Engine>,
     /// Least severity of `notifications/message` the client wants (0 debug … 3 error).
     log_level: Arc<std::sync::atomic::AtomicU8>,
+    /// The largest message the transport accepts, told to clients in `initialize`.
+    max_frame: usize,
+    /// Held for the session's life (the HTTP front end counts its sessions with it).
+    _held: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 fn severity(level: &str) -> u8 {
@@ -40,11 +47,32 @@ fn severity(level: &str) -> u8 {
 }
 
 impl McpServer {
-    pub fn new(engine: Arc<Engine>) -> McpServer {
+    /// A session over `engine` whose transport accepts messages of up to `max_frame` bytes.
+    pub fn new(engine: Arc<Engine>, max_frame: usize) -> McpServer {
         McpServer {
             engine,
             log_level: Arc::new(std::sync::atomic::AtomicU8::new(1)),
+            max_frame,
+            _held: None,
         }
+    }
+
+    /// Keeps `held` alive as long as the session (any of its clones) is.
+    pub fn holding(mut self, held: Arc<dyn std::any::Any + Send + Sync>) -> McpServer {
+        self._held = Some(held);
+        self
+    }
+
+    /// lspgate's limits, as `initialize` reports them under `capabilities.experimental.lspgate`
+    /// (SPEC §2).
+    fn limits(&self) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("max_frame".into(), Value::from(self.max_frame));
+        m.insert(
+            "max_output".into(),
+            Value::from(self.engine.options().max_output),
+        );
+        m
     }
 
     fn tool_list(&self) -> Vec<Tool> {
@@ -90,15 +118,15 @@ fn error_result(e: &ToolError) -> CallToolResult {
 impl ServerHandler for McpServer {
     #[allow(deprecated)] // logging: see on_initialized.
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new("lspgate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(tools::INSTRUCTIONS)
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_logging()
+            .build();
+        capabilities.experimental = Some([("lspgate".to_string(), self.limits())].into());
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("lspgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(tools::INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -266,8 +294,22 @@ impl ServerHandler for McpServer {
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(engine: Arc<Engine>, max_frame: usize) -> anyhow::Result<()> {
     let (input, output) = stdio::client_io();
+    serve_on(engine, input, output, max_frame).await
+}
+
+/// Serves MCP on any byte stream (the daemon's connections) until the client closes it.
+pub async fn serve_on<R, W>(
+    engine: Arc<Engine>,
+    input: R,
+    output: W,
+    max_frame: usize,
+) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let transport = stdio::guard(input, output, max_frame);
-    let running = McpServer::new(engine).serve(transport).await?;
+    let running = McpServer::new(engine, max_frame).serve(transport).await?;
     running.waiting().await?;
     Ok(())
 }

@@ -35,9 +35,10 @@ async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> std::io::R
     loop {
         let chunk = r.fill_buf().await?;
         if chunk.is_empty() {
+            // Without a `\n` to end it, the line may be `max` bytes, as one that has one.
             return Ok(if len == 0 {
                 Line::Eof
-            } else if over {
+            } else if over || len > max {
                 Line::TooLong { prefix: buf, len }
             } else {
                 Line::Text(buf)
@@ -135,7 +136,13 @@ fn judge(line: &[u8]) -> Verdict {
         ));
     };
     let id = obj.get("id").cloned();
-    let id_ok = matches!(&id, None | Some(Value::String(_)) | Some(Value::Number(_)));
+    // MCP ids are strings or integers. Anything else (null, a fraction, an integer past 64 bits,
+    // which would not be echoed as sent) makes the request invalid, answered with a null id.
+    let id_ok = match &id {
+        None | Some(Value::String(_)) => true,
+        Some(Value::Number(n)) => n.is_i64() || n.is_u64(),
+        Some(_) => false,
+    };
     let has_method = obj.get("method").is_some_and(Value::is_string);
     let is_response = id.is_some() && (obj.contains_key("result") || obj.contains_key("error"));
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
@@ -370,6 +377,45 @@ mod tests {
         assert_eq!(read_line(&mut r, 50).await.unwrap(), Line::Eof);
     }
 
+    /// Found by fuzzing (fuzz/frame_guard): a last line with no `\n`, one byte over the
+    /// limit, was judged instead of refused as too long.
+    #[tokio::test]
+    async fn an_unterminated_last_line_has_the_same_limit() {
+        let mut r = BufReader::with_capacity(16, &b"0123456789\n01234567890"[..]);
+        assert_eq!(
+            read_line(&mut r, 10).await.unwrap(),
+            Line::Text(b"0123456789\n".to_vec())
+        );
+        assert!(matches!(
+            read_line(&mut r, 10).await.unwrap(),
+            Line::TooLong { len: 11, .. }
+        ));
+        let mut r = BufReader::new(&b"0123456789"[..]);
+        assert_eq!(
+            read_line(&mut r, 10).await.unwrap(),
+            Line::Text(b"0123456789".to_vec())
+        );
+        // The fuzzer's input: the last line is 41 bytes, the limit 40.
+        let input = b"{\"id\":\"abc\",\"js\r\nonrpc\"#\"2.0\",\"method\":\"ping\",\"params\":{}}";
+        let (theirs, mut ours) = tokio::io::duplex(4096);
+        let mut t = guard(&input[..], theirs, 40);
+        assert!(t.receive().await.is_none());
+        drop(t);
+        let mut out = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut ours, &mut out)
+            .await
+            .unwrap();
+        let codes: Vec<i64> = out
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["error"]["code"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(codes, [-32700, -32600]);
+    }
+
     #[test]
     fn ids_are_recovered_from_prefixes() {
         assert_eq!(
@@ -400,5 +446,28 @@ mod tests {
             Verdict::Forward(_)
         ));
         assert!(matches!(judge(b"  \r\n"), Verdict::Skip));
+    }
+
+    /// Found by fuzzing (fuzz/frame_guard): an id past 64 bits was read as a float and echoed
+    /// as a different number. Only string and integer ids are echoed.
+    #[test]
+    fn ids_that_cannot_be_echoed_as_sent_are_invalid() {
+        let reply = |line: &[u8]| match judge(line) {
+            Verdict::Reply(r) => serde_json::from_slice::<Value>(&r).unwrap(),
+            _ => Value::Null,
+        };
+        for id in [
+            "66666666666660000000000000000000000001215143893",
+            "1.5",
+            "null",
+            "[1]",
+        ] {
+            let line = format!(r#"{{"jsonrpc":"1.0","id":{id},"method":"tools/list"}}"#);
+            let r = reply(line.as_bytes());
+            assert_eq!(r["error"]["code"], -32600, "{id}: {r}");
+            assert_eq!(r["id"], Value::Null, "{id}: {r}");
+        }
+        let r = reply(br#"{"jsonrpc":"1.0","id":18446744073709551615,"method":"x"}"#);
+        assert_eq!(r["id"], json!(u64::MAX));
     }
 }

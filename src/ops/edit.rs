@@ -7,6 +7,8 @@ mod plan;
 
 pub use plan::apply_specs;
 use plan::edits_key;
+#[doc(hidden)]
+pub use plan::plan_workspace_edit;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,10 +29,10 @@ use crate::watch::{Change, ChangeKind};
 /// Diagnostics of some files, and whether any answer was partial.
 type DiagSet = (Vec<FileDiag>, Option<String>);
 
-impl Engine {
-    fn journal(&self) -> Result<&Journal, ToolError> {
+impl super::Workspace {
+    pub(super) fn journal(&self) -> Result<&Journal, ToolError> {
         self.journal
-            .get_or_init(|| Journal::open(&self.opts.state_dir, self.root()))
+            .get_or_init(|| Journal::open(&self.opts.state_dir, self.registry.root()))
             .as_ref()
             .map_err(|e| e.clone())
     }
@@ -44,7 +46,9 @@ impl Engine {
             tracing::error!("edit journal: {e}");
         }
     }
+}
 
+impl Engine {
     /// Fresh diagnostics of files (from every server of each), for a delta.
     async fn diagnostics_of(&self, paths: &[PathBuf]) -> DiagSet {
         let mut out = Vec::new();

@@ -63,37 +63,102 @@ type Previewed = Vec<(PathBuf, Option<String>)>;
 const MAX_PUSHED_FILES: usize = 100;
 
 /// Files a workspace walk looks at, at most.
-pub(crate) const WALK_LIMIT: usize = 20_000;
+pub(crate) const WALK_LIMIT: usize = crate::workspace::WALK_LIMIT;
 
-/// The workspace's operations: every tool is a method here.
-pub struct Engine {
-    registry: Arc<Registry>,
-    opts: EngineOptions,
+/// What every session on one workspace root shares: its servers (the registry, with its
+/// watcher), the edit journal and the one-edit-at-a-time lock, and what was learnt of the tree.
+/// In the daemon, sessions that resolve to the same root, config and environment share one.
+pub struct Workspace {
+    pub(crate) registry: Arc<Registry>,
+    /// The options the workspace was made with (its sessions' may differ in tools and output).
+    pub(crate) opts: EngineOptions,
     /// Languages the workspace holds, scanned once (for the tool list).
-    present: std::sync::OnceLock<Vec<String>>,
+    pub(crate) present: std::sync::OnceLock<Vec<String>>,
     /// Each language the workspace holds, with one file of it (walked once).
-    samples: tokio::sync::OnceCell<Vec<(String, PathBuf)>>,
+    pub(crate) samples: tokio::sync::OnceCell<Vec<(String, PathBuf)>>,
     /// The edit journal, opened on first use.
-    journal: std::sync::OnceLock<Result<crate::edits::journal::Journal, ToolError>>,
-    /// One edit applies at a time.
-    edit_lock: tokio::sync::Mutex<()>,
-    /// What each preview was computed from, by call.
-    previews: std::sync::Mutex<HashMap<String, Previewed>>,
+    pub(crate) journal: std::sync::OnceLock<Result<crate::edits::journal::Journal, ToolError>>,
+    /// One edit applies at a time, whichever session asks.
+    pub(crate) edit_lock: tokio::sync::Mutex<()>,
 }
 
-impl Engine {
-    pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Engine {
-        let engine = Engine {
+impl Workspace {
+    pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Arc<Workspace> {
+        let ws = Arc::new(Workspace {
             registry,
             opts,
             present: std::sync::OnceLock::new(),
             samples: tokio::sync::OnceCell::new(),
             journal: std::sync::OnceLock::new(),
             edit_lock: tokio::sync::Mutex::new(()),
+        });
+        ws.recover_edits();
+        ws
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Stops every server (shutdown, exit, bounded wait, kill).
+    pub async fn shutdown(&self) {
+        self.registry.stop_all().await;
+    }
+}
+
+/// One session's view of a workspace, and every tool as a method: what is the session's own
+/// (its options and tool profile, its previews; overlays, progress and cancellation live in its
+/// calls) beside what it borrows from the shared `Workspace` (reached through `Deref`).
+pub struct Engine {
+    ws: Arc<Workspace>,
+    /// Whether the workspace is this session's alone (its servers stop with it).
+    owns: bool,
+    opts: EngineOptions,
+    /// What each of this session's previews was computed from, by call.
+    previews: std::sync::Mutex<HashMap<String, Previewed>>,
+}
+
+impl std::ops::Deref for Engine {
+    type Target = Workspace;
+    fn deref(&self) -> &Workspace {
+        &self.ws
+    }
+}
+
+impl Engine {
+    /// A workspace and its one session (everything in one process).
+    pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Engine {
+        Engine::session_owning(Workspace::new(registry, opts.clone()), opts)
+    }
+
+    /// The one session of a workspace of its own: its `shutdown` stops the servers.
+    pub fn session_owning(ws: Arc<Workspace>, opts: EngineOptions) -> Engine {
+        Engine {
+            owns: true,
+            ..Engine::session(ws, opts)
+        }
+    }
+
+    /// A new session on a shared workspace: its `shutdown` leaves the servers to the others.
+    pub fn session(ws: Arc<Workspace>, opts: EngineOptions) -> Engine {
+        Engine {
+            ws,
+            owns: false,
+            opts,
             previews: std::sync::Mutex::default(),
-        };
-        engine.recover_edits();
-        engine
+        }
+    }
+
+    /// The session ends: a workspace of its own is stopped with it, a shared one is not.
+    pub async fn shutdown(&self) {
+        if self.owns {
+            self.ws.shutdown().await;
+        }
+    }
+
+    /// The workspace this session works on.
+    pub fn shared(&self) -> &Arc<Workspace> {
+        &self.ws
     }
 
     pub fn root(&self) -> &Root {
@@ -136,10 +201,6 @@ impl Engine {
             let langs = engine.scan_languages().await;
             engine.registry.warm(langs);
         });
-    }
-
-    pub async fn shutdown(&self) {
-        self.registry.stop_all().await;
     }
 
     // ---- helpers ----

@@ -8,27 +8,27 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::json;
 use tokio::sync::OnceCell;
 
-use crate::documents::Documents;
 use crate::error::{Code, ToolError};
-use crate::lsp::{Cap, ClientOptions, Connect, LspClient, LspError};
+use crate::lsp::Cap;
 
+mod launch;
 mod readiness;
 mod server;
+mod status;
 mod supervisor;
 mod sync;
 
 use crate::watch::{WatchOptions, Watcher};
 use crate::workspace::config::Config;
-use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, Readiness, ServerSpec};
+use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, ServerSpec};
 use crate::workspace::{Languages, Root, server_root};
 pub use readiness::Scope;
 pub use server::{Server, ServerEvent};
-use supervisor::Supervisor;
+pub use status::ServerStatus;
+pub use supervisor::resident_bytes;
 
 /// When a crashed server is restarted (`--restart`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +67,9 @@ pub struct RegistryOptions {
     pub backoff: Duration,
     /// The workspace watcher, started with the first server.
     pub watch: WatchOptions,
+    /// The PATH servers are found on and started with (a daemon serves sessions with their
+    /// own); `None`: lspgate's own.
+    pub path: Option<std::ffi::OsString>,
 }
 
 impl Default for RegistryOptions {
@@ -79,6 +82,7 @@ impl Default for RegistryOptions {
             restart: RestartPolicy::Limit(3),
             backoff: Duration::from_millis(500),
             watch: WatchOptions::default(),
+            path: None,
         }
     }
 }
@@ -139,29 +143,6 @@ impl Entry {
             .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
             .unwrap_or_default()
     }
-}
-
-/// What `servers` reports about one server (instance).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ServerStatus {
-    pub name: String,
-    pub languages: Vec<String>,
-    /// Root-relative (`.` for the workspace root).
-    pub root: String,
-    /// idle, starting, indexing, ready, restarting, failed, or untrusted (from a workspace
-    /// lspgate.toml not trusted yet: `last_error` says how to trust it).
-    pub state: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
-    pub restarts: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-    pub capabilities: Vec<String>,
-    pub commands: Vec<String>,
-    pub command: String,
-    pub origin: Origin,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
 }
 
 /// Every server lspgate may run for a workspace. Safe to share between tasks.
@@ -247,7 +228,10 @@ impl Registry {
     /// per language the first one found (companions join), and for languages nobody serves
     /// the first missing preset, so `--install` can fetch it and errors can say how.
     pub fn with_config(root: Root, config: &Config, opts: RegistryOptions) -> Arc<Registry> {
-        Registry::with_config_using(root, config, opts, presets::locate)
+        let path = opts.path.clone();
+        Registry::with_config_using(root, config, opts, move |p| {
+            presets::locate_in(p, path.as_deref())
+        })
     }
 
     /// `with_config`, finding preset executables with `locate`.
@@ -434,105 +418,44 @@ impl Registry {
                 })
                 .clone()
         };
-        inst.cell
+        let server = inst
+            .cell
             .get_or_init(|| self.start(entry, root))
             .await
-            .clone()
+            .clone();
+        if let Ok(s) = &server {
+            s.touch();
+        }
+        server
     }
 
-    async fn start(&self, entry: &Entry, root: &Path) -> Result<Arc<Server>, ToolError> {
-        let mut spec = entry.spec.lock().await;
-        if let Launch::Missing(p) = spec.launch {
-            if !self.opts.install {
-                return Err(missing(p));
-            }
-            let preset: &'static Preset = p;
-            tracing::info!(
-                "installing {} into {}",
-                preset.name,
-                presets::data_dir().display()
-            );
-            let exe = tokio::task::spawn_blocking(move || presets::install(preset))
-                .await
-                .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
-                .map_err(|e| {
-                    ToolError::new(
-                        Code::NoServer,
-                        format!("installing {} failed: {e}", preset.name),
-                    )
-                    .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
-                })?;
-            *spec = preset.spec(Some(&exe));
-            if let Ok(mut c) = entry.command.lock() {
-                *c = spec.command_line();
-            }
-        }
-        let connect = match &spec.launch {
-            Launch::Stdio(s) => Connect::Spawn(s.clone()),
-            Launch::Tcp(address) => Connect::Tcp {
-                name: spec.name.clone(),
-                address: address.clone(),
-            },
-            Launch::Missing(p) => return Err(missing(p)),
-            Launch::Untrusted(_, u) => return Err(u.error(&format!("server `{}`", spec.name))),
-        };
-        let defaults = ClientOptions::default();
-        let opts = ClientOptions {
-            init_timeout: self
-                .opts
-                .timeouts
-                .get("initialize")
-                .copied()
-                .unwrap_or(defaults.init_timeout),
-            request_timeout: self.opts.request_timeout,
-            timeouts: self.opts.timeouts.clone(),
-            settings: spec.settings.clone(),
-            initialization: spec.initialization.clone(),
-            ready_marker: spec.ready_marker.clone(),
-            dialect: spec.dialect,
-        };
-        // Watching starts before the first server reads the disk.
-        self.ensure_watcher().await;
-        let client = LspClient::start(&connect, root, opts.clone())
-            .await
-            .map_err(|e| start_failure(&spec, e))?;
-        let server = Arc::new(Server {
-            name: spec.name.clone(),
-            root: root.to_path_buf(),
-            docs: Documents::new(
-                client.clone(),
-                self.opts.open_documents,
-                self.batch_room.clone(),
-            ),
-            allow: spec.allow.clone(),
-            languages: spec.languages.clone(),
-            on_change: spec.on_change,
-            readiness: spec.readiness,
-            projects: tokio::sync::Mutex::new(None),
-            first: client,
-            sup: Mutex::default(),
-            generation: tokio::sync::watch::channel(0).0,
-        });
-        let sup = Supervisor {
-            server: Arc::downgrade(&server),
-            connect,
-            root: root.to_path_buf(),
-            opts,
-            policy: self.opts.restart,
-            backoff: self.opts.backoff,
-            max_memory: spec.max_memory,
-            events: self.events.clone(),
-        };
-        tokio::spawn(sup.run());
-        if server.readiness == Readiness::Projects {
-            // Loading its projects takes tsserver seconds on a real repository: begun now, it
-            // overlaps with whatever the first call does before it asks.
-            let (s, languages) = (server.clone(), self.languages.clone());
-            tokio::spawn(async move {
-                s.prepare(&languages).await;
+    /// Stops the servers nobody has asked anything for `idle` (they start again on the next
+    /// question); returns their names.
+    pub fn stop_idle(&self, idle: Duration) -> Vec<String> {
+        self.stop_where(|s| s.idle_for() >= idle)
+    }
+
+    /// Stops the servers `pick` chooses; returns their names.
+    pub fn stop_where(&self, pick: impl Fn(&Server) -> bool) -> Vec<String> {
+        let mut stopped = Vec::new();
+        for e in self.entries() {
+            let Ok(mut map) = e.instances.lock() else {
+                continue;
+            };
+            map.retain(|_, inst| {
+                let Some(Ok(server)) = inst.cell.get() else {
+                    return true;
+                };
+                if !pick(server) {
+                    return true;
+                }
+                stopped.push(server.name.clone());
+                let client = server.client();
+                tokio::spawn(async move { client.shutdown().await });
+                false
             });
         }
-        Ok(server)
+        stopped
     }
 
     /// The servers for a file of `language`, in routing order, each started if needed (or its
@@ -644,88 +567,6 @@ impl Registry {
         })
     }
 
-    /// The state of every server: one row per instance, or one `idle` row if none started.
-    pub fn statuses(&self) -> Vec<ServerStatus> {
-        let mut out = Vec::new();
-        for e in self.entries() {
-            let manual = e.restarts.lock().map(|r| *r).unwrap_or(0);
-            let command = e.command.lock().map(|c| c.clone()).unwrap_or_default();
-            let base = |root: &Path| ServerStatus {
-                name: e.name.clone(),
-                languages: e.languages.clone(),
-                root: match self.root.relative(root) {
-                    r if r.is_empty() => ".".into(),
-                    r => r,
-                },
-                state: "idle".into(),
-                pid: None,
-                restarts: manual,
-                last_error: None,
-                capabilities: Vec::new(),
-                commands: Vec::new(),
-                command: command.clone(),
-                origin: e.origin,
-                version: None,
-            };
-            let insts = e.instances();
-            if insts.is_empty() {
-                let mut s = base(self.root.path());
-                if command.ends_with("(not installed)") {
-                    s.last_error = Some("not installed".into());
-                }
-                if let Ok(spec) = e.spec.try_lock()
-                    && let Launch::Untrusted(_, u) = &spec.launch
-                {
-                    s.state = "untrusted".into();
-                    s.last_error = Some(u.error(&format!("server `{}`", e.name)).message);
-                }
-                out.push(s);
-            }
-            for (root, inst) in insts {
-                let mut s = base(&root);
-                match inst.cell.get() {
-                    None => s.state = "starting".into(),
-                    Some(Err(err)) => {
-                        s.state = "failed".into();
-                        s.last_error = Some(err.message.clone());
-                    }
-                    Some(Ok(server)) => {
-                        let c = server.client();
-                        s.restarts += server.restart_count();
-                        if let Ok(sup) = server.sup.lock() {
-                            s.last_error = sup.last_error.clone();
-                        }
-                        s.pid = c.pid();
-                        s.version = c.server_version().map(str::to_string);
-                        s.capabilities = Cap::ALL
-                            .iter()
-                            .filter(|cap| server.supports(**cap) || **cap == Cap::PullDiagnostics)
-                            .map(|cap| cap.name().to_string())
-                            .collect();
-                        s.commands = c.commands();
-                        let (restarting, given_up) = server
-                            .sup
-                            .lock()
-                            .map(|g| (g.restarting, g.given_up.clone()))
-                            .unwrap_or((false, None));
-                        if let Some(why) = given_up {
-                            s.state = "failed".into();
-                            s.last_error = Some(why);
-                        } else if restarting || !c.is_alive() {
-                            s.state = "restarting".into();
-                        } else if !c.busy().titles.is_empty() {
-                            s.state = "indexing".into();
-                        } else {
-                            s.state = "ready".into();
-                        }
-                    }
-                }
-                out.push(s);
-            }
-        }
-        out
-    }
-
     /// Restarts every instance of `name` (a server never started is started at the root).
     pub async fn restart(&self, name: &str) -> Result<Vec<ServerStatus>, ToolError> {
         let Some(e) = self.entry(name) else {
@@ -814,154 +655,5 @@ fn stop_entry(e: &Entry) {
     }
 }
 
-fn missing(p: &Preset) -> ToolError {
-    ToolError::new(
-        Code::NoServer,
-        format!(
-            "{} is not installed (it serves {}); install it with `{}`, or run with --install",
-            p.command,
-            p.languages.join(", "),
-            p.install_hint()
-        ),
-    )
-    .with_data(json!({"server": p.name, "command": p.command, "install": p.install_hint()}))
-}
-
-fn start_failure(spec: &ServerSpec, e: LspError) -> ToolError {
-    let (reason, stderr) = match &e {
-        LspError::StreamClosed { reason, stderr } => (reason.clone(), stderr.clone()),
-        other => (other.to_string(), String::new()),
-    };
-    let fix = match (&e, spec.origin) {
-        (LspError::Spawn { .. }, Origin::Config) => {
-            "install the server, or fix `command` of this [[server]] in lspgate.toml".to_string()
-        }
-        (LspError::Spawn { .. }, _) => "install the server or put it on PATH".to_string(),
-        (LspError::Timeout { .. }, _) => {
-            "the server did not answer `initialize`; check it runs by hand".to_string()
-        }
-        _ => "the server stopped during `initialize`; see stderr_tail".to_string(),
-    };
-    ToolError::new(
-        Code::ServerFailed,
-        format!("{} could not start: {reason}", spec.name),
-    )
-    .with_data(json!({
-        "server": spec.name,
-        "command": spec.command_line(),
-        "reason": reason,
-        "stderr_tail": stderr,
-        "fix": fix,
-    }))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn opts() -> RegistryOptions {
-        RegistryOptions {
-            open_documents: 10,
-            request_timeout: Duration::from_secs(1),
-            ..RegistryOptions::default()
-        }
-    }
-
-    fn registry(config: &str, found: &[&str]) -> (tempfile::TempDir, Arc<Registry>) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = Root::new(dir.path()).unwrap();
-        let config = Config::parse(config, Path::new("lspgate.toml")).unwrap();
-        let found: Vec<String> = found.iter().map(|s| s.to_string()).collect();
-        let reg = Registry::with_config_using(root, &config, opts(), |p| {
-            found
-                .iter()
-                .any(|f| f == p.short_name())
-                .then(|| PathBuf::from(format!("/bin/{}", p.command)))
-        });
-        (dir, reg)
-    }
-
-    #[test]
-    fn presets_take_the_first_found_per_language_and_companions_join() {
-        let (_d, reg) = registry("", &["pylsp", "basedpyright", "ruff", "clangd"]);
-        // pyright is missing: basedpyright (next in preference) serves python, pylsp does not.
-        assert_eq!(
-            reg.by_language("python"),
-            ["builtin/basedpyright", "builtin/ruff"]
-        );
-        assert_eq!(reg.by_language("c"), ["builtin/clangd"]);
-        // A language nobody found keeps its first missing preset, to say how to install it.
-        assert_eq!(
-            reg.by_language("typescript"),
-            ["builtin/typescript-language-server"]
-        );
-        assert!(reg.by_language("cobol").is_empty());
-    }
-
-    #[test]
-    fn config_servers_come_first_and_override_presets_by_name() {
-        let (_d, reg) = registry(
-            "[[server]]\nname = \"local/fast-c\"\ncommand = \"x\"\nlanguages = [\"c\"]\n\n\
-             [[server]]\nname = \"builtin/pyright\"\ncommand = \"my-pyright\"\nlanguages = [\"python\"]\n",
-            &["pyright", "clangd"],
-        );
-        assert_eq!(reg.by_language("c"), ["local/fast-c"]);
-        // clangd still serves what the config left to it.
-        assert_eq!(reg.by_language("cpp"), ["builtin/clangd"]);
-        assert_eq!(reg.by_language("python"), ["builtin/pyright"]);
-        assert_eq!(reg.by_namespace("local"), ["local/fast-c"]);
-        let list = reg.list();
-        assert_eq!(&list[..2], ["local/fast-c", "builtin/pyright"]);
-        assert_eq!(list.iter().filter(|n| *n == "builtin/pyright").count(), 1);
-    }
-
-    #[tokio::test]
-    async fn register_replace_and_remove() {
-        let (_d, reg) = registry("", &[]);
-        let mut spec = ServerSpec::explicit(&["a-server".to_string()]).unwrap();
-        spec.name = "test/a".into();
-        spec.languages = vec!["x".into()];
-        reg.register(spec.clone());
-        assert_eq!(reg.by_language("x"), ["test/a"]);
-        spec.languages = vec!["y".into()];
-        reg.register(spec);
-        assert!(reg.by_language("x").is_empty());
-        assert_eq!(reg.get("test/a").await.unwrap().languages, ["y"]);
-        assert!(reg.remove("test/a"));
-        assert!(!reg.remove("test/a"));
-        assert!(reg.get("test/a").await.is_none());
-    }
-
-    #[tokio::test]
-    async fn concurrent_first_use_starts_one_instance() {
-        let (dir, reg) = registry("", &[]);
-        let mut spec = ServerSpec::explicit(&["/nonexistent/server".to_string()]).unwrap();
-        spec.name = "test/missing".into();
-        reg.register(spec);
-
-        let file = dir.path().join("f.txt");
-        std::fs::write(&file, "x").unwrap();
-        let mut tasks = Vec::new();
-        for _ in 0..8 {
-            let (reg, file) = (reg.clone(), file.clone());
-            tasks.push(tokio::spawn(async move {
-                reg.servers_for(&file, "plaintext").await
-            }));
-        }
-        for t in tasks {
-            let r = t.await.unwrap();
-            assert_eq!(r.len(), 1);
-            assert_eq!(
-                r[0].as_ref().err().map(|e| e.code),
-                Some(Code::ServerFailed)
-            );
-        }
-        let statuses: Vec<_> = reg
-            .statuses()
-            .into_iter()
-            .filter(|s| s.name == "test/missing")
-            .collect();
-        assert_eq!(statuses.len(), 1, "one instance for one (server, root)");
-        assert_eq!(statuses[0].state, "failed");
-    }
-}
+mod tests;

@@ -60,9 +60,26 @@ pub struct Server {
     pub(super) sup: Mutex<SupState>,
     /// Bumped when a restart completes or the server is given up.
     pub(super) generation: tokio::sync::watch::Sender<u64>,
+    /// When a call last asked for it.
+    pub(super) last_used: Mutex<std::time::Instant>,
 }
 
 impl Server {
+    /// Notes that a call asked for it now.
+    pub(super) fn touch(&self) {
+        if let Ok(mut t) = self.last_used.lock() {
+            *t = std::time::Instant::now();
+        }
+    }
+
+    /// How long since a call last asked for it.
+    pub fn idle_for(&self) -> Duration {
+        self.last_used
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default()
+    }
+
     /// The current process.
     pub fn client(&self) -> Arc<LspClient> {
         self.docs.client()

@@ -171,7 +171,7 @@ impl Supervisor {
 }
 
 /// Resident memory of a process, in bytes (Linux `/proc`).
-pub(super) fn resident_bytes(pid: u32) -> Option<u64> {
+pub fn resident_bytes(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib: u64 = status
         .lines()

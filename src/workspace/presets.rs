@@ -496,6 +496,11 @@ pub fn install_dir(preset: &Preset) -> PathBuf {
 
 /// The executable for a preset: lspgate's install folder first, then PATH.
 pub fn locate(preset: &Preset) -> Option<PathBuf> {
+    locate_in(preset, None)
+}
+
+/// `locate`, looking through `path` (a session's PATH) instead of lspgate's own.
+pub fn locate_in(preset: &Preset, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     let dir = install_dir(preset);
     let own = [
         dir.join("node_modules/.bin").join(preset.command),
@@ -503,15 +508,23 @@ pub fn locate(preset: &Preset) -> Option<PathBuf> {
     ];
     own.into_iter()
         .find(|p| is_executable(p))
-        .or_else(|| which(preset.command))
+        .or_else(|| which_in(preset.command, path))
 }
 
 pub fn which(command: &str) -> Option<PathBuf> {
+    which_in(command, None)
+}
+
+/// `which`, through `path` instead of lspgate's own PATH.
+pub fn which_in(command: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if command.contains('/') {
         let p = PathBuf::from(command);
         return is_executable(&p).then_some(p);
     }
-    let path = std::env::var_os("PATH")?;
+    let path = match path {
+        Some(p) => p.to_os_string(),
+        None => std::env::var_os("PATH")?,
+    };
     std::env::split_paths(&path)
         .map(|d| d.join(command))
         .find(|p| is_executable(p))

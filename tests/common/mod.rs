@@ -91,6 +91,8 @@ pub fn lspgate_cli_with(
         .args(args)
         .env("PATH", path)
         .env("LSPGATE_HOME", home)
+        // The daemon has tests of its own (tests/daemon.rs); the rest run in one process.
+        .env("LSPGATE_STANDALONE", "1")
         .output()
         .unwrap();
     (
@@ -240,6 +242,7 @@ impl Gate {
         }
         cmd.env("PATH", test_path())
             .env("LSPGATE_HOME", home)
+            .env("LSPGATE_STANDALONE", "1")
             .env_remove("LSPGATE_TERSE")
             .envs(env.iter().copied());
         let transport = TokioChildProcess::new(cmd).expect("spawn lspgate");
@@ -447,6 +450,7 @@ impl Raw {
             .args(flags)
             .arg("--")
             .args(server)
+            .env("LSPGATE_STANDALONE", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -489,10 +489,14 @@ pub async fn call_with_progress(
 /// session's profile, with an object of arguments that names only parameters the tool takes
 /// (a typo must not fall back to a default). Returns the arguments (`{}` for none).
 fn admit(engine: &Engine, name: &str, args: Value) -> Result<Value, ToolError> {
+    admit_in(&engine.options().tools, name, args)
+}
+
+/// `admit` under `profile`.
+fn admit_in(profile: &Profile, name: &str, args: Value) -> Result<Value, ToolError> {
     let Some(def) = by_name(name) else {
         return Err(ToolError::invalid(format!("unknown tool `{name}`")));
     };
-    let profile = &engine.options().tools;
     if !profile.allows(name) {
         return Err(ToolError::invalid(format!(
             "`{name}` is not offered in this session: its tool profile is `{}` (--tools, or `tools` in lspgate.toml)",
@@ -528,6 +532,41 @@ fn admit(engine: &Engine, name: &str, args: Value) -> Result<Value, ToolError> {
         })));
     }
     Ok(args)
+}
+
+/// What a call checks before its operation runs, and nothing more: admission under
+/// `profile`, then the arguments decoded into the tool's parameters as `dispatch` decodes
+/// them. Public for the fuzz targets (`fuzz/`); callers use `call`.
+#[doc(hidden)]
+pub fn decode(profile: &Profile, name: &str, args: Value) -> Result<(), ToolError> {
+    let args = admit_in(profile, name, args)?;
+    fn p<T: DeserializeOwned>(args: Value) -> Result<(), ToolError> {
+        parse::<T>(args).map(drop)
+    }
+    match name {
+        "hover" | "signature_help" => p::<PositionParams>(args),
+        "definition" => p::<DefinitionParams>(args),
+        "references" => p::<ReferencesParams>(args),
+        "document_symbols" => p::<DocumentSymbolsParams>(args),
+        "workspace_symbols" => p::<WorkspaceSymbolsParams>(args),
+        "completions" => p::<CompletionsParams>(args),
+        "call_hierarchy" => p::<CallHierarchyParams>(args),
+        "diagnostics" => p::<DiagnosticsParams>(args),
+        "edit" => p::<EditParams>(args),
+        "rename" => p::<RenameParams>(args),
+        "code_actions" => p::<CodeActionsParams>(args),
+        "format" => p::<FormatParams>(args),
+        "undo" => p::<UndoParams>(args),
+        "what_if" => p::<WhatIfParams>(args),
+        "check" => p::<CheckParams>(args),
+        "explain_failure" => p::<ExplainParams>(args),
+        "shrink" => p::<ShrinkParams>(args),
+        "run_task" => p::<RunTaskParams>(args),
+        "execute_command" => p::<ExecuteCommandParams>(args),
+        "servers" => p::<ServersParams>(args),
+        "restart_server" => p::<RestartServerParams>(args),
+        other => Err(ToolError::invalid(format!("unknown tool `{other}`"))),
+    }
 }
 
 async fn dispatch(
@@ -651,5 +690,52 @@ async fn dispatch(
             finish(engine, engine.restart_server(p).await?, t)
         }
         other => Err(ToolError::invalid(format!("unknown tool `{other}`"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn decode_knows_every_tool_as_dispatch_does() {
+        for def in tools() {
+            if let Err(e) = decode(&Profile::all(), def.name, json!({})) {
+                assert!(!e.message.contains("unknown tool"), "{}: {e:?}", def.name);
+            }
+        }
+        assert!(
+            decode(
+                &Profile::all(),
+                "hover",
+                json!({"file": "a.py", "line": "3", "column": 1})
+            )
+            .is_ok()
+        );
+        let e = decode(
+            &Profile::all(),
+            "hover",
+            json!({"file": "a.py", "line": 1, "colum": 1}),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("`colum`"), "{e:?}");
+    }
+
+    /// Found by fuzzing (fuzz/tool_params): `servers` takes no parameters of its own, and any
+    /// parameter was admitted for it.
+    #[test]
+    fn a_tool_without_parameters_refuses_unknown_ones() {
+        let e = decode(&Profile::all(), "servers", json!({"": "10"})).unwrap_err();
+        assert!(e.message.contains("unknown parameter"), "{e:?}");
+        assert!(
+            decode(
+                &Profile::all(),
+                "servers",
+                json!({"terse": true, "raw": false})
+            )
+            .is_ok()
+        );
+        assert!(decode(&Profile::all(), "servers", Value::Null).is_ok());
     }
 }

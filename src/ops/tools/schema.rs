@@ -216,8 +216,8 @@ fn walk(schema: &Value, value: &Value, at: &str, out: &mut Vec<(String, Vec<Stri
     match value {
         Value::Object(map) => {
             let mut known: Map<String, Value> = Map::new();
-            collect_properties(schema, &mut known);
-            if known.is_empty() {
+            // Declared but empty (a tool whose only parameters every tool takes) names none.
+            if !collect_properties(schema, &mut known) {
                 return;
             }
             for (k, v) in map {
@@ -255,15 +255,20 @@ fn alternatives(schema: &Value) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
-fn collect_properties(schema: &Value, into: &mut Map<String, Value>) {
+/// Adds the properties `schema` and its alternatives name; whether any of them declares
+/// `properties` at all (possibly none).
+fn collect_properties(schema: &Value, into: &mut Map<String, Value>) -> bool {
+    let mut declared = false;
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        declared = true;
         for (k, v) in props {
             into.entry(k.clone()).or_insert_with(|| v.clone());
         }
     }
     for alt in alternatives(schema) {
-        collect_properties(alt, into);
+        declared |= collect_properties(alt, into);
     }
+    declared
 }
 
 fn collect_items<'a>(schema: &'a Value, into: &mut Vec<&'a Value>) {
@@ -381,5 +386,19 @@ mod tests {
             .collect();
         assert_eq!(found, ["colum", "edits[1].nwe_text"]);
         assert!(unknown_parameters(&schema, &json!({"file": "a"})).is_empty());
+    }
+
+    /// Found by fuzzing (fuzz/tool_params): a schema that declares no properties (`servers`,
+    /// whose only parameter every tool takes) let any parameter through.
+    #[test]
+    fn declared_but_empty_properties_name_none() {
+        let schema = json!({"type": "object", "properties": {}});
+        let found: Vec<String> = unknown_parameters(&schema, &json!({"": "10"}))
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(found, [""]);
+        // No `properties` at all: a free-form object, anything goes.
+        assert!(unknown_parameters(&json!({"type": "object"}), &json!({"x": 1})).is_empty());
     }
 }

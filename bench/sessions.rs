@@ -1,0 +1,230 @@
+//! Benchmark: four agent sessions on one real workspace (Django 5.2's source, fetched by the
+//! test setup into `.tools/projects`, else by this bench from PyPI), through the per-user daemon
+//! and as four `--standalone` processes, in the same run: each session's time to its first
+//! complete `references` answer (the first session starts cold, the next three after it), and
+//! the total resident memory of lspgate and its servers once all four have answered.
+//!
+//! Run: `cargo bench --bench sessions` (pyright from `.tools/`, see scripts/).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::Gate;
+use serde_json::json;
+
+/// A process and every process below it.
+fn tree(pid: u32) -> Vec<u32> {
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        if let Some(pp) = stat
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u32>().ok())
+        {
+            children.entry(pp).or_default().push(p);
+        }
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        out.push(p);
+        stack.extend(children.get(&p).into_iter().flatten());
+    }
+    out
+}
+
+/// Resident memory of these processes (each counted once), in KiB.
+fn rss_kib(pids: impl IntoIterator<Item = u32>) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    pids.into_iter()
+        .filter(|p| seen.insert(*p))
+        .map(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/status"))
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// Django's source: `.tools/projects/django-5.2`, else fetched here.
+fn django(repo: &Path) -> PathBuf {
+    let have = repo.join(".tools/projects/django-5.2");
+    if have.join("django/__init__.py").is_file() {
+        return have;
+    }
+    let dir = repo.join("target/bench-projects/django-5.2");
+    if !dir.join("django/__init__.py").is_file() {
+        let dl = repo.join("target/bench-projects/download");
+        let ok = std::process::Command::new("python3")
+            .args(["-m", "pip", "download", "--quiet", "--no-deps", "django==5.2", "-d"])
+            .arg(&dl)
+            .status()
+            .is_ok_and(|s| s.success())
+            && std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    "import sys, zipfile, glob; zipfile.ZipFile(glob.glob(sys.argv[1] + '/*.whl')[0]).extractall(sys.argv[2])",
+                ])
+                .arg(&dl)
+                .arg(&dir)
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(ok, "could not fetch django==5.2 from PyPI");
+    }
+    dir
+}
+
+struct Run {
+    /// Time from each session's start to its first complete answer.
+    first: Vec<Duration>,
+    /// lspgate (sessions, daemon) and servers, KiB.
+    rss_kib: u64,
+}
+
+/// Four sessions: one, then three more once it has answered.
+fn four(root: &Path, path: &str, env: &[(&str, &str)], daemon: bool, runtime: &Path) -> Run {
+    let cmd = vec!["pyright-langserver".to_string(), "--stdio".to_string()];
+    let line = std::fs::read_to_string(root.join("django/utils/functional.py"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("class cached_property"))
+        .unwrap()
+        + 1;
+    let ask = move |g: &mut Gate| {
+        let r = g.request(
+            "tools/call",
+            json!({"name": "references", "arguments": {"file": "django/utils/functional.py",
+                "line": line, "symbol": "cached_property", "limit": 1}}),
+        );
+        let s = &r["result"]["structuredContent"];
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        assert_ne!(s["partial"], true, "an incomplete first answer: {r}");
+        assert!(s["total"].as_u64().unwrap_or(0) > 100, "{r}");
+    };
+    let start = |env: Vec<(String, String)>| {
+        let t = Instant::now();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut g = Gate::start_with_env(&cmd, root, path, &env);
+        ask(&mut g);
+        (g, t.elapsed())
+    };
+    let owned: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let (first_gate, first) = start(owned.clone());
+    let rest: Vec<(Gate, Duration)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..3)
+            .map(|_| {
+                let env = owned.clone();
+                s.spawn(move || start(env))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut gates = vec![first_gate];
+    let mut firsts = vec![first];
+    for (g, t) in rest {
+        gates.push(g);
+        firsts.push(t);
+    }
+    // Every process of the sessions and (with the daemon) the daemon's, each counted once: the
+    // session that started the daemon is its parent.
+    let mut pids: Vec<u32> = gates.iter().flat_map(|g| tree(g.child.id())).collect();
+    if daemon {
+        let out = std::process::Command::new(common::LSPGATE)
+            .args(["daemon", "status"])
+            .env("XDG_RUNTIME_DIR", runtime)
+            .output()
+            .unwrap();
+        let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if let Some(pid) = status["pid"].as_u64() {
+            pids.extend(tree(pid as u32));
+        }
+    }
+    let rss = rss_kib(pids);
+    if daemon {
+        let _ = std::process::Command::new(common::LSPGATE)
+            .args(["daemon", "stop"])
+            .env("XDG_RUNTIME_DIR", runtime)
+            .status();
+    }
+    drop(gates);
+    Run {
+        first: firsts,
+        rss_kib: rss,
+    }
+}
+
+fn main() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let path = common::tools_path();
+    if common::on_path(&path, "pyright-langserver", &[]).is_none() {
+        println!("pyright not found: run scripts/install-test-servers.sh to bench it");
+        return;
+    }
+    if cfg!(debug_assertions) {
+        println!("(a debug build, as `cargo test` makes it: figures are not representative)");
+        // The smoke run of `cargo test` skips the real workspace: it takes minutes.
+        if std::env::var("BENCH_CALLS").is_ok_and(|v| v.parse().unwrap_or(0) < 100) {
+            println!("sessions bench skipped in the smoke run (BENCH_CALLS < 100)");
+            return;
+        }
+    }
+    let root = django(&repo);
+    let runtime = tempfile::tempdir().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700));
+    }
+    let rt = runtime.path().to_str().unwrap().to_string();
+    let daemon = four(
+        &root,
+        &path,
+        &[("LSPGATE_STANDALONE", "0"), ("XDG_RUNTIME_DIR", &rt)],
+        true,
+        runtime.path(),
+    );
+    let alone = four(
+        &root,
+        &path,
+        &[("LSPGATE_STANDALONE", "1")],
+        false,
+        runtime.path(),
+    );
+    let secs = |d: &Duration| d.as_secs_f64();
+    let warm = |r: &Run| r.first[1..].iter().map(secs).fold(0.0, f64::max);
+    println!(
+        "4 sessions on Django 5.2 (883 Python files), pyright; first complete `references` to cached_property"
+    );
+    println!("| mode | session 1 (cold) | sessions 2-4 (slowest) | lspgate + servers RSS |");
+    println!("|---|---|---|---|");
+    for (name, r) in [("daemon (shared)", &daemon), ("4 × --standalone", &alone)] {
+        println!(
+            "| {name} | {:.2} s | {:.2} s | {:.0} MiB |",
+            secs(&r.first[0]),
+            warm(r),
+            r.rss_kib as f64 / 1024.0
+        );
+    }
+    let mem = daemon.rss_kib as f64 / alone.rss_kib as f64;
+    let time = warm(&daemon) / warm(&alone);
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    println!(
+        "memory, daemon / standalone: {mem:.2}× (target ≤ 0.35×: {})",
+        verdict(mem <= 0.35)
+    );
+    println!(
+        "a later session's first answer, daemon / standalone: {time:.2}× (target ≤ 0.2×: {})",
+        verdict(time <= 0.2)
+    );
+}

@@ -1,0 +1,551 @@
+//! The per-user daemon (SPEC §6): one lspgate per user and host that holds the language servers,
+//! their watchers and journals, per workspace, for every session and command that attaches to
+//! it over a unix socket in the user's runtime folder (0700 folder, 0600 socket, only the same
+//! uid). Each MCP connection is a session of its own on a shared `Workspace` (one per root,
+//! config, environment and options); each command connection runs one CLI command with the
+//! client's folder and environment and sends back what it printed. Servers unused for
+//! `--idle-servers` stop, the daemon exits after `--idle-exit` with no session and no server,
+//! `--max-memory` stops the least recently used idle servers, and a daemon of another version
+//! drains (answers the client `version`, lets its sessions end, exits) for the new one.
+//! `client` is the other end: the thin `serve` relay and the command runner; `http` hosts MCP
+//! over HTTP for `serve --http` and `daemon --http`. SIGTERM and SIGINT stop it cleanly.
+
+pub mod client;
+pub mod http;
+pub mod paths;
+pub mod protocol;
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::cli::context::{self, Client, Provider};
+use crate::cli::{Cli, DaemonAction};
+use crate::ops::Workspace;
+use protocol::{Answer, Hello, Ran, Request, VERSION};
+
+/// The daemon's lifecycle settings.
+#[derive(Debug, Clone)]
+pub struct Lifecycle {
+    /// Servers unused this long stop.
+    pub idle_servers: Duration,
+    /// With no session and no server this long, the daemon exits.
+    pub idle_exit: Duration,
+    /// The servers' total resident memory is kept under this many bytes.
+    pub max_memory: Option<u64>,
+}
+
+/// One shared workspace and how many sessions use it now.
+struct Shared {
+    ws: Arc<Workspace>,
+    sessions: Arc<AtomicUsize>,
+}
+
+struct Daemon {
+    life: Lifecycle,
+    workspaces: Mutex<HashMap<String, Shared>>,
+    /// Open MCP sessions and commands running, all workspaces together.
+    sessions: AtomicUsize,
+    /// A newer lspgate took over: no new connections, exit once the sessions end.
+    draining: AtomicBool,
+    /// When the daemon last had a session or a server.
+    last_busy: Mutex<Instant>,
+    stop: tokio::sync::Notify,
+    started: Instant,
+    /// The HTTP listeners it hosts.
+    http: http::Hosted,
+}
+
+/// `lspgate daemon [status|stop]`.
+pub async fn command(
+    action: Option<DaemonAction>,
+    idle_servers: Option<u64>,
+    idle_exit: Option<u64>,
+    max_memory: Option<u64>,
+) -> i32 {
+    match action {
+        Some(DaemonAction::Status) => client::status().await,
+        Some(DaemonAction::Stop) => client::stop().await,
+        None => {
+            let env_secs = |name: &str, default: u64| {
+                std::env::var(name)
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(default)
+            };
+            let life = Lifecycle {
+                idle_servers: Duration::from_secs(
+                    idle_servers.unwrap_or_else(|| env_secs("LSPGATE_IDLE_SERVERS", 600)),
+                ),
+                idle_exit: Duration::from_secs(
+                    idle_exit.unwrap_or_else(|| env_secs("LSPGATE_IDLE_EXIT", 1800)),
+                ),
+                max_memory: max_memory
+                    .or_else(|| {
+                        std::env::var("LSPGATE_MAX_MEMORY")
+                            .ok()
+                            .and_then(|v| v.parse().ok())
+                    })
+                    .map(|mib: u64| mib << 20),
+            };
+            // Commands run for clients hold what is not `Send` (a progress bar's callback):
+            // connections are tasks of a local set on the one runtime thread.
+            tokio::task::LocalSet::new().run_until(run(life)).await
+        }
+    }
+}
+
+/// Runs the daemon until it is stopped, drained or idle long enough.
+pub async fn run(life: Lifecycle) -> i32 {
+    // Its own command line, for `--http` (a daemon a session starts has none).
+    let own_cli = parse(&std::env::args().collect::<Vec<_>>()).ok();
+    let wants_http = matches!(
+        own_cli.as_ref().map(|c| &c.command),
+        Some(crate::cli::Command::Daemon { http, .. }) if http.http.is_some()
+    );
+    let dir = match paths::runtime_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("lspgate daemon: {e}");
+            return 2;
+        }
+    };
+    // One daemon per version: a second one exits at once.
+    let lock_path = paths::lock(&dir, VERSION);
+    let _lock = match std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+    {
+        Ok(f) => {
+            use std::os::fd::AsRawFd;
+            // SAFETY: flock on a descriptor we own; released when the file is dropped.
+            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                if wants_http {
+                    eprintln!(
+                        "lspgate daemon: a daemon of lspgate {VERSION} is already running; `lspgate serve --http ADDR` has it serve HTTP, or stop it first (`lspgate daemon stop`)"
+                    );
+                    return 2;
+                }
+                tracing::info!("a daemon of lspgate {VERSION} is already running");
+                return 0;
+            }
+            f
+        }
+        Err(e) => {
+            eprintln!("lspgate daemon: {}: {e}", lock_path.display());
+            return 2;
+        }
+    };
+    let socket = paths::socket(&dir);
+    // A socket nobody answers on is a leftover of a daemon that died.
+    if socket.exists() && UnixStream::connect(&socket).await.is_err() {
+        let _ = std::fs::remove_file(&socket);
+    }
+    let listener = match UnixListener::bind(&socket) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("lspgate daemon: {}: {e}", socket.display());
+            return 2;
+        }
+    };
+    let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600));
+    tracing::info!(socket = %socket.display(), pid = std::process::id(), "lspgate {VERSION} daemon started");
+    let daemon = Arc::new(Daemon {
+        life,
+        workspaces: Mutex::default(),
+        sessions: AtomicUsize::new(0),
+        draining: AtomicBool::new(false),
+        last_busy: Mutex::new(Instant::now()),
+        stop: tokio::sync::Notify::new(),
+        started: Instant::now(),
+        http: http::Hosted::default(),
+    });
+    if let Some(cli) = &own_cli {
+        match http::own(&daemon, cli).await {
+            None => {}
+            Some(Ok(own)) => {
+                tokio::task::spawn_local(own.serve(daemon.clone()));
+            }
+            Some(Err(e)) => {
+                eprintln!("lspgate daemon: {e}");
+                let _ = std::fs::remove_file(&socket);
+                return 2;
+            }
+        }
+    }
+    tokio::spawn(tend(daemon.clone()));
+    let signal = crate::cli::terminated();
+    tokio::pin!(signal);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    if daemon.draining.load(Ordering::Acquire) {
+                        continue;
+                    }
+                    tokio::task::spawn_local(connection(daemon.clone(), stream, socket.clone()));
+                }
+                Err(e) => tracing::warn!("accept: {e}"),
+            },
+            () = daemon.stop.notified() => break,
+            () = &mut signal => {
+                tracing::info!("stopping on a signal");
+                break;
+            }
+        }
+    }
+    daemon.http.stop_all().await;
+    // Leave the socket to a newer daemon if one took it over.
+    if !daemon.draining.load(Ordering::Acquire) {
+        let _ = std::fs::remove_file(&socket);
+    }
+    let all: Vec<Arc<Workspace>> = daemon
+        .workspaces
+        .lock()
+        .map(|w| w.values().map(|s| s.ws.clone()).collect())
+        .unwrap_or_default();
+    for ws in all {
+        let _ = tokio::time::timeout(Duration::from_secs(5), ws.shutdown()).await;
+    }
+    tracing::info!("lspgate daemon stopped");
+    0
+}
+
+/// Serves one connection: checks who it is, reads its hello, does what it asks.
+async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::PathBuf) {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == me => {}
+        Ok(cred) => {
+            tracing::warn!(uid = cred.uid(), "refused a connection from another user");
+            return;
+        }
+        Err(e) => {
+            tracing::warn!("refused a connection whose peer is unknown: {e}");
+            return;
+        }
+    }
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    let mut line = String::new();
+    let hello = tokio::time::timeout(Duration::from_secs(10), read.read_line(&mut line)).await;
+    let hello: Hello = match hello {
+        Ok(Ok(n)) if n > 0 && n < 1 << 20 => match serde_json::from_str(&line) {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = answer(&mut write, &Answer::refused(format!("bad hello: {e}"))).await;
+                return;
+            }
+        },
+        _ => return,
+    };
+    if hello.version != VERSION {
+        // A newer (or older) lspgate: it gets a daemon of its own version; this one drains.
+        tracing::info!(
+            theirs = %hello.version,
+            "a client of another version: leaving the socket to its daemon and draining"
+        );
+        daemon.draining.store(true, Ordering::Release);
+        let _ = std::fs::remove_file(&socket);
+        let mut a = Answer::refused("version");
+        a.body = json!({"version": VERSION});
+        let _ = answer(&mut write, &a).await;
+        return;
+    }
+    match hello.request {
+        Request::Status => {
+            let _ = answer(&mut write, &Answer::ok(daemon.status())).await;
+        }
+        Request::Http { client, argv, keep } => {
+            http::host(daemon, client, argv, keep, read, write).await;
+        }
+        Request::Stop => {
+            let _ = answer(&mut write, &Answer::ok(Value::Null)).await;
+            daemon.stop.notify_one();
+        }
+        Request::Run { client, argv } => {
+            daemon.sessions.fetch_add(1, Ordering::AcqRel);
+            let ran = daemon.run_command(client, argv).await;
+            daemon.sessions.fetch_sub(1, Ordering::AcqRel);
+            daemon.touch();
+            let body = serde_json::to_value(&ran).unwrap_or(Value::Null);
+            let _ = answer(&mut write, &Answer::ok(body)).await;
+        }
+        Request::Mcp { client, argv } => {
+            let cli = match parse(&argv) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = answer(&mut write, &Answer::refused(e)).await;
+                    return;
+                }
+            };
+            let max_frame = match &cli.command {
+                crate::cli::Command::Serve { max_frame, .. } => *max_frame,
+                _ => crate::mcp::stdio::DEFAULT_MAX_FRAME,
+            };
+            let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
+            let provider = daemon.provider(used.clone());
+            let engine = context::for_client(client, provider, crate::cli::session_for(&cli)).await;
+            let engine = match engine {
+                Ok(e) => e,
+                Err(e) => {
+                    let _ = answer(&mut write, &Answer::refused(e.to_string())).await;
+                    return;
+                }
+            };
+            if answer(&mut write, &Answer::ok(Value::Null)).await.is_err() {
+                return;
+            }
+            daemon.sessions.fetch_add(1, Ordering::AcqRel);
+            let counter = used.lock().ok().and_then(|u| u.clone());
+            if let Some(c) = &counter {
+                c.fetch_add(1, Ordering::AcqRel);
+            }
+            let r = crate::mcp::serve_on(engine, read, write, max_frame).await;
+            if let Err(e) = r {
+                tracing::debug!("MCP session ended: {e:#}");
+            }
+            if let Some(c) = &counter {
+                c.fetch_sub(1, Ordering::AcqRel);
+            }
+            daemon.sessions.fetch_sub(1, Ordering::AcqRel);
+            daemon.touch();
+        }
+    }
+}
+
+/// Writes one answer line.
+async fn answer(write: &mut tokio::net::unix::OwnedWriteHalf, a: &Answer) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(a).unwrap_or_default();
+    line.push(b'\n');
+    write.write_all(&line).await?;
+    write.flush().await
+}
+
+/// A client's command line, as lspgate parses its own.
+fn parse(argv: &[String]) -> Result<Cli, String> {
+    Cli::try_parse_from(argv).map_err(|e| e.to_string())
+}
+
+impl Daemon {
+    /// Hands out the shared workspace for a key (made on first use), noting in `used` the
+    /// session counter of the one handed out.
+    fn provider(self: &Arc<Self>, used: Arc<Mutex<Option<Arc<AtomicUsize>>>>) -> Provider {
+        let daemon = self.clone();
+        Arc::new(move |key: &str, make: &mut dyn FnMut() -> Arc<Workspace>| {
+            let Ok(mut map) = daemon.workspaces.lock() else {
+                return make();
+            };
+            let shared = map.entry(key.to_string()).or_insert_with(|| {
+                tracing::info!("new workspace {key}");
+                Shared {
+                    ws: make(),
+                    sessions: Arc::default(),
+                }
+            });
+            if let Ok(mut u) = used.lock() {
+                *u = Some(shared.sessions.clone());
+            }
+            shared.ws.clone()
+        })
+    }
+
+    /// Runs one CLI command for a client, with its output captured.
+    async fn run_command(self: &Arc<Self>, client: Client, argv: Vec<String>) -> Ran {
+        let cli = match parse(&argv) {
+            Ok(c) => c,
+            Err(e) => {
+                return Ran {
+                    code: 2,
+                    stdout: String::new(),
+                    stderr: e,
+                };
+            }
+        };
+        let used = Arc::new(Mutex::new(None));
+        let provider = self.provider(used.clone());
+        let (code, out) = crate::cli::output::capture(context::for_client(
+            client,
+            provider,
+            crate::cli::run(cli),
+        ))
+        .await;
+        Ran {
+            code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
+    }
+
+    fn touch(&self) {
+        if let Ok(mut t) = self.last_busy.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    /// Roots, sessions, servers (pid, state, resident memory).
+    fn status(&self) -> Value {
+        let workspaces = self.workspaces.lock();
+        let roots: Vec<Value> = workspaces
+            .iter()
+            .flat_map(|map| map.values())
+            .map(|s| {
+                let registry = s.ws.registry();
+                let servers: Vec<Value> = registry
+                    .statuses()
+                    .into_iter()
+                    .filter(|st| st.pid.is_some())
+                    .map(|st| {
+                        let rss = st.pid.map(tree_rss).unwrap_or(0);
+                        json!({"name": st.name, "root": st.root, "pid": st.pid, "state": st.state, "rss_mib": rss >> 20})
+                    })
+                    .collect();
+                json!({
+                    "root": registry.root().path(),
+                    "sessions": s.sessions.load(Ordering::Acquire),
+                    "servers": servers,
+                })
+            })
+            .collect();
+        json!({
+            "version": VERSION,
+            "pid": std::process::id(),
+            "uptime_secs": self.started.elapsed().as_secs(),
+            "sessions": self.sessions.load(Ordering::Acquire),
+            "roots": roots,
+            "http": self.http.status(),
+        })
+    }
+}
+
+/// Every few seconds: stops idle servers, keeps the servers' memory under the cap, drops
+/// workspaces nobody uses, and ends the daemon when it has been idle long enough (or drained).
+async fn tend(daemon: Arc<Daemon>) {
+    let tick = (daemon.life.idle_servers / 4)
+        .min(daemon.life.idle_exit / 4)
+        .clamp(Duration::from_millis(200), Duration::from_secs(10));
+    loop {
+        tokio::time::sleep(tick).await;
+        let shared: Vec<(Arc<Workspace>, usize)> = daemon
+            .workspaces
+            .lock()
+            .map(|w| {
+                w.values()
+                    .map(|s| (s.ws.clone(), s.sessions.load(Ordering::Acquire)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut servers = 0;
+        for (ws, _) in &shared {
+            for name in ws.registry().stop_idle(daemon.life.idle_servers) {
+                tracing::info!(server = %name, root = %ws.registry().root().path().display(), "stopped: unused for {}s", daemon.life.idle_servers.as_secs());
+            }
+            servers += ws.registry().running().len();
+        }
+        if let Some(cap) = daemon.life.max_memory {
+            keep_under(cap, &shared);
+        }
+        // A workspace with no session and no server goes (its watcher with it).
+        if let Ok(mut map) = daemon.workspaces.lock() {
+            map.retain(|_, s| {
+                s.sessions.load(Ordering::Acquire) > 0 || !s.ws.registry().running().is_empty()
+            });
+        }
+        let sessions = daemon.sessions.load(Ordering::Acquire);
+        if sessions > 0 || servers > 0 {
+            daemon.touch();
+        }
+        let idle = daemon
+            .last_busy
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or_default();
+        let drained = daemon.draining.load(Ordering::Acquire) && sessions == 0;
+        if drained || (sessions == 0 && servers == 0 && idle >= daemon.life.idle_exit) {
+            tracing::info!(drained, "exiting: no session and no server");
+            daemon.stop.notify_one();
+            return;
+        }
+    }
+}
+
+/// Stops the least recently used servers, not in use for a second at least, until their
+/// total resident memory is under `cap`.
+fn keep_under(cap: u64, shared: &[(Arc<Workspace>, usize)]) {
+    let mut all: Vec<(Arc<Workspace>, Arc<crate::registry::Server>, u64)> = shared
+        .iter()
+        .flat_map(|(ws, _)| {
+            ws.registry()
+                .running()
+                .into_iter()
+                .map(move |s| (ws.clone(), s))
+        })
+        .map(|(ws, s)| {
+            let rss = s.client().pid().map(tree_rss).unwrap_or(0);
+            (ws, s, rss)
+        })
+        .collect();
+    let mut total: u64 = all.iter().map(|(_, _, r)| r).sum();
+    if total <= cap {
+        return;
+    }
+    all.sort_by_key(|(_, s, _)| std::cmp::Reverse(s.idle_for()));
+    for (ws, s, rss) in all {
+        if total <= cap {
+            break;
+        }
+        if s.idle_for() < Duration::from_secs(1) {
+            continue;
+        }
+        let target = Arc::as_ptr(&s);
+        let stopped = ws
+            .registry()
+            .stop_where(|x| std::ptr::eq(x as *const _, target));
+        for name in stopped {
+            tracing::warn!(
+                server = %name,
+                "stopped to keep servers under --max-memory {} MiB (they used {} MiB)",
+                cap >> 20,
+                total >> 20
+            );
+        }
+        total = total.saturating_sub(rss);
+    }
+}
+
+/// Resident memory of a process and every process below it, in bytes.
+fn tree_rss(pid: u32) -> u64 {
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u32>().ok());
+            if let Some(pp) = ppid {
+                children.entry(pp).or_default().push(p);
+            }
+        }
+    }
+    let mut total = 0;
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        total += crate::registry::resident_bytes(p).unwrap_or(0);
+        stack.extend(children.get(&p).into_iter().flatten());
+    }
+    total
+}

@@ -1,0 +1,163 @@
+//! Starting a server instance: installing a missing preset with `--install`, the process (or
+//! TCP connection) with the session's PATH, the `initialize` handshake, its supervisor, and
+//! errors that say how to fix what failed.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+
+use super::server::Server;
+use super::supervisor::Supervisor;
+use super::{Entry, Registry};
+use crate::documents::Documents;
+use crate::error::{Code, ToolError};
+use crate::lsp::{ClientOptions, Connect, LspClient, LspError};
+use crate::workspace::presets::{self, Launch, Origin, Preset, Readiness, ServerSpec};
+
+impl Registry {
+    pub(super) async fn start(&self, entry: &Entry, root: &Path) -> Result<Arc<Server>, ToolError> {
+        let mut spec = entry.spec.lock().await;
+        if let Launch::Missing(p) = spec.launch {
+            if !self.opts.install {
+                return Err(missing(p));
+            }
+            let preset: &'static Preset = p;
+            tracing::info!(
+                "installing {} into {}",
+                preset.name,
+                presets::data_dir().display()
+            );
+            let exe = tokio::task::spawn_blocking(move || presets::install(preset))
+                .await
+                .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
+                .map_err(|e| {
+                    ToolError::new(
+                        Code::NoServer,
+                        format!("installing {} failed: {e}", preset.name),
+                    )
+                    .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
+                })?;
+            *spec = preset.spec(Some(&exe));
+            if let Ok(mut c) = entry.command.lock() {
+                *c = spec.command_line();
+            }
+        }
+        let connect = match &spec.launch {
+            Launch::Stdio(s) => {
+                let mut s = s.clone();
+                if let Some(path) = self.opts.path.as_ref().and_then(|p| p.to_str())
+                    && !s.env.iter().any(|(k, _)| k == "PATH")
+                {
+                    s.env.push(("PATH".into(), path.to_string()));
+                }
+                Connect::Spawn(s)
+            }
+            Launch::Tcp(address) => Connect::Tcp {
+                name: spec.name.clone(),
+                address: address.clone(),
+            },
+            Launch::Missing(p) => return Err(missing(p)),
+            Launch::Untrusted(_, u) => return Err(u.error(&format!("server `{}`", spec.name))),
+        };
+        let defaults = ClientOptions::default();
+        let opts = ClientOptions {
+            init_timeout: self
+                .opts
+                .timeouts
+                .get("initialize")
+                .copied()
+                .unwrap_or(defaults.init_timeout),
+            request_timeout: self.opts.request_timeout,
+            timeouts: self.opts.timeouts.clone(),
+            settings: spec.settings.clone(),
+            initialization: spec.initialization.clone(),
+            ready_marker: spec.ready_marker.clone(),
+            dialect: spec.dialect,
+        };
+        // Watching starts before the first server reads the disk.
+        self.ensure_watcher().await;
+        let client = LspClient::start(&connect, root, opts.clone())
+            .await
+            .map_err(|e| start_failure(&spec, e))?;
+        let server = Arc::new(Server {
+            name: spec.name.clone(),
+            root: root.to_path_buf(),
+            docs: Documents::new(
+                client.clone(),
+                self.opts.open_documents,
+                self.batch_room.clone(),
+            ),
+            allow: spec.allow.clone(),
+            languages: spec.languages.clone(),
+            on_change: spec.on_change,
+            readiness: spec.readiness,
+            projects: tokio::sync::Mutex::new(None),
+            last_used: Mutex::new(std::time::Instant::now()),
+            first: client,
+            sup: Mutex::default(),
+            generation: tokio::sync::watch::channel(0).0,
+        });
+        let sup = Supervisor {
+            server: Arc::downgrade(&server),
+            connect,
+            root: root.to_path_buf(),
+            opts,
+            policy: self.opts.restart,
+            backoff: self.opts.backoff,
+            max_memory: spec.max_memory,
+            events: self.events.clone(),
+        };
+        tokio::spawn(sup.run());
+        if server.readiness == Readiness::Projects {
+            // Loading its projects takes tsserver seconds on a real repository: begun now, it
+            // overlaps with whatever the first call does before it asks.
+            let (s, languages) = (server.clone(), self.languages.clone());
+            tokio::spawn(async move {
+                s.prepare(&languages).await;
+            });
+        }
+        Ok(server)
+    }
+}
+
+pub(super) fn missing(p: &Preset) -> ToolError {
+    ToolError::new(
+        Code::NoServer,
+        format!(
+            "{} is not installed (it serves {}); install it with `{}`, or run with --install",
+            p.command,
+            p.languages.join(", "),
+            p.install_hint()
+        ),
+    )
+    .with_data(json!({"server": p.name, "command": p.command, "install": p.install_hint()}))
+}
+
+fn start_failure(spec: &ServerSpec, e: LspError) -> ToolError {
+    let (reason, stderr) = match &e {
+        LspError::StreamClosed { reason, stderr } => (reason.clone(), stderr.clone()),
+        other => (other.to_string(), String::new()),
+    };
+    let fix = match (&e, spec.origin) {
+        (LspError::Spawn { .. }, Origin::Config) => {
+            "install the server, or fix `command` of this [[server]] in lspgate.toml".to_string()
+        }
+        (LspError::Spawn { .. }, _) => "install the server or put it on PATH".to_string(),
+        (LspError::Timeout { .. }, _) => {
+            "the server did not answer `initialize`; check it runs by hand".to_string()
+        }
+        _ => "the server stopped during `initialize`; see stderr_tail".to_string(),
+    };
+    ToolError::new(
+        Code::ServerFailed,
+        format!("{} could not start: {reason}", spec.name),
+    )
+    .with_data(json!({
+        "server": spec.name,
+        "command": spec.command_line(),
+        "reason": reason,
+        "stderr_tail": stderr,
+        "fix": fix,
+    }))
+}

@@ -1,0 +1,110 @@
+//! The registry's routing and lifecycle, without servers of real use: presets by what is
+//! found, config overrides, register/replace/remove, one start for concurrent first uses.
+
+use super::*;
+
+fn opts() -> RegistryOptions {
+    RegistryOptions {
+        open_documents: 10,
+        request_timeout: Duration::from_secs(1),
+        ..RegistryOptions::default()
+    }
+}
+
+fn registry(config: &str, found: &[&str]) -> (tempfile::TempDir, Arc<Registry>) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path()).unwrap();
+    let config = Config::parse(config, Path::new("lspgate.toml")).unwrap();
+    let found: Vec<String> = found.iter().map(|s| s.to_string()).collect();
+    let reg = Registry::with_config_using(root, &config, opts(), |p| {
+        found
+            .iter()
+            .any(|f| f == p.short_name())
+            .then(|| PathBuf::from(format!("/bin/{}", p.command)))
+    });
+    (dir, reg)
+}
+
+#[test]
+fn presets_take_the_first_found_per_language_and_companions_join() {
+    let (_d, reg) = registry("", &["pylsp", "basedpyright", "ruff", "clangd"]);
+    // pyright is missing: basedpyright (next in preference) serves python, pylsp does not.
+    assert_eq!(
+        reg.by_language("python"),
+        ["builtin/basedpyright", "builtin/ruff"]
+    );
+    assert_eq!(reg.by_language("c"), ["builtin/clangd"]);
+    // A language nobody found keeps its first missing preset, to say how to install it.
+    assert_eq!(
+        reg.by_language("typescript"),
+        ["builtin/typescript-language-server"]
+    );
+    assert!(reg.by_language("cobol").is_empty());
+}
+
+#[test]
+fn config_servers_come_first_and_override_presets_by_name() {
+    let (_d, reg) = registry(
+        "[[server]]\nname = \"local/fast-c\"\ncommand = \"x\"\nlanguages = [\"c\"]\n\n\
+         [[server]]\nname = \"builtin/pyright\"\ncommand = \"my-pyright\"\nlanguages = [\"python\"]\n",
+        &["pyright", "clangd"],
+    );
+    assert_eq!(reg.by_language("c"), ["local/fast-c"]);
+    // clangd still serves what the config left to it.
+    assert_eq!(reg.by_language("cpp"), ["builtin/clangd"]);
+    assert_eq!(reg.by_language("python"), ["builtin/pyright"]);
+    assert_eq!(reg.by_namespace("local"), ["local/fast-c"]);
+    let list = reg.list();
+    assert_eq!(&list[..2], ["local/fast-c", "builtin/pyright"]);
+    assert_eq!(list.iter().filter(|n| *n == "builtin/pyright").count(), 1);
+}
+
+#[tokio::test]
+async fn register_replace_and_remove() {
+    let (_d, reg) = registry("", &[]);
+    let mut spec = ServerSpec::explicit(&["a-server".to_string()]).unwrap();
+    spec.name = "test/a".into();
+    spec.languages = vec!["x".into()];
+    reg.register(spec.clone());
+    assert_eq!(reg.by_language("x"), ["test/a"]);
+    spec.languages = vec!["y".into()];
+    reg.register(spec);
+    assert!(reg.by_language("x").is_empty());
+    assert_eq!(reg.get("test/a").await.unwrap().languages, ["y"]);
+    assert!(reg.remove("test/a"));
+    assert!(!reg.remove("test/a"));
+    assert!(reg.get("test/a").await.is_none());
+}
+
+#[tokio::test]
+async fn concurrent_first_use_starts_one_instance() {
+    let (dir, reg) = registry("", &[]);
+    let mut spec = ServerSpec::explicit(&["/nonexistent/server".to_string()]).unwrap();
+    spec.name = "test/missing".into();
+    reg.register(spec);
+
+    let file = dir.path().join("f.txt");
+    std::fs::write(&file, "x").unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let (reg, file) = (reg.clone(), file.clone());
+        tasks.push(tokio::spawn(async move {
+            reg.servers_for(&file, "plaintext").await
+        }));
+    }
+    for t in tasks {
+        let r = t.await.unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            r[0].as_ref().err().map(|e| e.code),
+            Some(Code::ServerFailed)
+        );
+    }
+    let statuses: Vec<_> = reg
+        .statuses()
+        .into_iter()
+        .filter(|s| s.name == "test/missing")
+        .collect();
+    assert_eq!(statuses.len(), 1, "one instance for one (server, root)");
+    assert_eq!(statuses[0].state, "failed");
+}

@@ -1,0 +1,380 @@
+//! The per-user daemon, through real `lspgate serve` sessions and CLI calls: sessions on one
+//! root share one pyright, a session's overlay stays its own, a session ending leaves the
+//! others working, two sessions editing one file serialize (one wins, the other is told),
+//! idle servers and an idle daemon go away, a daemon killed mid-call leaves no server behind
+//! and its sessions carry on with a new one, and another user cannot connect.
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A private runtime folder (so each test has a daemon of its own) and the environment that
+/// points sessions at it.
+struct Daemon {
+    runtime: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Daemon {
+    fn new() -> Daemon {
+        let runtime = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        Daemon {
+            runtime,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut env = vec![
+            ("LSPGATE_STANDALONE", "0"),
+            ("XDG_RUNTIME_DIR", self.runtime.path().to_str().unwrap()),
+            ("LSPGATE_HOME", self.home.path().to_str().unwrap()),
+            // A safety net: a test that fails midway leaves no daemon for long.
+            ("LSPGATE_IDLE_EXIT", "30"),
+        ];
+        env.extend_from_slice(extra);
+        env
+    }
+
+    async fn session(&self, root: &Path, server: &[&str]) -> Gate {
+        Gate::start_with_env(root, &[], server, &self.env(&[])).await
+    }
+
+    /// `lspgate ARGS` as a CLI client of this daemon: exit code, stdout, stderr.
+    fn cli(&self, dir: &Path, args: &[&str]) -> (i32, String, String) {
+        let out = std::process::Command::new(LSPGATE)
+            .current_dir(dir)
+            .args(args)
+            .env("PATH", test_path())
+            .envs(self.env(&[]))
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn status(&self) -> Option<Value> {
+        let (code, out, _) = self.cli(Path::new("/"), &["daemon", "status"]);
+        (code == 0).then(|| serde_json::from_str(&out).unwrap())
+    }
+
+    fn pid(&self) -> u32 {
+        self.status().expect("a daemon runs")["pid"]
+            .as_u64()
+            .unwrap() as u32
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.runtime.path().join("lspgate/daemon.sock")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.cli(Path::new("/"), &["daemon", "stop"]);
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+    })
+}
+
+/// The pid `servers` reports for a server.
+async fn pid_of(gate: &Gate, name: &str) -> Option<u64> {
+    let (s, _) = gate.ok("servers", json!({})).await;
+    s["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == name)
+        .and_then(|x| x["pid"].as_u64())
+}
+
+fn python_workspace() -> tempfile::TempDir {
+    workspace(&[
+        ("pyproject.toml", "[project]\nname = \"d\"\n"),
+        ("lib.py", "def compute(x: int) -> int:\n    return x\n"),
+        (
+            "app.py",
+            "from lib import compute\n\nprint(compute(1))\nprint(compute(2))\n",
+        ),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_on_one_root_share_servers_and_keep_their_own() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = python_workspace();
+    let server = ["pyright-langserver", "--stdio"];
+    let a = d.session(ws.path(), &server).await;
+    let (r, text) = a
+        .ok(
+            "references",
+            json!({"file": "lib.py", "line": 1, "symbol": "compute"}),
+        )
+        .await;
+    assert_eq!(r["total"], 4, "{text}");
+    let b = d.session(ws.path(), &server).await;
+    // The second session's first answer is complete, from the same (warm) pyright.
+    let (r, text) = b
+        .ok(
+            "references",
+            json!({"file": "lib.py", "line": 1, "symbol": "compute"}),
+        )
+        .await;
+    assert_eq!(r["total"], 4, "{text}");
+    assert_ne!(r["partial"], true, "{text}");
+    let pa = pid_of(&a, "cli/pyright-langserver").await.unwrap();
+    let pb = pid_of(&b, "cli/pyright-langserver").await.unwrap();
+    assert_eq!(pa, pb, "one pyright for both sessions");
+    // A CLI call attaches to the same servers.
+    let (code, out, err) = d.cli(
+        ws.path(),
+        &["servers", "--json", "--", "pyright-langserver", "--stdio"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("\"pid\": {pa}")), "{out}");
+
+    // A's overlay is A's own: B, asking about the same file at the same time, sees the disk.
+    let bad = "def compute(x: int) -> int:\n    return \"no\"\n";
+    for _ in 0..10 {
+        let (ra, rb) = tokio::join!(
+            a.ok("diagnostics", json!({"file": "lib.py", "source": bad})),
+            b.ok("diagnostics", json!({"file": "lib.py"})),
+        );
+        assert!(
+            !ra.0["files"][0]["diagnostics"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "{}",
+            ra.1
+        );
+        assert!(
+            rb.0["files"][0]["diagnostics"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "B saw A's overlay: {}",
+            rb.1
+        );
+    }
+
+    // Two sessions edit one file from the same version: one wins, the other is told, and the
+    // file holds the winner's change only.
+    let digest = {
+        use sha2::Digest;
+        let bytes = std::fs::read(ws.path().join("app.py")).unwrap();
+        format!("{:x}", sha2::Sha256::digest(&bytes))
+    };
+    let edit = |new: &str| {
+        json!({"file": "app.py", "edits": [{"old_text": "print(compute(2))", "new_text": new}],
+               "expected_digest": digest, "apply": true})
+    };
+    let (ra, rb) = tokio::join!(
+        a.call("edit", edit("print(compute(20))")),
+        b.call("edit", edit("print(compute(200))")),
+    );
+    let failed: Vec<_> = [&ra, &rb]
+        .into_iter()
+        .filter(|r| r.is_error == Some(true))
+        .collect();
+    assert_eq!(
+        failed.len(),
+        1,
+        "exactly one edit wins: {}\n{}",
+        text_of(&ra),
+        text_of(&rb)
+    );
+    assert!(
+        text_of(failed[0]).starts_with("revision_conflict"),
+        "{}",
+        text_of(failed[0])
+    );
+    let now = std::fs::read_to_string(ws.path().join("app.py")).unwrap();
+    let winner = if ra.is_error == Some(true) {
+        "compute(200)"
+    } else {
+        "compute(20)"
+    };
+    assert!(
+        now.contains(winner) && now.matches("print(compute(2").count() == 1,
+        "{now}"
+    );
+
+    // A leaving leaves B working, on the same pyright.
+    a.stop().await;
+    let (r, text) = b
+        .ok(
+            "references",
+            json!({"file": "lib.py", "line": 1, "symbol": "compute"}),
+        )
+        .await;
+    assert_eq!(r["total"], 4, "{text}");
+    assert_eq!(pid_of(&b, "cli/pyright-langserver").await.unwrap(), pa);
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_servers_and_an_idle_daemon_go_away() {
+    let d = Daemon::new();
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let env = d.env(&[("LSPGATE_IDLE_SERVERS", "1"), ("LSPGATE_IDLE_EXIT", "2")]);
+    let gate = Gate::start_with_env(ws.path(), &[], &[FIXTURE], &env).await;
+    gate.ok("hover", json!({"file": "a.txt", "line": 1, "column": 1}))
+        .await;
+    let server = pid_of(&gate, "cli/lspgate-fixture-server").await.unwrap() as u32;
+    let daemon = d.pid();
+    // Unused for a second, the server stops (the session still open).
+    let mut stopped = false;
+    for _ in 0..100 {
+        if !alive(server) {
+            stopped = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(stopped, "the idle server {server} still runs");
+    // Asked again, it starts again.
+    gate.ok("hover", json!({"file": "a.txt", "line": 1, "column": 1}))
+        .await;
+    gate.stop().await;
+    // No session, no server: the daemon exits.
+    let mut gone = false;
+    for _ in 0..100 {
+        if !alive(daemon) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the idle daemon {daemon} still runs");
+    assert!(!d.socket().exists(), "it took its socket with it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_killed_mid_call_leaves_nothing_behind_and_sessions_carry_on() {
+    let d = Daemon::new();
+    let ws = workspace(&[("a.txt", "hang here\nhello\n")]);
+    let gate = d.session(ws.path(), &[FIXTURE]).await;
+    gate.ok("hover", json!({"file": "a.txt", "line": 2, "column": 1}))
+        .await;
+    let server = pid_of(&gate, "cli/lspgate-fixture-server").await.unwrap() as u32;
+    let daemon = d.pid();
+    // A call that hangs in the server, and the daemon killed under it.
+    let call = gate.call("hover", json!({"file": "a.txt", "line": 1, "column": 1}));
+    let kill = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // SAFETY: kill with a pid we read and a valid signal.
+        unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
+    };
+    let (r, ()) = tokio::join!(call, kill);
+    assert_eq!(r.is_error, Some(true));
+    assert!(text_of(&r).starts_with("server_failed"), "{}", text_of(&r));
+    // The dead daemon's server went with it.
+    let mut gone = false;
+    for _ in 0..100 {
+        if !alive(server) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "server {server} outlived its daemon");
+    // The next call works, through a new daemon.
+    let (h, text) = gate
+        .ok("hover", json!({"file": "a.txt", "line": 2, "column": 1}))
+        .await;
+    assert!(!h["contents"].as_str().unwrap_or("").is_empty(), "{text}");
+    assert_ne!(d.pid(), daemon);
+    gate.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_user_cannot_connect() {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        panic!("this test runs a client as `nobody`, which needs root (CI runs as root)");
+    }
+    let d = Daemon::new();
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let (code, _, err) = d.cli(ws.path(), &["hover", "a.txt:1:1", "--", FIXTURE]);
+    assert_eq!(code, 0, "{err}");
+    // Even with the folder and socket opened to everyone, the daemon checks who connects.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = d.socket().parent().unwrap().to_path_buf();
+    for p in [d.runtime.path(), dir.as_path(), d.socket().as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let probe = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\n\
+         try:\n    s.sendall(b'{{\"version\": \"{}\", \"request\": \"status\"}}\\n')\n    \
+         print(repr(s.recv(4096)))\nexcept ConnectionError:\n    print(repr(b''))",
+        d.socket().display().to_string(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let out = std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--", "python3", "-c", &probe])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        said.trim(),
+        "b''",
+        "the daemon answered another user: {said}"
+    );
+    // lspgate itself will not use a folder others may enter…
+    assert!(d.status().is_none());
+    // …and, with it private again, the owner is served.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert!(d.status().is_some());
+}
+
+/// A daemon of another version is never reused: asked by a client of another version, it
+/// leaves the socket and drains; the next session gets a daemon of its own version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_of_another_version_drains_for_a_new_one() {
+    let d = Daemon::new();
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let (code, _, err) = d.cli(ws.path(), &["hover", "a.txt:1:1", "--", FIXTURE]);
+    assert_eq!(code, 0, "{err}");
+    let old = d.pid();
+    let probe = format!(
+        "import socket, json\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\n\
+         s.sendall(b'{{\"version\": \"0.0.0-other\", \"request\": \"status\"}}\\n')\n\
+         print(s.makefile().readline())",
+        d.socket().display().to_string()
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &probe])
+        .output()
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["ok"], false);
+    assert_eq!(answer["error"], "version");
+    // It drains (no session left) and exits; a client of this version gets a new daemon.
+    let mut gone = false;
+    for _ in 0..100 {
+        if !alive(old) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the old daemon {old} did not drain");
+    let (code, _, err) = d.cli(ws.path(), &["hover", "a.txt:1:1", "--", FIXTURE]);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(d.pid(), old);
+}
