@@ -149,10 +149,22 @@ impl Gate {
         path: &str,
         env: &[(&str, &str)],
     ) -> Gate {
+        Gate::start_with(&[], server, root, path, env)
+    }
+
+    /// `lspgate FLAGS… serve --root ROOT -- SERVER…` with `path` as PATH and extra `env`.
+    pub fn start_with(
+        flags: &[&str],
+        server: &[String],
+        root: &Path,
+        path: &str,
+        env: &[(&str, &str)],
+    ) -> Gate {
         // BENCH_LSPGATE compares another build of lspgate (another profile, say) in the same run.
         let exe = std::env::var("BENCH_LSPGATE").unwrap_or_else(|_| LSPGATE.to_string());
         let mut child = Command::new(exe)
             .env("LSPGATE_STANDALONE", "1")
+            .args(flags)
             .arg("serve")
             .arg("--root")
             .arg(root)

@@ -179,3 +179,82 @@ fn install_subcommand_then_doctor() {
     let bad = run(&["install", "no-such-server"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Every tool is a subcommand generated from the tool table, with the tool's parameters as
+/// arguments: the ones the hand-written command line lacked included.
+#[test]
+fn generated_subcommands_reach_every_tool() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "make me loud\n").unwrap();
+    let fixture = [FIXTURE, "--actions"];
+    let run = |args: &[&str]| lspgate_cli(ws.path(), &[args, &["--"], &fixture[..]].concat());
+
+    let (code, out, err) = run(&["restart-server", "cli/lspgate-fixture-server"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("cli/lspgate-fixture-server"), "{out}");
+
+    // The fixture's command upper-cases a line of a document it has open; opened by no one
+    // here, it changes nothing, and says so.
+    let uri = url::Url::from_file_path(ws.path().join("a.txt").canonicalize().unwrap()).unwrap();
+    let arguments = serde_json::json!([uri.as_str(), 0]).to_string();
+    let (code, out, err) = run(&[
+        "--json",
+        "execute-command",
+        "cli/lspgate-fixture-server",
+        "fixture.upper",
+        "--arguments",
+        &arguments,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v.get("result").is_some(), "{out}");
+    let (code, _, err) = run(&[
+        "execute-command",
+        "cli/lspgate-fixture-server",
+        "no.such.command",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.starts_with("not_supported: "), "{err}");
+
+    // A parameter the tool does not take is a usage error (exit 2), as is a missing one.
+    let (code, _, err) = run(&["undo", "1", "--colum", "3"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run(&["execute-command", "cli/lspgate-fixture-server"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// `check` pages only when asked to: CI reads the whole report (and SARIF), an agent's shell a
+/// page with `--limit`.
+#[test]
+fn check_reports_every_issue_unless_limited() {
+    require("pyright-langserver");
+    let ws = tempfile::tempdir().unwrap();
+    for m in ["a", "b"] {
+        std::fs::write(
+            ws.path().join(format!("{m}.py")),
+            "x: int = \"one\"\ny: int = \"two\"\n",
+        )
+        .unwrap();
+    }
+    let (code, out, err) = lspgate_cli(ws.path(), &["check", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["total"].as_u64(), v["issues"].as_array().unwrap().len()),
+        (Some(4), 4)
+    );
+    let (code, out, err) = lspgate_cli(ws.path(), &["check", "--json", "--limit", "3"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["issues"].as_array().unwrap().len(), 3);
+    assert_eq!(v["next_cursor"], "3");
+    let (_, out, _) = lspgate_cli(ws.path(), &["check", "--sarif", "--limit", "1"]);
+    let sarif: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let results: usize = sarif["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["results"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(results, 4, "SARIF holds every issue: {out}");
+}

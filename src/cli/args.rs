@@ -1,9 +1,10 @@
-//! The command line's shape: global options, `serve`, one subcommand per tool, `call`,
-//! `check`, `install`, `doctor` (clap derive). What each does is in `cli/mod.rs`.
+//! The command line's shape: global options, `serve`, `call`, `install`, `doctor`, `trust`
+//! (clap derive), and one subcommand per tool, generated from the tool table (`cli/tool.rs`).
+//! What each does is in `cli/mod.rs`.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::mcp;
 use crate::registry::RestartPolicy;
@@ -32,6 +33,9 @@ pub struct Cli {
     /// Minimal text output (`path:line:col message`).
     #[arg(long, global = true)]
     pub terse: bool,
+    /// Add the exact LSP requests and command lines a tool sent.
+    #[arg(long, global = true)]
+    pub raw: bool,
     /// Install a missing preset server (npm or PyPI) into lspgate's data folder on first use.
     #[arg(long, global = true)]
     pub install: bool,
@@ -100,194 +104,15 @@ pub enum Command {
         tools: Option<Vec<String>>,
         #[command(flatten)]
         http: mcp::http::HttpArgs,
-        /// Serve exactly this server command for every file, with no config.
-        #[arg(last = true, value_name = "CMD")]
+        /// Serve exactly this server command for every file, with no config: after the
+        /// options, with or without `--` (`serve --root . pyright-langserver --stdio`).
+        #[arg(
+            value_name = "CMD",
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            num_args = 0..
+        )]
         server: Vec<String>,
-    },
-    /// Type and docs of the symbol at FILE:LINE[:COL].
-    Hover(PosArgs),
-    /// Where the symbol at FILE:LINE[:COL] is defined.
-    Definition {
-        #[command(flatten)]
-        at: PosArgs,
-        /// definition, declaration, type-definition or implementation.
-        #[arg(long, value_enum, default_value_t = GotoKind::Definition)]
-        kind: GotoKind,
-    },
-    /// Every reference to the symbol at FILE:LINE[:COL].
-    References {
-        #[command(flatten)]
-        at: PosArgs,
-        /// Leave the declaration out.
-        #[arg(long)]
-        no_declaration: bool,
-        #[arg(long)]
-        limit: Option<u32>,
-        #[arg(long)]
-        cursor: Option<String>,
-    },
-    /// The outline of a file.
-    #[command(
-        name = "document-symbols",
-        alias = "document_symbols",
-        alias = "symbols"
-    )]
-    DocumentSymbols {
-        file: String,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Find symbols by name across the workspace.
-    #[command(name = "workspace-symbols", alias = "workspace_symbols")]
-    WorkspaceSymbols {
-        query: String,
-        #[arg(long)]
-        kind: Option<String>,
-        #[arg(long)]
-        limit: Option<u32>,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// The signature of the call at FILE:LINE[:COL].
-    #[command(name = "signature-help", alias = "signature_help")]
-    SignatureHelp(PosArgs),
-    /// Completions at FILE:LINE:COL.
-    Completions {
-        #[command(flatten)]
-        at: PosArgs,
-        #[arg(long)]
-        limit: Option<u32>,
-    },
-    /// Callers or callees of the function at FILE:LINE[:COL].
-    #[command(name = "call-hierarchy", alias = "call_hierarchy")]
-    CallHierarchy {
-        #[command(flatten)]
-        at: PosArgs,
-        #[arg(long, value_enum, default_value_t = CallDir::Incoming)]
-        direction: CallDir,
-    },
-    /// Fresh diagnostics for FILE (or every file the servers report on).
-    Diagnostics {
-        file: Option<String>,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Change a file: replace unique text (--old/--new, repeatable) or lines (--lines A-B --new).
-    /// Previews the diff unless --apply.
-    Edit {
-        file: String,
-        /// Text to replace (must occur exactly once); pairs with the next --new.
-        #[arg(long = "old")]
-        old: Vec<String>,
-        /// Lines to replace, `A-B` (1-based, inclusive); pairs with the next --new.
-        #[arg(long = "lines")]
-        lines: Vec<String>,
-        /// Replacement text.
-        #[arg(long = "new")]
-        new: Vec<String>,
-        #[arg(long)]
-        expected_digest: Option<String>,
-        #[arg(long)]
-        apply: bool,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Rename the symbol at FILE:LINE[:COL] everywhere (--to NEW_NAME); previews unless --apply.
-    Rename {
-        #[command(flatten)]
-        at: PosArgs,
-        /// The new name.
-        #[arg(long = "to", value_name = "NEW_NAME")]
-        new_name: String,
-        #[arg(long)]
-        apply: bool,
-    },
-    /// List the code actions for lines of FILE (or apply one with --apply INDEX|TITLE).
-    #[command(name = "code-actions", alias = "code_actions")]
-    CodeActions {
-        /// FILE:LINE
-        at: String,
-        #[arg(long)]
-        end_line: Option<u32>,
-        #[arg(long)]
-        kind: Option<String>,
-        #[arg(long)]
-        apply: Option<String>,
-        #[arg(long)]
-        preview: bool,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Format FILE; previews unless --apply.
-    Format {
-        file: String,
-        #[arg(long)]
-        apply: bool,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Undo an applied edit by its id (if its files still hold what it wrote).
-    Undo {
-        edit_id: i64,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// The diagnostics an edit would introduce and resolve, without writing it (edits as JSON).
-    #[command(name = "what-if", alias = "what_if")]
-    WhatIf {
-        file: String,
-        /// The `edits` array of the `edit` tool, as JSON.
-        #[arg(long)]
-        edits: String,
-        /// LINE:COL to hover at, in the edited text.
-        #[arg(long)]
-        probe: Option<String>,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Check the workspace (or PATHS: files, folders, globs): every server's diagnostics plus
-    /// --task outputs. Exit 0 when ok, 1 when there are issues, 2 when it could not check.
-    Check {
-        paths: Vec<String>,
-        /// Only files git reports as modified, added or untracked.
-        #[arg(long)]
-        changed: bool,
-        /// Least severity that fails: error, warning, info or hint.
-        #[arg(long, default_value = "error")]
-        severity: String,
-        /// Run this configured task too (repeatable).
-        #[arg(long = "task")]
-        tasks: Vec<String>,
-        /// SARIF 2.1.0 on stdout (for code scanning).
-        #[arg(long)]
-        sarif: bool,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Run a configured task and parse its diagnostics.
-    #[command(name = "run-task", alias = "run_task")]
-    RunTask {
-        name: String,
-        /// Extra arguments for the task.
-        #[arg(last = true)]
-        args: Vec<String>,
-    },
-    /// The first error of FILE, in five lines, and its culprit.
-    #[command(name = "explain-failure", alias = "explain_failure")]
-    ExplainFailure {
-        file: String,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// Reduce a failing FILE to a minimal version with the same first error (disk untouched).
-    Shrink {
-        file: String,
-        #[arg(long)]
-        max_steps: Option<u32>,
-        #[arg(long)]
-        max_seconds: Option<u32>,
-        #[command(flatten)]
-        server: ServerArgs,
     },
     /// Call any tool with its JSON arguments, exactly as an MCP client would:
     /// `lspgate call hover '{"file": "app.py", "line": 7, "symbol": "total"}'`.
@@ -297,11 +122,6 @@ pub enum Command {
         /// Its arguments, a JSON object (default `{}`).
         #[arg(default_value = "{}")]
         arguments: String,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
-    /// The language servers of this workspace and their state.
-    Servers {
         #[command(flatten)]
         server: ServerArgs,
     },
@@ -343,6 +163,9 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// One subcommand per tool, generated from the tool table (`cli/tool.rs`).
+    #[command(flatten)]
+    Tool(super::tool::ToolCommand),
 }
 
 #[derive(Debug, Args)]
@@ -350,35 +173,4 @@ pub struct ServerArgs {
     /// Use exactly this server command instead of the presets.
     #[arg(last = true, value_name = "CMD")]
     pub server: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct PosArgs {
-    /// FILE:LINE[:COL] (1-based line, 1-based column in characters).
-    pub at: String,
-    /// A name on that line to point at, instead of a column.
-    #[arg(long)]
-    pub symbol: Option<String>,
-    /// Which match of --symbol on the line.
-    #[arg(long)]
-    pub occurrence: Option<u32>,
-    /// Analyse this file's text instead of FILE's (FILE on disk is not touched).
-    #[arg(long, value_name = "PATH")]
-    pub source_from: Option<PathBuf>,
-    #[command(flatten)]
-    pub server: ServerArgs,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum GotoKind {
-    Definition,
-    Declaration,
-    TypeDefinition,
-    Implementation,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum CallDir {
-    Incoming,
-    Outgoing,
 }

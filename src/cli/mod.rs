@@ -6,12 +6,14 @@ mod args;
 pub mod context;
 mod http;
 pub mod output;
+mod tool;
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 pub use args::*;
+pub use tool::ToolCommand;
 
 use crate::error::ToolError;
 use crate::mcp;
@@ -45,264 +47,13 @@ fn say_raw(text: &str) {
 mod setup;
 mod trust;
 
-/// Splits `FILE:LINE[:COL]`.
-fn split_at(at: &str) -> Result<(String, u32, Option<u32>), ToolError> {
-    let parts: Vec<&str> = at.rsplitn(3, ':').collect();
-    let num = |s: &str| s.parse::<u32>().ok();
-    match parts.as_slice() {
-        [c, l, f] if num(c).is_some() && num(l).is_some() => {
-            Ok((f.to_string(), num(l).unwrap_or(1), num(c)))
-        }
-        [l, f, ..] if num(l).is_some() => {
-            let file = if parts.len() == 3 {
-                format!("{}:{}", parts[2], parts[1])
-            } else {
-                f.to_string()
-            };
-            Ok((file, num(l).unwrap_or(1), None))
-        }
-        _ => Err(ToolError::invalid(format!(
-            "`{at}` is not FILE:LINE or FILE:LINE:COL"
-        ))),
-    }
-}
-
-impl PosArgs {
-    fn to_json(&self, terse: bool) -> Result<Map<String, Value>, ToolError> {
-        let (file, line, column) = split_at(&self.at)?;
-        let mut m = Map::new();
-        m.insert("file".into(), json!(file));
-        m.insert("line".into(), json!(line));
-        if let Some(c) = column {
-            m.insert("column".into(), json!(c));
-        }
-        if let Some(s) = &self.symbol {
-            m.insert("symbol".into(), json!(s));
-        }
-        if let Some(o) = self.occurrence {
-            m.insert("occurrence".into(), json!(o));
-        }
-        if let Some(p) = &self.source_from {
-            let text = std::fs::read_to_string(p).map_err(|e| {
-                ToolError::invalid(format!("cannot read --source-from {}: {e}", p.display()))
-            })?;
-            m.insert("source".into(), json!(text));
-        }
-        if terse {
-            m.insert("terse".into(), json!(true));
-        }
-        Ok(m)
-    }
-}
-
 /// A tool to run: its name, its JSON arguments, and the explicit server command, if any.
 type ToolCall = (&'static str, Value, Vec<String>);
 
+/// The tool a tool subcommand or `call` names, with the arguments an MCP client would send.
 fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
-    let terse = cli.terse;
-    let opt = |m: &mut Map<String, Value>, k: &str, v: Option<Value>| {
-        if let Some(v) = v {
-            m.insert(k.into(), v);
-        }
-    };
     Ok(Some(match &cli.command {
-        Command::Hover(a) => (
-            "hover",
-            Value::Object(a.to_json(terse)?),
-            a.server.server.clone(),
-        ),
-        Command::SignatureHelp(a) => (
-            "signature_help",
-            Value::Object(a.to_json(terse)?),
-            a.server.server.clone(),
-        ),
-        Command::Definition { at, kind } => {
-            let mut m = at.to_json(terse)?;
-            let k = match kind {
-                GotoKind::Definition => "definition",
-                GotoKind::Declaration => "declaration",
-                GotoKind::TypeDefinition => "type_definition",
-                GotoKind::Implementation => "implementation",
-            };
-            m.insert("kind".into(), json!(k));
-            ("definition", Value::Object(m), at.server.server.clone())
-        }
-        Command::References {
-            at,
-            no_declaration,
-            limit,
-            cursor,
-        } => {
-            let mut m = at.to_json(terse)?;
-            m.insert("include_declaration".into(), json!(!no_declaration));
-            opt(&mut m, "limit", limit.map(|l| json!(l)));
-            opt(&mut m, "cursor", cursor.as_ref().map(|c| json!(c)));
-            ("references", Value::Object(m), at.server.server.clone())
-        }
-        Command::Completions { at, limit } => {
-            let mut m = at.to_json(terse)?;
-            opt(&mut m, "limit", limit.map(|l| json!(l)));
-            ("completions", Value::Object(m), at.server.server.clone())
-        }
-        Command::CallHierarchy { at, direction } => {
-            let mut m = at.to_json(terse)?;
-            let d = match direction {
-                CallDir::Incoming => "incoming",
-                CallDir::Outgoing => "outgoing",
-            };
-            m.insert("direction".into(), json!(d));
-            ("call_hierarchy", Value::Object(m), at.server.server.clone())
-        }
-        Command::DocumentSymbols { file, server } => (
-            "document_symbols",
-            json!({"file": file, "terse": terse}),
-            server.server.clone(),
-        ),
-        Command::WorkspaceSymbols {
-            query,
-            kind,
-            limit,
-            server,
-        } => {
-            let mut m = Map::new();
-            m.insert("query".into(), json!(query));
-            m.insert("terse".into(), json!(terse));
-            opt(&mut m, "kind", kind.as_ref().map(|k| json!(k)));
-            opt(&mut m, "limit", limit.map(|l| json!(l)));
-            ("workspace_symbols", Value::Object(m), server.server.clone())
-        }
-        Command::Diagnostics { file, server } => {
-            let mut m = Map::new();
-            m.insert("terse".into(), json!(terse));
-            opt(&mut m, "file", file.as_ref().map(|f| json!(f)));
-            ("diagnostics", Value::Object(m), server.server.clone())
-        }
-        Command::Edit {
-            file,
-            old,
-            lines,
-            new,
-            expected_digest,
-            apply,
-            server,
-        } => {
-            if old.len() + lines.len() != new.len() {
-                return Err(ToolError::invalid(
-                    "give one --new for each --old or --lines",
-                ));
-            }
-            let mut news = new.iter();
-            let mut edits = Vec::new();
-            for o in old {
-                edits.push(json!({"old_text": o, "new_text": news.next()}));
-            }
-            for l in lines {
-                let (a, b) = l.split_once('-').unwrap_or((l, l));
-                let n = |x: &str| {
-                    x.trim()
-                        .parse::<i64>()
-                        .map_err(|_| ToolError::invalid(format!("--lines `{l}` is not A-B")))
-                };
-                edits
-                    .push(json!({"start_line": n(a)?, "end_line": n(b)?, "new_text": news.next()}));
-            }
-            let mut m = Map::new();
-            m.insert("file".into(), json!(file));
-            m.insert("edits".into(), json!(edits));
-            m.insert("apply".into(), json!(apply));
-            m.insert("terse".into(), json!(terse));
-            opt(
-                &mut m,
-                "expected_digest",
-                expected_digest.as_ref().map(|d| json!(d)),
-            );
-            ("edit", Value::Object(m), server.server.clone())
-        }
-        Command::Rename {
-            at,
-            new_name,
-            apply,
-        } => {
-            let mut m = at.to_json(terse)?;
-            m.insert("new_name".into(), json!(new_name));
-            m.insert("apply".into(), json!(apply));
-            ("rename", Value::Object(m), at.server.server.clone())
-        }
-        Command::CodeActions {
-            at,
-            end_line,
-            kind,
-            apply,
-            preview,
-            server,
-        } => {
-            let (file, line, _) = split_at(at)?;
-            let mut m = Map::new();
-            m.insert("file".into(), json!(file));
-            m.insert("line".into(), json!(line));
-            m.insert("terse".into(), json!(terse));
-            m.insert("preview".into(), json!(preview));
-            opt(&mut m, "end_line", end_line.map(|l| json!(l)));
-            opt(&mut m, "kind", kind.as_ref().map(|k| json!(k)));
-            opt(&mut m, "apply", apply.as_ref().map(|a| json!(a)));
-            ("code_actions", Value::Object(m), server.server.clone())
-        }
-        Command::Format {
-            file,
-            apply,
-            server,
-        } => (
-            "format",
-            json!({"file": file, "apply": apply, "terse": terse}),
-            server.server.clone(),
-        ),
-        Command::Undo { edit_id, server } => (
-            "undo",
-            json!({"edit_id": edit_id, "terse": terse}),
-            server.server.clone(),
-        ),
-        Command::WhatIf {
-            file,
-            edits,
-            probe,
-            server,
-        } => {
-            let edits: Value = serde_json::from_str(edits)
-                .map_err(|e| ToolError::invalid(format!("--edits is not JSON: {e}")))?;
-            let mut m = Map::new();
-            m.insert("file".into(), json!(file));
-            m.insert("edits".into(), edits);
-            m.insert("terse".into(), json!(terse));
-            if let Some(p) = probe {
-                let (l, c) = p.split_once(':').unwrap_or((p, "1"));
-                m.insert("probe".into(), json!({"line": l, "column": c}));
-            }
-            ("what_if", Value::Object(m), server.server.clone())
-        }
-        Command::Check { .. } => return Ok(None),
-        Command::RunTask { name, args } => (
-            "run_task",
-            json!({"name": name, "args": args, "terse": terse}),
-            Vec::new(),
-        ),
-        Command::ExplainFailure { file, server } => (
-            "explain_failure",
-            json!({"file": file, "terse": terse}),
-            server.server.clone(),
-        ),
-        Command::Shrink {
-            file,
-            max_steps,
-            max_seconds,
-            server,
-        } => {
-            let mut m = Map::new();
-            m.insert("file".into(), json!(file));
-            opt(&mut m, "max_steps", max_steps.map(|v| json!(v)));
-            opt(&mut m, "max_seconds", max_seconds.map(|v| json!(v)));
-            ("shrink", Value::Object(m), server.server.clone())
-        }
-        Command::Servers { server } => ("servers", json!({"terse": terse}), server.server.clone()),
+        Command::Tool(t) => (t.tool, t.json(cli.terse, cli.raw)?, t.server.clone()),
         Command::Call {
             tool,
             arguments,
@@ -313,19 +64,17 @@ fn tool_call(cli: &Cli) -> Result<Option<ToolCall>, ToolError> {
             };
             let mut args: Value = serde_json::from_str(arguments)
                 .map_err(|e| ToolError::invalid(format!("the arguments are not JSON: {e}")))?;
-            if terse && let Value::Object(m) = &mut args {
-                m.entry("terse").or_insert(json!(true));
+            if let Value::Object(m) = &mut args {
+                if cli.terse {
+                    m.entry("terse").or_insert(json!(true));
+                }
+                if cli.raw {
+                    m.entry("raw").or_insert(json!(true));
+                }
             }
             (def.name, args, server.server.clone())
         }
-        Command::Serve { .. }
-        | Command::Install { .. }
-        | Command::Doctor
-        | Command::Daemon { .. }
-        | Command::Trust { .. }
-        | Command::ConfigSchema => {
-            return Ok(None);
-        }
+        _ => return Ok(None),
     }))
 }
 
@@ -494,25 +243,7 @@ pub async fn run(cli: Cli) -> i32 {
         } => {
             return crate::daemon::command(*action, *idle_servers, *idle_exit, *max_memory).await;
         }
-        Command::Check {
-            paths,
-            changed,
-            severity,
-            tasks,
-            sarif,
-            server,
-        } => {
-            return check(
-                &cli,
-                paths,
-                *changed,
-                severity,
-                tasks,
-                *sarif,
-                &server.server,
-            )
-            .await;
-        }
+        Command::Tool(t) if t.tool == "check" => return check(&cli, t).await,
         _ => {}
     }
     let call = match tool_call(&cli) {
@@ -558,36 +289,35 @@ pub async fn run(cli: Cli) -> i32 {
     }
 }
 
-/// `lspgate check`: exit 0 ok, 1 issues, 2 could not check.
-async fn check(
-    cli: &Cli,
-    paths: &[String],
-    changed: bool,
-    severity: &str,
-    tasks: &[String],
-    sarif: bool,
-    explicit: &[String],
-) -> i32 {
-    let engine = match engine_for(cli, explicit) {
-        Ok(e) => e,
+/// `lspgate check`: exit 0 ok, 1 issues, 2 could not check. Its report holds every issue
+/// unless `--limit` says otherwise (CI reads it whole; SARIF always is).
+async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
+    let params = t.json(cli.terse, false).and_then(|mut v| {
+        if let Value::Object(m) = &mut v {
+            m.remove("terse");
+            if t.sarif || !m.contains_key("limit") {
+                m.insert("limit".into(), json!(u32::MAX));
+            }
+        }
+        serde_json::from_value::<crate::ops::types::CheckParams>(v)
+            .map_err(|e| ToolError::invalid(format!("bad arguments: {e}")))
+    });
+    let params = match params {
+        Ok(mut p) => {
+            p.terse = Some(cli.terse);
+            p
+        }
         Err(e) => {
             complain!("{e}");
             return 2;
         }
     };
-    let severity = match serde_json::from_value(json!(severity)) {
-        Ok(s) => s,
-        Err(_) => {
-            complain!("invalid_params: --severity is error, warning, info or hint");
+    let engine = match engine_for(cli, &t.server) {
+        Ok(e) => e,
+        Err(e) => {
+            complain!("{e}");
             return 2;
         }
-    };
-    let params = crate::ops::types::CheckParams {
-        paths: Some(paths.to_vec()),
-        changed: Some(changed),
-        severity: Some(severity),
-        tasks: Some(tasks.to_vec()),
-        terse: Some(cli.terse),
     };
     let bar = indicatif::ProgressBar::new(0);
     bar.set_draw_target(if output::captured() {
@@ -613,7 +343,7 @@ async fn check(
             return 2;
         }
     };
-    if sarif {
+    if t.sarif {
         say!(
             "{}",
             serde_json::to_string_pretty(&report.sarif()).unwrap_or_default()
@@ -720,6 +450,7 @@ mod tests {
 
     #[test]
     fn file_line_col_parsing() {
+        use tool::split_at;
         assert_eq!(
             split_at("src/a.py:12:5").unwrap(),
             ("src/a.py".into(), 12, Some(5))
@@ -733,5 +464,41 @@ mod tests {
             ("c:/x/a.py".into(), 3, None)
         );
         assert!(split_at("src/a.py").is_err());
+    }
+
+    /// The MCP Inspector's CLI drops `--`: a server command right after `serve`'s options is
+    /// the same as one after `--`.
+    #[test]
+    fn serve_takes_a_server_command_with_or_without_dashes() {
+        use clap::Parser;
+        for args in [
+            &[
+                "lspgate",
+                "serve",
+                "--root",
+                ".",
+                "pyright-langserver",
+                "--stdio",
+            ][..],
+            &[
+                "lspgate",
+                "serve",
+                "--root",
+                ".",
+                "--",
+                "pyright-langserver",
+                "--stdio",
+            ][..],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            let Command::Serve { server, .. } = cli.command else {
+                panic!("not serve: {args:?}");
+            };
+            assert_eq!(server, ["pyright-langserver", "--stdio"], "{args:?}");
+        }
+        let cli = Cli::try_parse_from(["lspgate", "serve", "--warm"]).unwrap();
+        assert!(
+            matches!(cli.command, Command::Serve { warm: true, ref server, .. } if server.is_empty())
+        );
     }
 }

@@ -108,6 +108,12 @@ pub(super) struct State {
     pub(super) settled: std::sync::atomic::AtomicBool,
     /// Where `workspace/applyEdit` goes while lspgate runs a command that may send one.
     pub(super) edit_sink: Mutex<Option<EditSink>>,
+    /// `$/progress` tokens lspgate handed out, and where their values go (`batch`).
+    pub(super) partials: Mutex<HashMap<String, mpsc::UnboundedSender<(String, Value)>>>,
+    /// The server registered pull diagnostics with `workspaceDiagnostics: true`.
+    pub(super) workspace_diagnostics: std::sync::atomic::AtomicBool,
+    /// This process's one workspace diagnostics pass was claimed (`batch`).
+    pub(super) workspace_pass: std::sync::atomic::AtomicBool,
 }
 
 /// Receives the server's `workspace/applyEdit` requests: the edit, and where to say whether it

@@ -83,7 +83,7 @@ pub(super) async fn serve_inbound(mut inbound: mpsc::UnboundedReceiver<Inbound>,
                                     .and_then(Value::as_str)
                                     .unwrap_or("working")
                                     .to_string();
-                                p.insert(token, title);
+                                p.insert(token.clone(), title);
                             }
                             Some("end") => {
                                 let title = p.remove(&token);
@@ -99,6 +99,14 @@ pub(super) async fn serve_inbound(mut inbound: mpsc::UnboundedReceiver<Inbound>,
                         }
                     }
                     progress_tx.send_modify(|n| *n += 1);
+                    let to = state
+                        .partials
+                        .lock()
+                        .ok()
+                        .and_then(|p| p.get(&token).cloned());
+                    if let Some(tx) = to {
+                        let _ = tx.send((token, value.cloned().unwrap_or(Value::Null)));
+                    }
                 }
                 "window/logMessage" | "window/showMessage" => {
                     let text = params.get("message").and_then(Value::as_str).unwrap_or("");
@@ -194,6 +202,17 @@ fn answer_server_request(
                     && let Ok(mut w) = state.watchers.lock()
                 {
                     w.insert(id.to_string(), watched::parse(opts));
+                }
+                if m == "textDocument/diagnostic"
+                    && reg
+                        .get("registerOptions")
+                        .and_then(|o| o.get("workspaceDiagnostics"))
+                        .and_then(Value::as_bool)
+                        == Some(true)
+                {
+                    state
+                        .workspace_diagnostics
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
                 }
                 if let Ok(mut r) = state.registrations.lock() {
                     r.insert(id.to_string(), m.to_string());

@@ -1,6 +1,7 @@
 //! The LSP layer: process transport, typed client and the neutral `wire` types it hands upward.
 //! Architecture invariant: `lsp_types` is used only inside this module; callers see `wire` types.
 
+mod batch;
 mod caps;
 pub mod client;
 mod diagnostics;
@@ -12,6 +13,7 @@ mod tsserver;
 mod watched;
 pub mod wire;
 
+pub use batch::WorkspaceReport;
 pub use caps::Cap;
 pub use client::{ClientOptions, Connect, Dialect, LspClient};
 #[doc(hidden)]

@@ -104,6 +104,7 @@ impl LspClient {
                     name: s.name,
                     kind: symbol_kind(s.kind),
                     container: s.container_name,
+                    local: false,
                     location: location(s.location),
                 })
                 .collect(),
@@ -113,6 +114,7 @@ impl LspClient {
                     name: s.name,
                     kind: symbol_kind(s.kind),
                     container: s.container_name,
+                    local: false,
                     location: match s.location {
                         lt::OneOf::Left(l) => location(l),
                         lt::OneOf::Right(w) => WireLocation {

@@ -142,11 +142,20 @@ fn position(p: &Value) -> Option<WirePos> {
     })
 }
 
-/// One `navto` item, its kind named as typescript-language-server names it.
+/// One `navto` item, its kind named as typescript-language-server names it; local when
+/// tsserver says so (`local var`, `local function`, `local class`) or when it is a variable
+/// whose container is a function, method, constructor or accessor.
 fn nav_item(item: &Value) -> Option<WireWorkspaceSymbol> {
     let file = item.get("file")?.as_str()?;
     let uri = url::Url::from_file_path(file).ok()?;
-    let kind = match item.get("kind").and_then(Value::as_str).unwrap_or("") {
+    let ts_kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
+    let in_function = matches!(
+        item.get("containerKind").and_then(Value::as_str),
+        Some("function" | "local function" | "method" | "constructor" | "getter" | "setter")
+    );
+    let variable = matches!(ts_kind, "var" | "let" | "const" | "local var" | "using");
+    let local = ts_kind.starts_with("local ") || (variable && in_function);
+    let kind = match ts_kind {
         "class" | "local class" => "class",
         "interface" => "interface",
         "enum" => "enum",
@@ -175,6 +184,7 @@ fn nav_item(item: &Value) -> Option<WireWorkspaceSymbol> {
                 end: position(item.get("end")?)?,
             },
         },
+        local,
     })
 }
 
@@ -257,5 +267,22 @@ mod tests {
         let failed = json!({"success": false, "message": "No Project."});
         assert!(body(&failed, "semanticDiagnosticsSync").is_err());
         assert!(body(&json!({}), "k").unwrap().is_empty());
+    }
+
+    #[test]
+    fn navto_items_say_which_are_local() {
+        let item = |kind: &str, container_kind: &str| {
+            json!({"name": "subject", "kind": kind, "file": "/w/a.ts",
+                   "start": {"line": 3, "offset": 9}, "end": {"line": 3, "offset": 16},
+                   "containerName": "lift", "containerKind": container_kind})
+        };
+        let local = |kind, ck| nav_item(&item(kind, ck)).map(|s| (s.kind, s.local));
+        assert_eq!(local("const", "method"), Some(("constant", true)));
+        assert_eq!(local("let", "function"), Some(("variable", true)));
+        assert_eq!(local("local var", ""), Some(("variable", true)));
+        assert_eq!(local("local function", ""), Some(("function", true)));
+        // A member, and a declaration with no named container: not said to be local.
+        assert_eq!(local("property", "class"), Some(("property", false)));
+        assert_eq!(local("const", ""), Some(("constant", false)));
     }
 }

@@ -118,6 +118,9 @@ pub struct WireWorkspaceSymbol {
     pub kind: &'static str,
     pub container: Option<String>,
     pub location: WireLocation,
+    /// The server said it is local to a function (tsserver's `local …` kinds, or a variable
+    /// whose container is a function); false when it did not say.
+    pub local: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -2,6 +2,7 @@
 //! culprit), `shrink` (delta debugging of a failing file in an overlay, the server as the
 //! oracle) and `execute_command`.
 
+mod batch;
 mod check;
 
 use std::sync::Arc;
@@ -110,9 +111,11 @@ impl Engine {
 
     pub async fn explain_failure(&self, p: ExplainParams) -> Result<ExplainResult, ToolError> {
         let d = self
-            .diagnostics(DiagnosticsParams {
+            .all_diagnostics(DiagnosticsParams {
                 file: Some(p.file.clone()),
                 source: None,
+                limit: None,
+                cursor: None,
                 terse: None,
             })
             .await?;
@@ -410,17 +413,40 @@ impl Engine {
         &self,
         p: ExecuteCommandParams,
     ) -> Result<ExecuteCommandResult, ToolError> {
-        let server = self
-            .registry
-            .running()
-            .into_iter()
-            .find(|s| s.name == p.server)
-            .ok_or_else(|| {
-                ToolError::invalid(format!(
-                    "server `{}` is not running; see `servers`",
-                    p.server
-                ))
-            })?;
+        let running = |reg: &crate::registry::Registry| {
+            reg.running().into_iter().find(|s| s.name == p.server)
+        };
+        let server = match running(&self.registry) {
+            Some(s) => s,
+            None => {
+                // Not started yet (a command line call is a new process): started at the
+                // workspace root, as a file of its language would start it.
+                let Some(spec) = self.registry.get(&p.server).await else {
+                    return Err(ToolError::invalid(format!(
+                        "no server `{}`; see `servers`",
+                        p.server
+                    )));
+                };
+                let language = spec.languages.first().cloned().unwrap_or_default();
+                for started in self
+                    .registry
+                    .servers_for(self.root().path(), &language)
+                    .await
+                {
+                    if let Err(e) = started
+                        && e.message.contains(&p.server)
+                    {
+                        return Err(e);
+                    }
+                }
+                running(&self.registry).ok_or_else(|| {
+                    ToolError::invalid(format!(
+                        "server `{}` is not running; see `servers`",
+                        p.server
+                    ))
+                })?
+            }
+        };
         let offered = server.client().commands();
         if !offered.iter().any(|c| c == &p.command) {
             return Err(ToolError::new(

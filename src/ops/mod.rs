@@ -5,6 +5,8 @@
 pub mod edit;
 pub mod gates;
 pub mod render;
+pub mod shape;
+mod symbols;
 pub mod tools;
 pub mod types;
 
@@ -19,7 +21,7 @@ use url::Url;
 use crate::documents::{Lease, Snapshot};
 use crate::error::{Code, ToolError};
 use crate::lsp::Cap;
-use crate::lsp::wire::{CallDirection, GotoKind, WireDiagnostic, WireLocation, WireSymbol};
+use crate::lsp::wire::{CallDirection, GotoKind, WireDiagnostic, WireLocation};
 use crate::registry::{Registry, Server};
 use crate::text;
 use crate::workspace::{Languages, Root};
@@ -332,109 +334,6 @@ impl Engine {
         })
     }
 
-    pub async fn document_symbols(
-        &self,
-        p: FileParams,
-    ) -> Result<DocumentSymbolsResult, ToolError> {
-        match self
-            .hold(
-                &p.file,
-                p.source.as_deref(),
-                Cap::DocumentSymbols,
-                "document_symbols",
-            )
-            .await
-        {
-            Ok((server, lease)) => {
-                let uri = &lease.snap.uri;
-                let syms = server
-                    .request(
-                        Some(&lease),
-                        |c| async move { c.document_symbols(uri).await },
-                    )
-                    .await?;
-                Ok(DocumentSymbolsResult {
-                    symbols: syms.into_iter().map(|s| symbol(&lease.snap, s)).collect(),
-                    source: SymbolSource::Server,
-                })
-            }
-            // No server can outline this file: lspgate's own scan, flagged as such.
-            Err(e) if matches!(e.code, Code::NotSupported | Code::NoServer) => {
-                let path = self.resolve(&p.file)?;
-                let text = match p.source {
-                    Some(s) => s,
-                    None => std::fs::read_to_string(&path)
-                        .map_err(|err| ToolError::io("read", &p.file, &err))?,
-                };
-                Ok(DocumentSymbolsResult {
-                    symbols: fallback_symbols(&text),
-                    source: SymbolSource::Fallback,
-                })
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    pub async fn workspace_symbols(
-        &self,
-        p: WorkspaceSymbolsParams,
-    ) -> Result<WorkspaceSymbolsResult, ToolError> {
-        let servers = self.servers_with(Cap::WorkspaceSymbols).await;
-        if servers.is_empty() {
-            return Err(ToolError::new(
-                Code::NotSupported,
-                "no running language server offers workspace symbols",
-            ));
-        }
-        // Every server at once: each waits for its own readiness.
-        let query = p.query.as_str();
-        let answers = futures::future::join_all(servers.iter().map(|server| async move {
-            let scope = self.workspace(server).await;
-            let projects = scope.projects.as_slice();
-            let found = server
-                .request(None, |c| async move {
-                    c.workspace_symbols_in(query, projects).await
-                })
-                .await;
-            (server, scope.partial, found)
-        }))
-        .await;
-        let mut all = Vec::new();
-        let mut reasons = Vec::new();
-        for (server, partial, found) in answers {
-            reasons.extend(partial);
-            let mut files = FileCache::empty(server.client().encoding());
-            for s in found? {
-                if let Some(kind) = &p.kind
-                    && !s.kind.eq_ignore_ascii_case(kind)
-                {
-                    continue;
-                }
-                if let Some(loc) = files.loc(self.root(), &s.location.uri, s.location.range) {
-                    all.push(WorkspaceSymbol {
-                        name: s.name,
-                        kind: s.kind.to_string(),
-                        container: s.container,
-                        loc,
-                    });
-                }
-            }
-        }
-        let (page, total, next_cursor) = paginate(all, p.limit, p.cursor.as_deref(), 100)?;
-        let (partial, reason) = (
-            !reasons.is_empty(),
-            (!reasons.is_empty()).then(|| reasons.join("; ")),
-        );
-        Ok(WorkspaceSymbolsResult {
-            symbols: page,
-            total,
-            source: SymbolSource::Server,
-            next_cursor,
-            partial,
-            reason,
-        })
-    }
-
     /// The servers with `cap` for every language the workspace holds (one file each, from a
     /// walk made once), started if they were not: a workspace-wide question must reach every
     /// server that knows part of the answer, not only those some earlier call started.
@@ -576,16 +475,60 @@ impl Engine {
                 })
             })
             .collect();
+        let (calls, total, next_cursor) = paginate(calls, p.limit, p.cursor.as_deref(), 100)?;
         Ok(CallHierarchyResult {
             calls,
+            total,
+            next_cursor,
             partial,
             reason,
         })
     }
 
+    /// Fresh diagnostics of one file, or of every file with problems; one page of them (files
+    /// in path order, each file's diagnostics in line order; a file cut by the page boundary
+    /// is on both pages with its part).
     pub async fn diagnostics(&self, p: DiagnosticsParams) -> Result<DiagnosticsResult, ToolError> {
+        // Bad paging arguments fail before any work.
+        positive(p.limit, "limit")?;
+        cursor_start(p.cursor.as_deref())?;
+        let (limit, cursor) = (p.limit, p.cursor.clone());
+        let mut out = self.all_diagnostics(p).await?;
+        if out.files.iter().all(|f| f.diagnostics.is_empty()) {
+            // Nothing to page; a file asked for stays listed, with no problems.
+            return Ok(out);
+        }
+        let flat: Vec<(String, Diag)> = std::mem::take(&mut out.files)
+            .into_iter()
+            .flat_map(|f| {
+                let file = f.file;
+                f.diagnostics.into_iter().map(move |d| (file.clone(), d))
+            })
+            .collect();
+        let (page, total, next_cursor) = paginate(flat, limit, cursor.as_deref(), 200)?;
+        for (file, d) in page {
+            match out.files.last_mut() {
+                Some(f) if f.file == file => f.diagnostics.push(d),
+                _ => out.files.push(FileDiagnostics {
+                    file,
+                    diagnostics: vec![d],
+                }),
+            }
+        }
+        out.total = total;
+        out.next_cursor = next_cursor;
+        Ok(out)
+    }
+
+    /// Every diagnostic `diagnostics` would page.
+    pub(crate) async fn all_diagnostics(
+        &self,
+        p: DiagnosticsParams,
+    ) -> Result<DiagnosticsResult, ToolError> {
         let mut out = DiagnosticsResult {
             files: Vec::new(),
+            total: 0,
+            next_cursor: None,
             partial: false,
             reason: None,
         };
@@ -816,38 +759,31 @@ fn position(snap: &Snapshot, p: &PositionParams) -> Result<crate::lsp::wire::Wir
     snap.to_wire(line, column)
 }
 
-fn paginate<T>(
+/// Where a page starts: 0, or the `next_cursor` a previous page gave.
+fn cursor_start(cursor: Option<&str>) -> Result<usize, ToolError> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c
+            .parse::<usize>()
+            .map_err(|_| ToolError::invalid(format!("cursor `{c}` is not one this tool gave"))),
+    }
+}
+
+/// One page of `items`: `limit` (or `default_limit`) from the cursor on, the total, and the
+/// cursor of the next page when there is one.
+pub(crate) fn paginate<T>(
     items: Vec<T>,
     limit: Option<Num>,
     cursor: Option<&str>,
     default_limit: u32,
 ) -> Result<(Vec<T>, usize, Option<String>), ToolError> {
     let limit = positive(limit, "limit")?.unwrap_or(default_limit) as usize;
-    let start = match cursor {
-        None => 0,
-        Some(c) => c
-            .parse::<usize>()
-            .map_err(|_| ToolError::invalid(format!("cursor `{c}` is not one this tool gave")))?,
-    };
+    let start = cursor_start(cursor)?;
     let total = items.len();
     let page: Vec<T> = items.into_iter().skip(start).take(limit).collect();
     let end = start + page.len();
     let next = (end < total).then(|| end.to_string());
     Ok((page, total, next))
-}
-
-fn symbol(snap: &Snapshot, s: WireSymbol) -> Symbol {
-    let (line, column) = snap.from_wire(s.selection.start);
-    let (_, _, end_line, _) = snap.range(s.range);
-    Symbol {
-        name: s.name,
-        kind: s.kind.to_string(),
-        line,
-        column,
-        end_line,
-        detail: s.detail,
-        children: s.children.into_iter().map(|c| symbol(snap, c)).collect(),
-    }
 }
 
 fn diags(snap: &Snapshot, list: Vec<WireDiagnostic>) -> Vec<Diag> {
@@ -882,61 +818,6 @@ fn add_unique(out: &mut Vec<FileDiag>, file: &str, list: Vec<Diag>) {
     }
 }
 
-/// A text scan for definitions, for servers without document symbols (flagged `fallback`).
-fn fallback_symbols(text: &str) -> Vec<Symbol> {
-    let index = text::LineIndex::new(text);
-    const KEYWORDS: &[(&str, &str)] = &[
-        ("def ", "function"),
-        ("async def ", "function"),
-        ("class ", "class"),
-        ("function ", "function"),
-        ("async function ", "function"),
-        ("export function ", "function"),
-        ("export class ", "class"),
-        ("interface ", "interface"),
-        ("export interface ", "interface"),
-        ("fn ", "function"),
-        ("pub fn ", "function"),
-        ("struct ", "struct"),
-        ("pub struct ", "struct"),
-        ("enum ", "enum"),
-        ("func ", "function"),
-        ("proc ", "function"),
-    ];
-    let mut out = Vec::new();
-    for n in 0..index.line_count() {
-        let Some(line) = index.line(text, n) else {
-            continue;
-        };
-        let trimmed = line.trim_start();
-        for (kw, kind) in KEYWORDS {
-            if let Some(rest) = trimmed.strip_prefix(kw) {
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
-                    .collect();
-                if name.is_empty() {
-                    continue;
-                }
-                let column = (line.chars().count() - trimmed.chars().count() + kw.chars().count())
-                    as u32
-                    + 1;
-                out.push(Symbol {
-                    name,
-                    kind: kind.to_string(),
-                    line: n as u32 + 1,
-                    column,
-                    end_line: n as u32 + 1,
-                    detail: None,
-                    children: Vec::new(),
-                });
-                break;
-            }
-        }
-    }
-    out
-}
-
 /// Reads each file a result mentions once, to give code-point columns and source lines.
 struct FileCache<'a> {
     snap: Option<&'a Snapshot>,
@@ -959,6 +840,20 @@ impl<'a> FileCache<'a> {
             encoding,
             files: HashMap::new(),
         }
+    }
+
+    /// The text of the file at `uri` (the leased snapshot's, else the disk's) and its lines.
+    fn text(&mut self, uri: &Url) -> Option<(&str, &text::LineIndex)> {
+        if let Some(snap) = self.snap.filter(|s| s.uri == *uri) {
+            return Some((&snap.text, &snap.index));
+        }
+        let entry = self.files.entry(uri.clone()).or_insert_with(|| {
+            let text = std::fs::read(uri.to_file_path().ok()?).ok()?;
+            let text = String::from_utf8_lossy(&text).into_owned();
+            let index = text::LineIndex::new(&text);
+            Some((text, index))
+        });
+        entry.as_ref().map(|(t, i)| (t.as_str(), i))
     }
 
     fn loc(&mut self, root: &Root, uri: &Url, r: crate::lsp::wire::WireRange) -> Option<Loc> {

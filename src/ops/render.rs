@@ -156,6 +156,13 @@ impl Render for DocumentSymbolsResult {
             out.push_str("no symbols");
         }
         render_symbols(&mut out, &self.symbols, 0, terse);
+        if let Some(c) = &self.next_cursor {
+            let _ = writeln!(
+                out,
+                "… {} symbols in all; cursor \"{c}\" for more",
+                self.total
+            );
+        }
         out.trim_end().to_string()
     }
 }
@@ -258,6 +265,7 @@ impl Render for CallHierarchyResult {
                 }
             }
         }
+        more_note(&mut out, self.calls.len(), self.total, &self.next_cursor);
         out.trim_end().to_string()
     }
 }
@@ -301,6 +309,8 @@ impl Render for DiagnosticsResult {
                 if n == 1 { "" } else { "s" }
             );
         }
+        let page = self.files.iter().map(|f| f.diagnostics.len()).sum();
+        more_note(&mut out, page, self.total, &self.next_cursor);
         out.trim_end().to_string()
     }
 }
@@ -448,6 +458,10 @@ impl Render for WhatIfResult {
 impl Render for CheckReport {
     fn render(&self, terse: bool) -> String {
         let mut out = String::new();
+        // How files were checked, first: a long list of issues is cut from the end.
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
         for i in &self.issues {
             if terse && i.diag.severity > crate::lsp::wire::Severity::Warning {
                 continue;
@@ -519,6 +533,14 @@ impl Render for CheckReport {
         );
         if self.summary.unchecked > 0 {
             let _ = write!(out, ", {} files not checked", self.summary.unchecked);
+        }
+        if let Some(c) = &self.next_cursor {
+            let _ = write!(
+                out,
+                "\n… {} of {} issues shown; cursor \"{c}\" for more",
+                self.issues.len(),
+                self.total
+            );
         }
         out
     }

@@ -113,10 +113,22 @@ pub struct ReferencesParams {
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct FileParams {
+pub struct DocumentSymbolsParams {
     pub file: String,
     #[serde(default)]
     pub source: Option<String>,
+    /// Levels to show (1: top level only).
+    #[serde(default)]
+    pub depth: Option<Num>,
+    /// Include variables local to functions.
+    #[serde(default)]
+    pub locals: Option<bool>,
+    // A page is `limit` symbols in line order, counted at every level (see `shape::page`).
+    #[serde(default)]
+    #[schemars(extend("default" = 300))]
+    pub limit: Option<Num>,
+    #[serde(default)]
+    pub cursor: Option<String>,
     #[serde(default)]
     pub terse: Option<bool>,
 }
@@ -128,6 +140,12 @@ pub struct DiagnosticsParams {
     pub file: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
+    // Diagnostics per page (files in path order, each file's in line order).
+    #[serde(default)]
+    #[schemars(extend("default" = 200))]
+    pub limit: Option<Num>,
+    #[serde(default)]
+    pub cursor: Option<String>,
     #[serde(default)]
     pub terse: Option<bool>,
 }
@@ -162,6 +180,11 @@ pub struct CallHierarchyParams {
     pub at: PositionParams,
     // incoming (who calls this) or outgoing (what this calls).
     pub direction: Direction,
+    #[serde(default)]
+    #[schemars(extend("default" = 100))]
+    pub limit: Option<Num>,
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -244,7 +267,11 @@ pub enum SymbolSource {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DocumentSymbolsResult {
     pub symbols: Vec<Symbol>,
+    /// Symbols in the whole outline, at every level.
+    pub total: usize,
     pub source: SymbolSource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -313,6 +340,9 @@ pub struct Call {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CallHierarchyResult {
     pub calls: Vec<Call>,
+    pub total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -343,6 +373,10 @@ pub struct FileDiagnostics {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DiagnosticsResult {
     pub files: Vec<FileDiagnostics>,
+    /// Diagnostics in all files.
+    pub total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -590,6 +624,12 @@ pub struct CheckParams {
     // Configured tasks to run too (their diagnostics merge in).
     #[serde(default)]
     pub tasks: Option<Vec<String>>,
+    // Issues per page (`summary` counts them all).
+    #[serde(default)]
+    #[schemars(extend("default" = 200))]
+    pub limit: Option<Num>,
+    #[serde(default)]
+    pub cursor: Option<String>,
     #[serde(default)]
     pub terse: Option<bool>,
 }
@@ -648,6 +688,14 @@ pub struct CheckReport {
     pub ok: bool,
     pub summary: CheckSummary,
     pub issues: Vec<CheckIssue>,
+    /// Issues found in all; `issues` is one page of them.
+    pub total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// What was checked less thoroughly than it could be, and why (JavaScript no project
+    /// type-checks: syntax only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// True when anything is `unchecked`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,

@@ -144,6 +144,13 @@ pub const PRESETS: &[Preset] = &[
         // "Found N source files" / "No source files found".
         ready_marker: Some("source file"),
         readiness: Readiness::Marker,
+        // Workspace diagnostic mode: `workspace/diagnostic` checks every file as pyright's CLI
+        // does (a check's first pass, see `lsp::batch`); with lspgate pulling diagnostics it
+        // starts no background checking of its own. `autoSearchPaths` is pyright's default,
+        // which an `analysis` section without it would turn off.
+        settings: Some(
+            r#"{"python": {"analysis": {"diagnosticMode": "workspace", "autoSearchPaths": true}}}"#,
+        ),
         ..preset(
             "builtin/pyright",
             "pyright-langserver",

@@ -19,10 +19,13 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::super::types::*;
-use super::super::{Engine, WALK_LIMIT, diags};
+use super::super::{Engine, WALK_LIMIT, diags, paginate};
+use super::batch::{self, Pass};
 use crate::error::ToolError;
 use crate::gates;
+use crate::registry::Server;
 use crate::workspace::presets::{Launch, Preset};
+use std::sync::Arc;
 
 /// How many files a check has in flight at once (`LSPGATE_CHECK_PARALLEL` overrides): enough
 /// to keep a server's queue full while lspgate syncs the next files.
@@ -54,6 +57,15 @@ struct FileCheck {
     language: String,
     diags: Vec<Diag>,
     problems: Vec<Problem>,
+    /// Servers that checked this JavaScript file's syntax only (see `batch`).
+    syntax_only: Vec<String>,
+}
+
+/// A file in scope with its language and the servers that serve it, resolved once.
+struct Planned {
+    path: PathBuf,
+    language: String,
+    servers: Vec<Result<Arc<Server>, ToolError>>,
 }
 
 impl Problem {
@@ -177,6 +189,8 @@ impl Engine {
         p: CheckParams,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<CheckReport, ToolError> {
+        // Bad paging arguments fail before any work.
+        let (_, _, _) = paginate(Vec::<()>::new(), p.limit, p.cursor.as_deref(), 200)?;
         let (files, mut unchecked) = self.check_scope(&p).await?;
         // Tasks are looked up first: an unknown or untrusted one fails the call before any
         // work is done.
@@ -187,12 +201,57 @@ impl Engine {
         let total = files.len();
         let _batch = self.registry.batch(total);
         let fail_at = p.severity.unwrap_or(Severity::Error);
+        let whole = self.covers_workspace(&p);
+        let mut plan = Vec::with_capacity(files.len());
+        for path in files {
+            let language = self.languages().detect(&path);
+            let servers = self.registry.servers_for(&path, &language).await;
+            plan.push(Planned {
+                path,
+                language,
+                servers,
+            });
+        }
+        // A first check of the whole workspace is one pass in servers that offer it.
+        let mut passes: HashMap<usize, Pass> = HashMap::new();
+        if whole {
+            // tsserver has no pass (its files are asked about unopened instead).
+            let mut servers: Vec<&Arc<Server>> = Vec::new();
+            for server in plan.iter().flat_map(|f| f.servers.iter().flatten()) {
+                if !servers.iter().any(|s| Arc::ptr_eq(s, server))
+                    && !server.client().diagnoses_unopened()
+                {
+                    servers.push(server);
+                }
+            }
+            // A server says what it offers once it has read its settings (pyright: before it
+            // lists its files, its ready marker; servers with no marker at once).
+            let bound = self.opts.ready_timeout;
+            futures::future::join_all(servers.iter().map(|s| async move {
+                let _ = s.client().wait_loaded(bound).await;
+            }))
+            .await;
+            let quiet = self.opts.diagnostics_timeout.max(Duration::from_secs(30));
+            for server in servers {
+                if let Some(pass) = batch::start_pass(server, quiet) {
+                    passes.insert(batch::key(server), pass);
+                }
+            }
+        }
+        // Files no pass covers first, so they keep the servers busy while the passes run.
+        plan.sort_by_key(|f| {
+            f.servers
+                .iter()
+                .flatten()
+                .any(|s| passes.contains_key(&batch::key(s)))
+        });
         let done = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<FileCheck> = futures::stream::iter(files)
+        let passes = &passes;
+        let results: Vec<FileCheck> = futures::stream::iter(plan)
             .map(|file| {
                 let done = &done;
                 async move {
-                    let r = self.check_file(file).await;
+                    let r = self.check_file(file, passes).await;
                     progress(
                         done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
                         total,
@@ -218,6 +277,15 @@ impl Engine {
         }
         let not_checked = results.len() - checked;
         unchecked.extend(self.aggregate(&results));
+        let mut syntax_only: HashMap<String, Vec<String>> = HashMap::new();
+        for r in &results {
+            for server in &r.syntax_only {
+                syntax_only
+                    .entry(server.clone())
+                    .or_default()
+                    .push(self.root().relative(&r.path));
+            }
+        }
         for task in &tasks {
             let (found, problem) = self.check_task(task).await?;
             issues.extend(found);
@@ -251,30 +319,54 @@ impl Engine {
                 .collect::<Vec<_>>()
                 .join("; ")
         });
+        let (issues, total, next_cursor) = paginate(issues, p.limit, p.cursor.as_deref(), 200)?;
         Ok(CheckReport {
             version: 1,
             ok: !found && unchecked.is_empty(),
             summary,
             issues,
+            total,
+            next_cursor,
+            notes: batch::syntax_only_notes(syntax_only),
             partial: !unchecked.is_empty(),
             reason,
             unchecked,
         })
     }
 
+    /// Whether a check's scope is the whole workspace (no paths, or the root itself among
+    /// them; not `changed`): then a server's workspace pass covers its files.
+    fn covers_workspace(&self, p: &CheckParams) -> bool {
+        if p.changed.unwrap_or(false) {
+            return false;
+        }
+        match p.paths.as_deref() {
+            None | Some([]) => true,
+            Some(paths) => paths
+                .iter()
+                .any(|given| self.resolve(given).is_ok_and(|r| r == self.root().path())),
+        }
+    }
+
     /// One file through every server of its language: the fresh diagnostics of those that
     /// answered, and a problem for each that could not (not installed, untrusted, failed to
     /// start, failed on the file, or sent nothing fresh within the bound). Stale diagnostics
-    /// are not reported as findings.
-    async fn check_file(&self, path: PathBuf) -> FileCheck {
-        let language = self.languages().detect(&path);
+    /// are not reported as findings. A server's workspace pass answers for the files it
+    /// reported; tsserver is asked about files without their being opened where it knows
+    /// them; every other file is leased (opened) and its diagnostics pulled or awaited.
+    async fn check_file(&self, file: Planned, passes: &HashMap<usize, Pass>) -> FileCheck {
+        let Planned {
+            path,
+            language,
+            servers,
+        } = file;
         let names = self.registry.by_language(&language);
-        let servers = self.registry.servers_for(&path, &language).await;
         let mut r = FileCheck {
             path,
             language,
             diags: Vec::new(),
             problems: Vec::new(),
+            syntax_only: Vec::new(),
         };
         if servers.is_empty() {
             let e = self.registry.no_server(&r.language, &r.path);
@@ -289,32 +381,87 @@ impl Engine {
                     continue;
                 }
             };
-            let name = Some(server.name.clone());
-            let lease = match server.docs.lease(&r.path, &r.language, None).await {
-                Ok(l) => l,
-                Err(e) => {
-                    r.problems.push(Problem::of(name, &e));
-                    continue;
-                }
+            let found = match self.server_side(&server, &r.path, passes).await {
+                Some(found) => Ok(found),
+                None => self.leased(&server, &r.path, &r.language).await,
             };
-            match self.file_diagnostics(&server, &lease).await {
-                Ok(d) if d.fresh => {
-                    for d in diags(&lease.snap, d.diagnostics) {
+            match found {
+                Ok(list) => {
+                    for d in list {
                         if !r.diags.contains(&d) {
                             r.diags.push(d);
                         }
                     }
+                    if self.syntax_only(&server, &r.path, &r.language).await {
+                        r.syntax_only.push(server.name.clone());
+                    }
                 }
-                Ok(_) => r.problems.push(Problem {
-                    server: name,
-                    cause: "not_fresh".into(),
-                    message: String::new(),
-                }),
-                Err(e) => r.problems.push(Problem::of(name, &e)),
+                Err(problem) => r.problems.push(problem),
             }
         }
         r.diags.sort_by_key(|d| (d.line, d.column));
         r
+    }
+
+    /// A file's diagnostics from the server without opening it: from the server's workspace
+    /// pass, or asked of tsserver directly. `None`: the file is to be opened and asked.
+    async fn server_side(
+        &self,
+        server: &Arc<Server>,
+        path: &Path,
+        passes: &HashMap<usize, Pass>,
+    ) -> Option<Vec<Diag>> {
+        let client = server.client();
+        if let Some(pass) = passes.get(&batch::key(server)) {
+            let report = pass.clone().await?;
+            return batch::from_pass(&report, path, client.encoding());
+        }
+        if !client.diagnoses_unopened() {
+            return None;
+        }
+        let uri = url::Url::from_file_path(path).ok()?;
+        // A file of no project it has loaded ("No Project") is opened instead.
+        let list = client.pull_diagnostics(&uri).await.ok()?;
+        batch::disk_diags(path, client.encoding(), list)
+    }
+
+    /// A file's diagnostics from the server with the file opened in it (leased), or why there
+    /// are none.
+    async fn leased(
+        &self,
+        server: &Arc<Server>,
+        path: &Path,
+        language: &str,
+    ) -> Result<Vec<Diag>, Problem> {
+        let name = Some(server.name.clone());
+        let lease = server
+            .docs
+            .lease(path, language, None)
+            .await
+            .map_err(|e| Problem::of(name.clone(), &e))?;
+        match self.file_diagnostics(server, &lease).await {
+            Ok(d) if d.fresh => Ok(diags(&lease.snap, d.diagnostics)),
+            Ok(_) => Err(Problem {
+                server: name,
+                cause: "not_fresh".into(),
+                message: String::new(),
+            }),
+            Err(e) => Err(Problem::of(name, &e)),
+        }
+    }
+
+    /// Whether `server` checked this JavaScript file's syntax only (tsserver, with no project
+    /// that type-checks it; see `batch::javascript_types_checked`).
+    async fn syntax_only(&self, server: &Server, path: &Path, language: &str) -> bool {
+        let client = server.client();
+        if !client.diagnoses_unopened() || !matches!(language, "javascript" | "javascriptreact") {
+            return false;
+        }
+        let Ok(project) = client.tsserver_project_of(path).await else {
+            return false;
+        };
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        !batch::javascript_types_checked(&text, &project)
     }
 
     /// The files' problems as `unchecked` entries, one per (server, cause): how many files,

@@ -174,10 +174,10 @@ pub const TOOLS: [ToolDef; 22] = [
     ToolDef {
         name: "document_symbols",
         title: "Outline",
-        description: "Outline of a file: classes, functions, methods and variables with their lines, nested.",
+        description: "Outline of a file in line order: classes, functions, methods and variables with their lines, nested; variables local to functions only with `locals`.",
         group: Group::Navigation,
         effect: Effect::Read,
-        params: input::<FileParams>,
+        params: input::<DocumentSymbolsParams>,
         result: output::<DocumentSymbolsResult>,
         caps: &[],
     },
@@ -547,7 +547,7 @@ pub fn decode(profile: &Profile, name: &str, args: Value) -> Result<(), ToolErro
         "hover" | "signature_help" => p::<PositionParams>(args),
         "definition" => p::<DefinitionParams>(args),
         "references" => p::<ReferencesParams>(args),
-        "document_symbols" => p::<FileParams>(args),
+        "document_symbols" => p::<DocumentSymbolsParams>(args),
         "workspace_symbols" => p::<WorkspaceSymbolsParams>(args),
         "completions" => p::<CompletionsParams>(args),
         "call_hierarchy" => p::<CallHierarchyParams>(args),
@@ -595,7 +595,7 @@ async fn dispatch(
             finish(engine, engine.references(p).await?, t)
         }
         "document_symbols" => {
-            let p: FileParams = parse(args)?;
+            let p: DocumentSymbolsParams = parse(args)?;
             let t = p.terse;
             finish(engine, engine.document_symbols(p).await?, t)
         }
