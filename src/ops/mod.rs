@@ -2,6 +2,8 @@
 //! and positions, routes a file to its server through the registry, holds the document for the
 //! request, and turns `wire` answers into SPEC-shaped results.
 
+pub mod activity;
+pub mod durable;
 pub mod edit;
 pub mod gates;
 pub mod render;
@@ -40,6 +42,8 @@ pub struct EngineOptions {
     pub tasks: Vec<crate::gates::Task>,
     /// The tools this engine's sessions offer (`--tools`); calls outside it are refused.
     pub tools: tools::Profile,
+    /// Heavy calls that may run at once on the workspace (`max_inflight`).
+    pub max_inflight: usize,
 }
 
 impl Default for EngineOptions {
@@ -51,6 +55,7 @@ impl Default for EngineOptions {
             state_dir: PathBuf::from(".lspgate"),
             tasks: Vec::new(),
             tools: tools::Profile::all(),
+            max_inflight: activity::MAX_INFLIGHT,
         }
     }
 }
@@ -69,26 +74,33 @@ pub(crate) const WALK_LIMIT: usize = 20_000;
 /// In the daemon, sessions that resolve to the same root, config and environment share one.
 pub struct Workspace {
     pub(crate) registry: Arc<Registry>,
-    /// The options the workspace was made with (its sessions' may differ in tools and output).
-    pub(crate) opts: EngineOptions,
     /// Languages the workspace holds, scanned once (for the tool list).
     pub(crate) present: std::sync::OnceLock<Vec<String>>,
     /// Each language the workspace holds, with one file of it (walked once).
     pub(crate) samples: tokio::sync::OnceCell<Vec<(String, PathBuf)>>,
-    /// The edit journal, opened on first use.
-    pub(crate) journal: std::sync::OnceLock<Result<crate::edits::journal::Journal, ToolError>>,
+    /// The state database (the edit journal, the event log, the activities), opened on first
+    /// use.
+    pub(crate) state: crate::events::StateDb,
+    /// The durable event log.
+    pub(crate) events: crate::events::EventLog,
+    /// Background activities and the heavy calls in flight.
+    pub(crate) activities: activity::Activities,
     /// One edit applies at a time, whichever session asks.
     pub(crate) edit_lock: tokio::sync::Mutex<()>,
 }
 
 impl Workspace {
     pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Arc<Workspace> {
+        let state = crate::events::StateDb::new(&opts.state_dir, registry.root());
+        let events = crate::events::EventLog::start(state.clone());
+        registry.feed_to(events.registry_sink(registry.root()));
         let ws = Arc::new(Workspace {
             registry,
-            opts,
+            activities: activity::Activities::new(opts.max_inflight),
             present: std::sync::OnceLock::new(),
             samples: tokio::sync::OnceCell::new(),
-            journal: std::sync::OnceLock::new(),
+            state,
+            events,
             edit_lock: tokio::sync::Mutex::new(()),
         });
         ws.recover_edits();
@@ -99,9 +111,23 @@ impl Workspace {
         &self.registry
     }
 
-    /// Stops every server (shutdown, exit, bounded wait, kill).
+    /// Ends the workspace: its running activities stop (recorded `failed`, reason
+    /// `interrupted`), every server stops (shutdown, exit, bounded wait, kill), and the event
+    /// log is written out.
     pub async fn shutdown(&self) {
+        self.interrupt_activities().await;
         self.registry.stop_all().await;
+        self.events.flush().await;
+    }
+
+    /// The durable event log.
+    pub fn events(&self) -> &crate::events::EventLog {
+        &self.events
+    }
+
+    /// Whether background work runs on this workspace (it must not be dropped meanwhile).
+    pub fn busy(&self) -> bool {
+        self.activities.running() > 0
     }
 }
 
@@ -743,9 +769,10 @@ impl Engine {
             Ok(d) => !d.fresh && !client.is_alive(),
         };
         if !died {
+            self.saw_diagnostics(server, lease, &first);
             return first;
         }
-        match server.await_restart(since, &client).await {
+        let again = match server.await_restart(since, &client).await {
             Ok(()) => {
                 lease.reopen();
                 server
@@ -754,7 +781,35 @@ impl Engine {
                     .await
             }
             Err(why) => Err(ToolError::new(Code::ServerFailed, why)),
+        };
+        self.saw_diagnostics(server, lease, &again);
+        again
+    }
+
+    /// Fresh diagnostics of a file's content on disk (not an overlay's) go to the event log,
+    /// which records `diagnostics_changed` when the file's counts differ from the last seen.
+    fn saw_diagnostics(
+        &self,
+        server: &Server,
+        lease: &Lease,
+        found: &Result<crate::documents::DocDiagnostics, ToolError>,
+    ) {
+        let Ok(d) = found else { return };
+        if !d.fresh || lease.is_overlay() {
+            return;
         }
+        let Ok(path) = lease.snap.uri.to_file_path() else {
+            return;
+        };
+        let count = |s: crate::lsp::wire::Severity| {
+            d.diagnostics.iter().filter(|x| x.severity == s).count() as u32
+        };
+        self.events.saw_diagnostics(
+            self.root().relative(&path),
+            &server.name,
+            count(crate::lsp::wire::Severity::Error),
+            count(crate::lsp::wire::Severity::Warning),
+        );
     }
 
     pub async fn servers(&self, _p: ServersParams) -> Result<ServersResult, ToolError> {
