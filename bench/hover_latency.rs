@@ -46,6 +46,7 @@ struct Row {
     rss_kib: u64,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bench(
     server: &'static str,
     cmd: &[String],
@@ -54,6 +55,7 @@ fn bench(
     line: u32,
     col: u32,
     path: &str,
+    env: &[(&str, &str)],
 ) -> Row {
     let n = calls();
     let text = std::fs::read_to_string(root.join(file)).unwrap();
@@ -71,7 +73,7 @@ fn bench(
     });
     drop(direct);
 
-    let mut gate = Gate::start(cmd, root, path);
+    let mut gate = Gate::start_with_env(cmd, root, path, env);
     let args = json!({"name": "hover", "arguments": {"file": file, "line": line, "column": col}});
     let gate_t = time(n, || {
         let r = gate.request("tools/call", args.clone());
@@ -104,10 +106,36 @@ fn main() {
         4,
         2,
         &path,
+        &[],
     )];
     match common::on_path(&path, "pyright-langserver", &["--stdio"]) {
         Some(cmd) => {
-            rows.push(bench("pyright", &cmd, ws.path(), "a.py", 4, 2, &path));
+            rows.push(bench("pyright", &cmd, ws.path(), "a.py", 4, 2, &path, &[]));
+            // The same through the per-user daemon: the session relays to it (one more hop).
+            let runtime = tempfile::tempdir().unwrap();
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(
+                    runtime.path(),
+                    std::fs::Permissions::from_mode(0o700),
+                );
+            }
+            let rt = runtime.path().to_str().unwrap_or_default();
+            let env = [("LSPGATE_STANDALONE", "0"), ("XDG_RUNTIME_DIR", rt)];
+            rows.push(bench(
+                "pyright, through the daemon",
+                &cmd,
+                ws.path(),
+                "a.py",
+                4,
+                2,
+                &path,
+                &env,
+            ));
+            let _ = std::process::Command::new(common::LSPGATE)
+                .args(["daemon", "stop"])
+                .env("XDG_RUNTIME_DIR", rt)
+                .status();
         }
         None => eprintln!("pyright not found: run scripts/install-test-servers.sh to bench it"),
     }

@@ -26,6 +26,20 @@ if [ ! -x "$TOOLS/venv/bin/ruff" ]; then
   "$TOOLS/venv/bin/pip" install --quiet ruff==0.14.5 >&2
 fi
 
+# Real MCP clients for the HTTP tests, each in a folder of its own (kept off the servers' PATH:
+# pyright would otherwise see the client's packages): the Python MCP SDK (its Streamable HTTP
+# client) and the MCP Inspector's CLI.
+if ! "$TOOLS/mcp-venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
+  echo "installing mcp==2.3.0 into $TOOLS/mcp-venv" >&2
+  python3 -m venv "$TOOLS/mcp-venv" >&2
+  "$TOOLS/mcp-venv/bin/pip" install --quiet mcp==2.3.0 >&2
+fi
+if [ ! -x "$TOOLS/inspector/node_modules/.bin/mcp-inspector" ]; then
+  echo "installing @modelcontextprotocol/inspector@0.18.0 into $TOOLS/inspector" >&2
+  mkdir -p "$TOOLS/inspector"
+  npm install --prefix "$TOOLS/inspector" --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector@0.18.0 >&2
+fi
+
 APT_PKGS=()
 command -v clangd >/dev/null || APT_PKGS+=(clangd)
 command -v shellcheck >/dev/null || APT_PKGS+=(shellcheck)

@@ -84,7 +84,7 @@ pub enum DaemonAction {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdio (for Claude Code, Codex, Cursor, …).
+    /// Serve MCP over stdio (for Claude Code, Codex, Cursor, …), or over HTTP with --http.
     Serve {
         /// Start the servers for the languages found in the workspace right away, in the
         /// background, instead of on first use.
@@ -98,6 +98,8 @@ pub enum Command {
         /// lspgate.toml, else all.
         #[arg(long, value_delimiter = ',', value_name = "GROUPS|TOOLS")]
         tools: Option<Vec<String>>,
+        #[command(flatten)]
+        http: mcp::http::HttpArgs,
         /// Serve exactly this server command for every file, with no config.
         #[arg(last = true, value_name = "CMD")]
         server: Vec<String>,
@@ -330,6 +332,9 @@ pub enum Command {
         /// recently used idle ones (also `LSPGATE_MAX_MEMORY`).
         #[arg(long, value_name = "MIB")]
         max_memory: Option<u64>,
+        // `--http`: MCP over HTTP for --root (or the current folder) while the daemon runs.
+        #[command(flatten)]
+        http: mcp::http::HttpArgs,
     },
     /// Trust the workspace's lspgate.toml as it is now, so its servers and tasks may run (a
     /// changed file needs trusting again).

@@ -4,6 +4,7 @@
 
 mod args;
 pub mod context;
+mod http;
 pub mod output;
 
 use std::sync::Arc;
@@ -360,7 +361,8 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         Command::Serve {
             tools: Some(names), ..
         } => Profile::parse(names).map_err(|e| ToolError::invalid(format!("--tools: {e}")))?,
-        Command::Serve { .. } => match &config.tools {
+        // A daemon's own HTTP listener serves agent sessions too.
+        Command::Serve { .. } | Command::Daemon { .. } => match &config.tools {
             Some(names) => Profile::parse(names)
                 .map_err(|e| ToolError::invalid(format!("invalid config: tools: {e}")))?,
             None => Profile::all(),
@@ -482,12 +484,16 @@ pub async fn run(cli: Cli) -> i32 {
             );
             return 0;
         }
+        Command::Serve {
+            max_frame, http, ..
+        } if http.http.is_some() => return http::serve(&cli, *max_frame).await,
         Command::Serve { max_frame, .. } => return serve(&cli, *max_frame).await,
         Command::Daemon {
             action,
             idle_servers,
             idle_exit,
             max_memory,
+            ..
         } => {
             return crate::daemon::command(*action, *idle_servers, *idle_exit, *max_memory).await;
         }
@@ -663,12 +669,14 @@ pub fn standalone(cli: &Cli) -> bool {
         || context::var("LSPGATE_STANDALONE").is_some_and(|v| v == "1" || v == "true" || v == "yes")
 }
 
-/// The engine of an MCP session (`lspgate serve`, in this process or in the daemon): an
-/// explicit server started at once (its capabilities decide the tool list), or the workspace's
-/// servers warmed with `--warm`.
+/// The engine of an MCP session (`lspgate serve`, in this process or in the daemon, or the
+/// HTTP listener of `lspgate daemon --http`): an explicit server started at once (its
+/// capabilities decide the tool list), or the workspace's servers warmed with `--warm`.
 pub async fn session_for(cli: &Cli) -> Result<Arc<Engine>, ToolError> {
-    let Command::Serve { server, warm, .. } = &cli.command else {
-        return Err(ToolError::invalid("not a `serve` command line"));
+    let (server, warm) = match &cli.command {
+        Command::Serve { server, warm, .. } => (server.as_slice(), warm),
+        Command::Daemon { .. } => (&[][..], &false),
+        _ => return Err(ToolError::invalid("not a `serve` command line")),
     };
     let engine = Arc::new(engine_for(cli, server)?);
     if !server.is_empty() {
@@ -682,7 +690,7 @@ pub async fn session_for(cli: &Cli) -> Result<Arc<Engine>, ToolError> {
 }
 
 /// Resolves on SIGINT or SIGTERM.
-async fn terminated() {
+pub(crate) async fn terminated() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -20,7 +20,7 @@ use crate::cli::context::Client;
 const START_WAIT: Duration = Duration::from_secs(30);
 
 /// A connection to a daemon of this version that took `request`, and its answer.
-async fn open(request: &Request) -> Result<(UnixStream, Answer), String> {
+pub(super) async fn open(request: &Request) -> Result<(UnixStream, Answer), String> {
     let dir = paths::runtime_dir()?;
     let socket = paths::socket(&dir);
     // Twice at most: a daemon of another version drains and leaves the socket to ours.

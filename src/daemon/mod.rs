@@ -7,9 +7,11 @@
 //! `--idle-servers` stop, the daemon exits after `--idle-exit` with no session and no server,
 //! `--max-memory` stops the least recently used idle servers, and a daemon of another version
 //! drains (answers the client `version`, lets its sessions end, exits) for the new one.
-//! `client` is the other end: the thin `serve` relay and the command runner.
+//! `client` is the other end: the thin `serve` relay and the command runner; `http` hosts MCP
+//! over HTTP for `serve --http` and `daemon --http`. SIGTERM and SIGINT stop it cleanly.
 
 pub mod client;
+pub mod http;
 pub mod paths;
 pub mod protocol;
 
@@ -57,6 +59,8 @@ struct Daemon {
     last_busy: Mutex<Instant>,
     stop: tokio::sync::Notify,
     started: Instant,
+    /// The HTTP listeners it hosts.
+    http: http::Hosted,
 }
 
 /// `lspgate daemon [status|stop]`.
@@ -100,6 +104,12 @@ pub async fn command(
 
 /// Runs the daemon until it is stopped, drained or idle long enough.
 pub async fn run(life: Lifecycle) -> i32 {
+    // Its own command line, for `--http` (a daemon a session starts has none).
+    let own_cli = parse(&std::env::args().collect::<Vec<_>>()).ok();
+    let wants_http = matches!(
+        own_cli.as_ref().map(|c| &c.command),
+        Some(crate::cli::Command::Daemon { http, .. }) if http.http.is_some()
+    );
     let dir = match paths::runtime_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -119,6 +129,12 @@ pub async fn run(life: Lifecycle) -> i32 {
             use std::os::fd::AsRawFd;
             // SAFETY: flock on a descriptor we own; released when the file is dropped.
             if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                if wants_http {
+                    eprintln!(
+                        "lspgate daemon: a daemon of lspgate {VERSION} is already running; `lspgate serve --http ADDR` has it serve HTTP, or stop it first (`lspgate daemon stop`)"
+                    );
+                    return 2;
+                }
                 tracing::info!("a daemon of lspgate {VERSION} is already running");
                 return 0;
             }
@@ -151,8 +167,24 @@ pub async fn run(life: Lifecycle) -> i32 {
         last_busy: Mutex::new(Instant::now()),
         stop: tokio::sync::Notify::new(),
         started: Instant::now(),
+        http: http::Hosted::default(),
     });
+    if let Some(cli) = &own_cli {
+        match http::own(&daemon, cli).await {
+            None => {}
+            Some(Ok(own)) => {
+                tokio::task::spawn_local(own.serve(daemon.clone()));
+            }
+            Some(Err(e)) => {
+                eprintln!("lspgate daemon: {e}");
+                let _ = std::fs::remove_file(&socket);
+                return 2;
+            }
+        }
+    }
     tokio::spawn(tend(daemon.clone()));
+    let signal = crate::cli::terminated();
+    tokio::pin!(signal);
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -165,8 +197,13 @@ pub async fn run(life: Lifecycle) -> i32 {
                 Err(e) => tracing::warn!("accept: {e}"),
             },
             () = daemon.stop.notified() => break,
+            () = &mut signal => {
+                tracing::info!("stopping on a signal");
+                break;
+            }
         }
     }
+    daemon.http.stop_all().await;
     // Leave the socket to a newer daemon if one took it over.
     if !daemon.draining.load(Ordering::Acquire) {
         let _ = std::fs::remove_file(&socket);
@@ -228,6 +265,9 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
     match hello.request {
         Request::Status => {
             let _ = answer(&mut write, &Answer::ok(daemon.status())).await;
+        }
+        Request::Http { client, argv, keep } => {
+            http::host(daemon, client, argv, keep, read, write).await;
         }
         Request::Stop => {
             let _ = answer(&mut write, &Answer::ok(Value::Null)).await;
@@ -383,6 +423,7 @@ impl Daemon {
             "uptime_secs": self.started.elapsed().as_secs(),
             "sessions": self.sessions.load(Ordering::Acquire),
             "roots": roots,
+            "http": self.http.status(),
         })
     }
 }

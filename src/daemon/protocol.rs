@@ -26,6 +26,16 @@ pub enum Request {
     /// A command run for the client (a tool subcommand, `check`, `call`): the answer's body
     /// is what it printed and its exit code.
     Run { client: Client, argv: Vec<String> },
+    /// An MCP listener over HTTP for the client's `serve --http` command line, kept while
+    /// this connection stays open (the daemon closes it when the listener has stopped): the
+    /// answer's body is a `Hosting`.
+    Http {
+        client: Client,
+        argv: Vec<String>,
+        /// A listener hosted again (its daemon died) keeps its address and token.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keep: Option<Keep>,
+    },
     /// The daemon's roots, sessions and servers.
     Status,
     /// Stop the daemon.
@@ -71,4 +81,28 @@ pub struct Ran {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+}
+
+/// What a listener hosted again keeps: the address it had and its token.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Keep {
+    pub addr: std::net::SocketAddr,
+    pub token: String,
+    /// Whether lspgate made the token (then its file is written again).
+    pub generated: bool,
+}
+
+impl std::fmt::Debug for Keep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Keep {{ addr: {}, .. }}", self.addr)
+    }
+}
+
+/// The daemon's answer to `Http`: where it listens, and the token.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Hosting {
+    pub url: String,
+    pub keep: Keep,
+    /// What `serve` prints on stderr.
+    pub announce: String,
 }

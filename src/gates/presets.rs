@@ -95,7 +95,7 @@ pub fn presets(root: &Path) -> Vec<Task> {
 /// The C sources of the workspace (lspgate's walk: .gitignore respected, hidden folders and
 /// node_modules skipped, no symlink followed), as `./`-prefixed root-relative paths.
 fn c_sources(root: &Path) -> Vec<String> {
-    crate::workspace::walk(root, crate::ops::WALK_LIMIT)
+    crate::workspace::walk(root, crate::workspace::WALK_LIMIT)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
         .filter_map(|p| p.strip_prefix(root).ok().map(dot_slash))

@@ -1,6 +1,9 @@
 //! The MCP front end: an rmcp `ServerHandler` that lists the tools the servers can serve and
-//! calls the operations layer, behind our stdio framing guard. Thin: no logic of its own.
+//! calls the operations layer, behind our stdio framing guard (`stdio`) or our Streamable HTTP
+//! front end (`http`, with its request guard in `guard`). Thin: no logic of its own.
 
+pub mod guard;
+pub mod http;
 pub mod resources;
 pub mod stdio;
 pub mod tasks;
@@ -33,6 +36,10 @@ pub struct McpServer {
     subscriptions: Arc<resources::Subscriptions>,
     /// Background calls of clients that declared MCP tasks, as tasks.
     tasks: rmcp::task_manager::TaskManager,
+    /// The largest message the transport accepts, told to clients in `initialize`.
+    max_frame: usize,
+    /// Held for the session's life (the HTTP front end counts its sessions with it).
+    _held: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 fn severity(level: &str) -> u8 {
@@ -45,19 +52,33 @@ fn severity(level: &str) -> u8 {
 }
 
 impl McpServer {
-    pub fn new(engine: Arc<Engine>) -> McpServer {
+    /// A session over `engine` whose transport accepts messages of up to `max_frame` bytes.
+    pub fn new(engine: Arc<Engine>, max_frame: usize) -> McpServer {
         McpServer {
             engine,
             log_level: Arc::new(std::sync::atomic::AtomicU8::new(1)),
             subscriptions: Arc::default(),
             tasks: rmcp::task_manager::TaskManager::new(),
+            max_frame,
+            _held: None,
         }
+    }
+
+    /// Keeps `held` alive as long as the session (any of its clones) is.
+    pub fn holding(mut self, held: Arc<dyn std::any::Any + Send + Sync>) -> McpServer {
+        self._held = Some(held);
+        self
     }
 
     /// lspgate's limits, as `initialize` reports them under `capabilities.experimental.lspgate`
     /// (SPEC §2).
     fn limits(&self) -> serde_json::Map<String, Value> {
         let mut m = serde_json::Map::new();
+        m.insert("max_frame".into(), Value::from(self.max_frame));
+        m.insert(
+            "max_output".into(),
+            Value::from(self.engine.options().max_output),
+        );
         m.insert(
             "max_inflight".into(),
             Value::from(self.engine.shared().activities.max_inflight()),
@@ -384,7 +405,7 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let transport = stdio::guard(input, output, max_frame);
-    let running = McpServer::new(engine).serve(transport).await?;
+    let running = McpServer::new(engine, max_frame).serve(transport).await?;
     running.waiting().await?;
     Ok(())
 }

@@ -67,7 +67,7 @@ type Previewed = Vec<(PathBuf, Option<String>)>;
 const MAX_PUSHED_FILES: usize = 100;
 
 /// Files a workspace walk looks at, at most.
-pub(crate) const WALK_LIMIT: usize = 20_000;
+pub(crate) const WALK_LIMIT: usize = crate::workspace::WALK_LIMIT;
 
 /// What every session on one workspace root shares: its servers (the registry, with its
 /// watcher), the edit journal and the one-edit-at-a-time lock, and what was learnt of the tree.

@@ -108,7 +108,7 @@ impl Server {
         let root = self.root.clone();
         let serves: Vec<String> = self.languages.clone();
         let files = tokio::task::spawn_blocking(move || {
-            crate::workspace::walk(&root, crate::ops::WALK_LIMIT)
+            crate::workspace::walk(&root, crate::workspace::WALK_LIMIT)
         })
         .await
         .unwrap_or_default();

@@ -68,7 +68,7 @@ impl Registry {
             tracing::warn!("file events were lost; telling servers every file may have changed");
             let root = self.root.path().to_path_buf();
             let all = tokio::task::spawn_blocking(move || {
-                crate::workspace::walk(&root, crate::ops::WALK_LIMIT)
+                crate::workspace::walk(&root, crate::workspace::WALK_LIMIT)
             })
             .await
             .unwrap_or_default();

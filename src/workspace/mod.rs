@@ -113,6 +113,9 @@ impl Languages {
     }
 }
 
+/// Files a workspace walk looks at, at most.
+pub const WALK_LIMIT: usize = 20_000;
+
 /// Files under `root`, respecting .gitignore, skipping hidden ones; sorted; at most `limit`.
 pub fn walk(root: &Path, limit: usize) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(root)

@@ -1,0 +1,558 @@
+//! MCP over Streamable HTTP (SPEC §5): rmcp's `StreamableHttpService` at `/mcp` under axum,
+//! each MCP session an `Engine` session on the listener's shared workspace (so HTTP clients and
+//! stdio sessions of one root use the same servers), every request through `guard` first.
+//! Loopback unless `--http-public`; the bearer token is `LSPGATE_TOKEN` or one made at start,
+//! written to a 0600 file in the user's runtime folder (removed when the listener stops); the
+//! request body is capped at the frame limit; on stop the listener takes no new connection,
+//! lets the tool calls in flight finish (bounded), then ends its sessions.
+
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::McpServer;
+use super::guard::{self, Guard, Origin};
+use crate::ops::Engine;
+
+/// The path MCP is served at.
+pub const PATH: &str = "/mcp";
+
+/// How long tool calls in flight get to finish when the listener stops.
+const CALLS_GRACE: Duration = Duration::from_secs(10);
+
+/// The shortest token lspgate accepts from `LSPGATE_TOKEN`.
+const MIN_TOKEN: usize = 16;
+
+/// The `--http` options of `serve` and `daemon`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HttpArgs {
+    /// Serve MCP over Streamable HTTP at ADDR (`HOST:PORT`, or a port on 127.0.0.1; port 0
+    /// picks a free one) instead of stdio; URL `http://ADDR/mcp`, bearer token `LSPGATE_TOKEN`
+    /// or a new one (printed to stderr, and kept in a 0600 file in the runtime folder).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Let --http listen on an address other than loopback (the token is still required).
+    #[arg(long, requires = "http")]
+    pub http_public: bool,
+    /// Also serve requests whose Host is NAME (repeatable; also LSPGATE_HTTP_HOSTS,
+    /// comma-separated). Loopback names are always served.
+    #[arg(long = "http-host", value_name = "NAME", requires = "http")]
+    pub http_hosts: Vec<String>,
+    /// Also serve browsers at ORIGIN (`https://ide.example`, `http://box:*` for any port,
+    /// repeatable; also LSPGATE_HTTP_ORIGINS, comma-separated). Loopback origins are always
+    /// served, requests without an Origin too.
+    #[arg(long = "http-origin", value_name = "ORIGIN", requires = "http")]
+    pub http_origins: Vec<String>,
+}
+
+/// A listener's settings, checked.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub addr: SocketAddr,
+    pub public: bool,
+    pub hosts: Vec<String>,
+    pub origins: Vec<Origin>,
+    /// The largest request body, in bytes (the frame limit): 413 beyond.
+    pub max_body: usize,
+}
+
+impl HttpArgs {
+    /// The listener's settings (`None` without `--http`); `var` reads the environment of the
+    /// client the listener is for.
+    pub fn config(
+        &self,
+        max_body: usize,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<HttpConfig>, String> {
+        let Some(addr) = &self.http else {
+            return Ok(None);
+        };
+        let addr = resolve(addr)?;
+        if !addr.ip().is_loopback() && !self.http_public {
+            return Err(format!(
+                "--http {addr} is not a loopback address: add --http-public to listen there (clients still need the token)"
+            ));
+        }
+        let listed = |flag: &[String], env: &str| -> Vec<String> {
+            flag.iter()
+                .cloned()
+                .chain(
+                    var(env)
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(|s| s.trim().to_string()),
+                )
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        let mut origins = Vec::new();
+        for o in listed(&self.http_origins, "LSPGATE_HTTP_ORIGINS") {
+            origins.push(Origin::parse(&o).ok_or_else(|| {
+                format!("--http-origin `{o}` is not an origin (`https://host[:port]`, `http://host:*`, `null`)")
+            })?);
+        }
+        Ok(Some(HttpConfig {
+            addr,
+            public: self.http_public,
+            hosts: listed(&self.http_hosts, "LSPGATE_HTTP_HOSTS"),
+            origins,
+            max_body,
+        }))
+    }
+}
+
+/// `PORT`, `HOST:PORT` or `[V6]:PORT` to one socket address (a name resolving to several
+/// takes the first; `localhost` is 127.0.0.1).
+fn resolve(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = text.strip_prefix("localhost:") {
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| format!("--http {text}: the port is not a number"))?;
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.to_socket_addrs()
+        .map_err(|e| format!("--http {text}: {e} (expected HOST:PORT)"))?
+        .next()
+        .ok_or_else(|| format!("--http {text}: no address"))
+}
+
+/// The bearer token of a listener.
+#[derive(Clone)]
+pub struct Token {
+    secret: String,
+    /// Made by lspgate (so written to a file and printed), not given.
+    pub generated: bool,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(..)")
+    }
+}
+
+impl Token {
+    /// `given` (a listener hosted again keeps its token), else `LSPGATE_TOKEN` (read with
+    /// `var`), else a new random one.
+    pub fn choose(
+        given: Option<(String, bool)>,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Token, String> {
+        if let Some((secret, generated)) = given {
+            return Token::given(secret, generated);
+        }
+        match var("LSPGATE_TOKEN").filter(|t| !t.is_empty()) {
+            Some(t) => Token::given(t, false),
+            None => Token::generate(),
+        }
+    }
+
+    fn given(secret: String, generated: bool) -> Result<Token, String> {
+        if secret.len() < MIN_TOKEN || !secret.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(format!(
+                "LSPGATE_TOKEN must be at least {MIN_TOKEN} visible ASCII characters (no spaces)"
+            ));
+        }
+        Ok(Token { secret, generated })
+    }
+
+    /// 32 random bytes from the kernel, in hex.
+    pub fn generate() -> Result<Token, String> {
+        let mut bytes = [0u8; 32];
+        let mut filled = 0;
+        while filled < bytes.len() {
+            // SAFETY: the pointer and length describe the unfilled tail of `bytes`.
+            let n = unsafe {
+                libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(format!("cannot make a token: {e}"));
+            }
+            filled += n as usize;
+        }
+        let secret = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Ok(Token {
+            secret,
+            generated: true,
+        })
+    }
+
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+}
+
+/// The token's file, removed when the listener stops.
+struct TokenFile(PathBuf);
+
+impl TokenFile {
+    /// Writes `token` to `http-ADDR.token` in the runtime folder (0700, the user's), created
+    /// 0600 and never through a symlink; a leftover of a listener that died is replaced.
+    fn write(addr: SocketAddr, token: &Token) -> Result<TokenFile, String> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = crate::daemon::paths::runtime_dir()?;
+        let path = dir.join(format!("http-{addr}.token"));
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        f.write_all(format!("{}\n", token.secret).as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(TokenFile(path))
+    }
+}
+
+impl Drop for TokenFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Requests in flight on a listener, from their arrival to the end of their response's body:
+/// every POST (so every call), not the GET streams that only wait for notifications.
+#[derive(Default)]
+struct InFlight {
+    n: AtomicUsize,
+    idle: tokio::sync::Notify,
+}
+
+/// One request counted in an `InFlight` while it lives.
+struct Running(Arc<InFlight>);
+
+impl InFlight {
+    fn enter(self: &Arc<Self>) -> Running {
+        self.n.fetch_add(1, Ordering::AcqRel);
+        Running(self.clone())
+    }
+
+    /// Resolves once no call is in flight.
+    async fn idle(&self) {
+        loop {
+            let notified = self.idle.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.n.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.n.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// Counts a request until its response's body has been sent (or dropped with its connection).
+async fn track(
+    axum::extract::State(inflight): axum::extract::State<Arc<InFlight>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if request.method() == axum::http::Method::GET {
+        return next.run(request).await;
+    }
+    let running = inflight.enter();
+    let response = next.run(request).await;
+    let (parts, body) = response.into_parts();
+    let body = futures::StreamExt::map(body.into_data_stream(), move |chunk| {
+        let _held = &running;
+        chunk
+    });
+    axum::response::Response::from_parts(parts, axum::body::Body::from_stream(body))
+}
+
+/// One open MCP session, counted while it lives.
+struct Session(Arc<AtomicUsize>);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A bound listener, not serving yet.
+pub struct Listener {
+    tcp: tokio::net::TcpListener,
+    addr: SocketAddr,
+    config: HttpConfig,
+    token: Token,
+    token_file: Option<TokenFile>,
+    sessions: Arc<AtomicUsize>,
+}
+
+/// Binds `config.addr`; a generated token is written to its file.
+pub async fn bind(config: &HttpConfig, token: Token) -> Result<Listener, String> {
+    let tcp = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
+    let addr = tcp
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
+    let token_file = if token.generated {
+        Some(TokenFile::write(addr, &token)?)
+    } else {
+        None
+    };
+    if config.public && addr.ip().is_unspecified() && config.hosts.is_empty() {
+        tracing::warn!(
+            "listening on every address: requests must name this machine by an IP address, a loopback name, or a name given with --http-host"
+        );
+    }
+    Ok(Listener {
+        tcp,
+        addr,
+        config: config.clone(),
+        token,
+        token_file,
+        sessions: Arc::default(),
+    })
+}
+
+impl Listener {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL clients use (a name for a wildcard address: loopback).
+    pub fn url(&self) -> String {
+        let ip = match self.addr.ip() {
+            IpAddr::V4(v4) if v4.is_unspecified() => IpAddr::from([127, 0, 0, 1]),
+            IpAddr::V6(v6) if v6.is_unspecified() => IpAddr::from(std::net::Ipv6Addr::LOCALHOST),
+            ip => ip,
+        };
+        format!("http://{}{PATH}", SocketAddr::new(ip, self.addr.port()))
+    }
+
+    pub fn token(&self) -> &Token {
+        &self.token
+    }
+
+    pub fn token_file(&self) -> Option<&Path> {
+        self.token_file.as_ref().map(|f| f.0.as_path())
+    }
+
+    /// The number of MCP sessions open on this listener, kept up to date while it serves.
+    pub fn sessions(&self) -> Arc<AtomicUsize> {
+        self.sessions.clone()
+    }
+
+    /// What to print on stderr: the URL, and the token when lspgate made it.
+    pub fn announce(&self, root: &Path) -> String {
+        let mut s = format!(
+            "lspgate: MCP over HTTP at {} for {}\n",
+            self.url(),
+            root.display()
+        );
+        match self.token_file() {
+            Some(file) => s.push_str(&format!(
+                "lspgate: bearer token {} (also in {})\n",
+                self.token.secret,
+                file.display()
+            )),
+            None => s.push_str("lspgate: bearer token from LSPGATE_TOKEN\n"),
+        }
+        s
+    }
+
+    /// Serves until `stop` resolves: each MCP session an `McpServer` from `session`, every
+    /// request through the guard. Then stops taking connections, lets the requests in flight
+    /// finish and their answers go out (at most `CALLS_GRACE`), ends the sessions (and so their
+    /// event streams) and removes the token file.
+    pub async fn serve(
+        self,
+        session: impl Fn() -> McpServer + Send + Sync + 'static,
+        stop: impl Future<Output = ()>,
+    ) {
+        let Listener {
+            tcp,
+            addr,
+            config,
+            token,
+            token_file,
+            sessions,
+        } = self;
+        let guard = Arc::new(Guard::new(
+            token.secret(),
+            config.public,
+            &config.hosts,
+            &config.origins,
+        ));
+        let inflight = Arc::new(InFlight::default());
+        // The guard checks Host and Origin for rmcp too: one place, one rule.
+        let http_config = StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_max_request_body_bytes(config.max_body);
+        let sessions_ended = http_config.cancellation_token.clone();
+        let factory = {
+            let sessions = sessions.clone();
+            move || {
+                sessions.fetch_add(1, Ordering::AcqRel);
+                let held: Arc<dyn std::any::Any + Send + Sync> =
+                    Arc::new(Session(sessions.clone()));
+                Ok(session().holding(held))
+            }
+        };
+        let service = StreamableHttpService::new(
+            factory,
+            Arc::new(LocalSessionManager::default()),
+            http_config,
+        );
+        let app = axum::Router::new()
+            .nest_service(PATH, service)
+            .fallback(|| async {
+                (
+                    axum::http::StatusCode::NOT_FOUND,
+                    "lspgate serves MCP at /mcp",
+                )
+            })
+            .layer(axum::middleware::from_fn_with_state(
+                inflight.clone(),
+                track,
+            ))
+            .layer(axum::middleware::from_fn_with_state(guard, guard::gate));
+        let (closing, mut closed) = tokio::sync::watch::channel(false);
+        // Small answers go out at once (Nagle's delay would hold each one for the client's ACK).
+        let tcp = axum::serve::ListenerExt::tap_io(tcp, |stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY: {e}");
+            }
+        });
+        let server = axum::serve(tcp, app).with_graceful_shutdown(async move {
+            let _ = closed.wait_for(|c| *c).await;
+        });
+        let server = tokio::spawn(async move { server.await });
+        tracing::info!(%addr, "serving MCP over HTTP");
+        stop.await;
+        tracing::info!(%addr, "stopping the HTTP listener");
+        let _ = closing.send(true);
+        if tokio::time::timeout(CALLS_GRACE, inflight.idle())
+            .await
+            .is_err()
+        {
+            tracing::warn!("requests still running after {CALLS_GRACE:?}: ending them");
+        }
+        sessions_ended.cancel();
+        match tokio::time::timeout(Duration::from_secs(3), server).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => tracing::warn!("the HTTP listener failed: {e}"),
+            Ok(Err(e)) => tracing::warn!("the HTTP listener failed: {e}"),
+            Err(_) => tracing::warn!("connections still open 3 s after the stop: dropped"),
+        }
+        drop(token_file);
+        tracing::info!(%addr, "HTTP listener stopped");
+    }
+}
+
+/// New MCP sessions on `base`'s workspace with its options, each an `Engine` session of its
+/// own (its previews and overlays its own), speaking through a transport of `max_frame` bytes.
+pub fn sessions_of(base: Arc<Engine>, max_frame: usize) -> impl Fn() -> McpServer + Send + Sync {
+    move || {
+        let engine = Engine::session(base.shared().clone(), base.options().clone());
+        McpServer::new(Arc::new(engine), max_frame)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(addr: &str) -> HttpArgs {
+        HttpArgs {
+            http: Some(addr.into()),
+            ..HttpArgs::default()
+        }
+    }
+
+    #[test]
+    fn addresses_default_to_loopback_and_refuse_others_unless_public() {
+        let none = |_: &str| None;
+        let c = args("8765").config(10, none).unwrap().unwrap();
+        assert_eq!(c.addr, "127.0.0.1:8765".parse().unwrap());
+        let c = args("localhost:0").config(10, none).unwrap().unwrap();
+        assert_eq!(c.addr, "127.0.0.1:0".parse().unwrap());
+        let c = args("[::1]:9").config(10, none).unwrap().unwrap();
+        assert!(c.addr.ip().is_loopback());
+        let e = args("0.0.0.0:8765").config(10, none).unwrap_err();
+        assert!(e.contains("--http-public"), "{e}");
+        let e = args("192.168.1.20:8765").config(10, none).unwrap_err();
+        assert!(e.contains("--http-public"), "{e}");
+        let public = HttpArgs {
+            http_public: true,
+            ..args("0.0.0.0:8765")
+        };
+        assert!(public.config(10, none).unwrap().unwrap().public);
+        assert!(args("127.0.0.1:http").config(10, none).is_err());
+        assert!(HttpArgs::default().config(10, none).unwrap().is_none());
+    }
+
+    #[test]
+    fn origins_and_hosts_come_from_flags_and_environment() {
+        let a = HttpArgs {
+            http_origins: vec!["https://ide.example".into()],
+            ..args("0")
+        };
+        let env = |k: &str| {
+            (k == "LSPGATE_HTTP_ORIGINS")
+                .then(|| "http://a.example:*, ,https://b.example:8443".into())
+        };
+        let c = a.config(10, env).unwrap().unwrap();
+        assert_eq!(c.origins.len(), 3);
+        let bad = HttpArgs {
+            http_origins: vec!["ide.example".into()],
+            ..args("0")
+        };
+        assert!(
+            bad.config(10, |_| None)
+                .unwrap_err()
+                .contains("not an origin")
+        );
+    }
+
+    #[test]
+    fn tokens_are_random_and_given_ones_checked() {
+        let a = Token::generate().unwrap();
+        let b = Token::generate().unwrap();
+        assert_eq!(a.secret().len(), 64);
+        assert_ne!(a.secret(), b.secret());
+        assert!(a.generated);
+        let env = |t: &'static str| move |k: &str| (k == "LSPGATE_TOKEN").then(|| t.to_string());
+        let t = Token::choose(None, env("a-long-enough-token")).unwrap();
+        assert!(!t.generated);
+        assert_eq!(t.secret(), "a-long-enough-token");
+        assert!(Token::choose(None, env("short")).is_err());
+        assert!(Token::choose(None, env("has a space in it ok")).is_err());
+        assert!(Token::choose(None, env("")).unwrap().generated);
+        let kept =
+            Token::choose(Some((a.secret().into(), true)), env("ignored-because-kept")).unwrap();
+        assert_eq!(kept.secret(), a.secret());
+        assert_eq!(format!("{kept:?}"), "Token(..)");
+    }
+}
