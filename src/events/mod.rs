@@ -12,6 +12,7 @@
 pub mod store;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
@@ -129,6 +130,8 @@ pub struct EventLog {
     tx: mpsc::UnboundedSender<Emit>,
     appended: broadcast::Sender<Arc<Event>>,
     db: StateDb,
+    /// The newest seq known written (read from the database at start when it exists).
+    written: Arc<AtomicI64>,
 }
 
 impl EventLog {
@@ -136,8 +139,21 @@ impl EventLog {
     pub fn start(db: StateDb) -> EventLog {
         let (tx, rx) = mpsc::unbounded_channel();
         let appended = broadcast::channel(1024).0;
-        tokio::spawn(write(rx, db.clone(), appended.clone()));
-        EventLog { tx, appended, db }
+        let written = Arc::new(AtomicI64::new(0));
+        tokio::spawn(write(rx, db.clone(), appended.clone(), written.clone()));
+        EventLog {
+            tx,
+            appended,
+            db,
+            written,
+        }
+    }
+
+    /// The newest seq written, as far as this process knows: every event recorded before the
+    /// call has a seq at most this (those still on their way to the database excepted; `flush`
+    /// first to include them).
+    pub fn written(&self) -> i64 {
+        self.written.load(Ordering::Acquire)
     }
 
     pub fn db(&self) -> &StateDb {
@@ -176,6 +192,11 @@ impl EventLog {
     /// Every event as it is written, from now on (a receiver that lags learns it).
     pub fn follow(&self) -> broadcast::Receiver<Arc<Event>> {
         self.appended.subscribe()
+    }
+
+    /// How many `follow` receivers are alive.
+    pub fn followers(&self) -> usize {
+        self.appended.receiver_count()
     }
 
     /// Events after `after`, everything emitted before the call included.
@@ -286,8 +307,25 @@ async fn write(
     mut rx: mpsc::UnboundedReceiver<Emit>,
     db: StateDb,
     appended: broadcast::Sender<Arc<Event>>,
+    written: Arc<AtomicI64>,
 ) {
     let mut warned = false;
+    // Where the log stands, before anything new: a database that does not exist yet holds
+    // nothing (and is not made for this).
+    if db.exists() {
+        match db
+            .run(|c| c.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0)))
+            .await
+        {
+            Ok(n) => {
+                written.fetch_max(n, Ordering::AcqRel);
+            }
+            Err(e) => {
+                warned = true;
+                tracing::warn!("the event log cannot be read: {e}");
+            }
+        }
+    }
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
         while batch.len() < 1_000 {
@@ -305,9 +343,12 @@ async fn write(
             }
         }
         if !work.is_empty() {
-            let written = db.run(move |c| append_all(c, work)).await;
-            match written {
+            let appended_now = db.run(move |c| append_all(c, work)).await;
+            match appended_now {
                 Ok(events) => {
+                    if let Some(last) = events.last() {
+                        written.fetch_max(last.seq, Ordering::AcqRel);
+                    }
                     for e in events {
                         let _ = appended.send(Arc::new(e));
                     }

@@ -40,6 +40,10 @@ pub struct McpServer {
     max_frame: usize,
     /// Held for the session's life (the HTTP front end counts its sessions with it).
     _held: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Dropped with the session's last handle, which ends the tasks it spawned.
+    life: Arc<tokio::sync::watch::Sender<()>>,
+    /// The newest event written when the last listen stream was acknowledged.
+    acknowledged_at: Arc<std::sync::atomic::AtomicI64>,
 }
 
 fn severity(level: &str) -> u8 {
@@ -61,7 +65,17 @@ impl McpServer {
             tasks: rmcp::task_manager::TaskManager::new(),
             max_frame,
             _held: None,
+            life: Arc::new(tokio::sync::watch::channel(()).0),
+            acknowledged_at: Arc::default(),
         }
+    }
+
+    /// Completes when the session has ended: rmcp drops the handler (every clone of it) when
+    /// its transport closes (stdio, a daemon connection) or its HTTP session goes. The tasks a
+    /// session spawns (log forwarding, subscriptions) end with it, not at the next event.
+    fn ended(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut life = self.life.subscribe();
+        async move { while life.changed().await.is_ok() {} }
     }
 
     /// Keeps `held` alive as long as the session (any of its clones) is.
@@ -158,12 +172,17 @@ impl ServerHandler for McpServer {
         let mut events = self.engine.registry().events();
         let peer = context.peer;
         let min = self.log_level.clone();
+        let ended = self.ended();
         tokio::spawn(async move {
+            tokio::pin!(ended);
             loop {
-                let e = match events.recv().await {
-                    Ok(e) => e,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(_) => return,
+                let e = tokio::select! {
+                    e = events.recv() => match e {
+                        Ok(e) => e,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(_) => return,
+                    },
+                    () = &mut ended => return,
                 };
                 if severity(e.level) < min.load(std::sync::atomic::Ordering::Relaxed) {
                     continue;
@@ -235,9 +254,16 @@ impl ServerHandler for McpServer {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscriptions.add(&self.engine, &request.uri).await?;
-        self.subscriptions
-            .follow_for(self.engine.clone(), context.peer.clone());
+        let since = self
+            .subscriptions
+            .add(&self.engine, &request.uri, None)
+            .await?;
+        self.subscriptions.follow_for(
+            self.engine.clone(),
+            context.peer.clone(),
+            since,
+            self.ended(),
+        );
         Ok(())
     }
 
@@ -257,6 +283,12 @@ impl ServerHandler for McpServer {
         &self,
         requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
+        // The acknowledgment goes out before `listen` runs: a change after it must be heard,
+        // so the stream follows the log from here.
+        self.acknowledged_at.store(
+            self.engine.shared().events().written(),
+            std::sync::atomic::Ordering::Release,
+        );
         let mut accepted = rmcp::model::SubscriptionFilter::new();
         accepted.resources_list_changed = requested.resources_list_changed;
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
@@ -269,6 +301,9 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let since = self
+            .acknowledged_at
+            .load(std::sync::atomic::Ordering::Acquire);
         let subs = resources::Subscriptions::default();
         for uri in context
             .accepted()
@@ -276,12 +311,12 @@ impl ServerHandler for McpServer {
             .clone()
             .unwrap_or_default()
         {
-            subs.add(&self.engine, &uri).await?;
+            subs.add(&self.engine, &uri, Some(since)).await?;
         }
         let list = context.accepted().resources_list_changed == Some(true);
         let out = resources::Out::Listen(context.sink().clone());
         tokio::select! {
-            () = subs.follow(&self.engine, &out, list) => {}
+            () = subs.follow(&self.engine, &out, list, since) => {}
             () = context.cancelled() => {}
         }
         Ok(())
@@ -409,3 +444,6 @@ where
     running.waiting().await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

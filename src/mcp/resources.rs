@@ -2,12 +2,14 @@
 //! problems), `lspgate://diagnostics/{file}` (a template) and `lspgate://events` (the newest
 //! events), each read through the same tool call an agent would make. Subscriptions, both
 //! `resources/subscribe` and MCP 2026-07-28's `subscriptions/listen`, follow the workspace's
-//! event log: after any file change (lspgate's, the watcher's), server change or diagnostics
-//! change, the subscribed diagnostics are computed afresh and compared with what the client was
-//! last told; `notifications/resources/updated` goes out only when they differ, and
-//! `notifications/resources/list_changed` when servers come or go.
+//! event log by cursor from the moment of subscribing: after any file change (lspgate's, the
+//! watcher's), server change or diagnostics change, the subscribed diagnostics are computed
+//! afresh and compared with what the client was last told; `notifications/resources/updated`
+//! goes out when they differ (or when the change came while the baseline was computed), and
+//! `notifications/resources/list_changed` when servers come or go. A session's followers end
+//! with the session.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -171,6 +173,11 @@ struct Watched {
     /// A file's root-relative path (for `diagnostics_changed` events that name it).
     file: Option<String>,
     seen: Option<String>,
+    /// Events up to this seq happened before the subscription: `seen` includes them.
+    since: i64,
+    /// Events after `since` and up to this seq happened while `seen` was computed: it may or
+    /// may not include them, so one of them that concerns the resource is a change.
+    settled: i64,
 }
 
 /// A session's subscriptions (or one `subscriptions/listen` stream's).
@@ -182,8 +189,15 @@ pub struct Subscriptions {
 
 impl Subscriptions {
     /// Subscribes to `uri`, remembering its current content (computed now: a change that
-    /// lands after this returns is a change).
-    pub async fn add(&self, engine: &Engine, uri: &str) -> Result<(), McpError> {
+    /// lands after this returns is a change). `since`: the newest event the client may
+    /// already know of (a listen stream's acknowledgment came before this); by default,
+    /// the newest written now. Returns the subscription's `since`.
+    pub async fn add(
+        &self,
+        engine: &Engine,
+        uri: &str,
+        since: Option<i64>,
+    ) -> Result<i64, McpError> {
         let target = Target::parse(uri)
             .ok_or_else(|| McpError::resource_not_found(format!("no resource {uri}"), None))?;
         let file = match &target {
@@ -196,90 +210,140 @@ impl Subscriptions {
             ),
             _ => None,
         };
+        let log = engine.shared().events();
+        let since = match since {
+            Some(s) => s,
+            None => {
+                log.flush().await;
+                log.written()
+            }
+        };
         let seen = seen(engine, &target).await.map_err(|e| failure(uri, e))?;
-        self.watched
-            .lock()
-            .await
-            .insert(uri.to_string(), Watched { target, file, seen });
-        Ok(())
+        log.flush().await;
+        let settled = log.written();
+        self.watched.lock().await.insert(
+            uri.to_string(),
+            Watched {
+                target,
+                file,
+                seen,
+                since,
+                settled,
+            },
+        );
+        Ok(since)
     }
 
     pub async fn remove(&self, uri: &str) {
         self.watched.lock().await.remove(uri);
     }
 
-    /// Starts following the event log for a session's peer (once per session).
-    pub fn follow_for(self: &Arc<Self>, engine: Arc<Engine>, peer: Peer<RoleServer>) {
+    /// Starts following the event log for a session's peer (once per session), from event
+    /// `since` on, until `ended` completes (the session's end).
+    pub fn follow_for(
+        self: &Arc<Self>,
+        engine: Arc<Engine>,
+        peer: Peer<RoleServer>,
+        since: i64,
+        ended: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
         if self.following.swap(true, Ordering::AcqRel) {
             return;
         }
         let subs = self.clone();
-        tokio::spawn(async move { subs.follow(&engine, &Out::Peer(peer), true).await });
+        tokio::spawn(async move {
+            let out = Out::Peer(peer);
+            tokio::select! {
+                () = subs.follow(&engine, &out, true, since) => {}
+                () = ended => {}
+            }
+        });
     }
 
-    /// Follows the event log, telling `out` what changed, until `out` is closed (or, for a
-    /// listen stream, until the caller stops awaiting).
-    pub async fn follow(&self, engine: &Engine, out: &Out, list_changes: bool) {
-        let mut log = engine.shared().events().follow();
+    /// Follows the event log from the event after `cursor`, telling `out` what changed,
+    /// until `out` is closed (or the caller stops awaiting). The log is read from the database
+    /// by cursor (its live feed only wakes this up), so nothing between the subscription and
+    /// the first wake-up is missed, and a slow reader loses nothing.
+    pub async fn follow(&self, engine: &Engine, out: &Out, list_changes: bool, cursor: i64) {
+        let log = engine.shared().events();
+        let mut wake = log.follow();
+        let mut cursor = cursor;
         loop {
             let mut news = News::default();
-            match log.recv().await {
-                Ok(e) => news.add(&e),
-                Err(RecvError::Lagged(_)) => news.everything = true,
-                Err(RecvError::Closed) => return,
-            }
-            // Whatever else is already there goes in the same round.
             loop {
-                match log.try_recv() {
-                    Ok(e) => news.add(&e),
-                    Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {
-                        news.everything = true
+                match log.read(cursor, 1_000, Vec::new()).await {
+                    Ok(page) => {
+                        if page.pruned_before.is_some() {
+                            news.everything = true;
+                        }
+                        for e in &page.events {
+                            news.add(e);
+                        }
+                        cursor = page.next;
+                        if !page.more {
+                            break;
+                        }
                     }
-                    Err(_) => break,
+                    Err(e) => {
+                        tracing::warn!("subscriptions cannot read the event log: {e}");
+                        break;
+                    }
                 }
             }
-            if list_changes && (news.servers || news.everything) && !out.list_changed().await {
-                return;
-            }
-            for uri in self.changed(engine, &news).await {
-                if !out.updated(&uri).await {
+            if !news.is_empty() {
+                if list_changes
+                    && (!news.servers.is_empty() || news.everything)
+                    && !out.list_changed().await
+                {
                     return;
                 }
+                for uri in self.changed(engine, &news).await {
+                    if !out.updated(&uri).await {
+                        return;
+                    }
+                }
             }
+            // Sleep until more is written; wake-ups for what was just read are passed over.
+            match wake.recv().await {
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            }
+            while !matches!(
+                wake.try_recv(),
+                Err(tokio::sync::broadcast::error::TryRecvError::Empty
+                    | tokio::sync::broadcast::error::TryRecvError::Closed)
+            ) {}
         }
     }
 
     /// The subscribed resources that changed with `news`: diagnostics computed afresh and
     /// compared with what the client was last told (no lock is held while they are computed).
     async fn changed(&self, engine: &Engine, news: &News) -> Vec<String> {
-        let asked: Vec<(String, Target, Option<String>)> = {
-            let watched = self.watched.lock().await;
+        // (uri, target, content last told, whether a change is certain)
+        let asked: Vec<(String, Target, Option<String>, bool)> = {
+            let mut watched = self.watched.lock().await;
             watched
-                .iter()
-                .filter(|(_, w)| match &w.target {
-                    Target::Events => true,
-                    Target::Servers => news.servers || news.everything,
-                    Target::Diagnostics => {
-                        news.affects_diagnostics() || !news.diagnostics.is_empty()
+                .iter_mut()
+                .filter_map(|(uri, w)| {
+                    let seqs = news.concerning(w);
+                    let after: Vec<i64> = seqs.into_iter().filter(|s| *s > w.since).collect();
+                    if after.is_empty() && !news.everything {
+                        return None;
                     }
-                    Target::FileDiagnostics(_) => {
-                        news.affects_diagnostics()
-                            || w.file
-                                .as_ref()
-                                .is_some_and(|f| news.diagnostics.contains(f))
-                    }
+                    let certain = after.iter().any(|s| *s <= w.settled);
+                    w.since = w.since.max(w.settled);
+                    Some((uri.clone(), w.target.clone(), w.seen.clone(), certain))
                 })
-                .map(|(uri, w)| (uri.clone(), w.target.clone(), w.seen.clone()))
                 .collect()
         };
         let mut out = Vec::new();
-        for (uri, target, before) in asked {
+        for (uri, target, before, certain) in asked {
             if matches!(target, Target::Events | Target::Servers) {
                 out.push(uri);
                 continue;
             }
             match seen(engine, &target).await {
-                Ok(now) if now != before => {
+                Ok(now) if certain || now != before => {
                     if let Some(w) = self.watched.lock().await.get_mut(&uri) {
                         w.seen = now;
                     }
@@ -293,33 +357,61 @@ impl Subscriptions {
     }
 }
 
-/// What a round of events says changed.
+/// What a round of events says changed: the seqs of the events of each sort.
 #[derive(Default)]
 struct News {
-    files: bool,
-    servers: bool,
-    /// Files whose diagnostic counts changed.
-    diagnostics: HashSet<String>,
-    /// Events were missed: anything may have changed.
+    all: Vec<i64>,
+    files: Vec<i64>,
+    servers: Vec<i64>,
+    /// Per file, the events that changed its diagnostic counts.
+    diagnostics: HashMap<String, Vec<i64>>,
+    /// Events were pruned before they were read: anything may have changed.
     everything: bool,
 }
 
 impl News {
     fn add(&mut self, e: &Event) {
+        self.all.push(e.seq);
         match e.kind.as_str() {
-            "file_changed" => self.files = true,
+            "file_changed" => self.files.push(e.seq),
             "diagnostics_changed" => {
                 if let Some(f) = e.data.get("file").and_then(Value::as_str) {
-                    self.diagnostics.insert(f.to_string());
+                    self.diagnostics
+                        .entry(f.to_string())
+                        .or_default()
+                        .push(e.seq);
                 }
             }
-            k if k.starts_with("server_") => self.servers = true,
+            k if k.starts_with("server_") => self.servers.push(e.seq),
             _ => {}
         }
     }
 
-    fn affects_diagnostics(&self) -> bool {
-        self.files || self.servers || self.everything
+    fn is_empty(&self) -> bool {
+        self.all.is_empty() && !self.everything
+    }
+
+    /// The events that may change what `w` names: any file change or server change may
+    /// change diagnostics (a dependency's, a restart's), and so do the file's own counts.
+    fn concerning(&self, w: &Watched) -> Vec<i64> {
+        let broad = || self.files.iter().chain(&self.servers).copied();
+        match &w.target {
+            Target::Events => self.all.clone(),
+            Target::Servers => self.servers.clone(),
+            Target::Diagnostics => broad()
+                .chain(self.diagnostics.values().flatten().copied())
+                .collect(),
+            Target::FileDiagnostics(_) => broad()
+                .chain(
+                    w.file
+                        .as_ref()
+                        .and_then(|f| self.diagnostics.get(f))
+                        .into_iter()
+                        .flatten()
+                        .copied(),
+                )
+                .collect(),
+        }
     }
 }
 

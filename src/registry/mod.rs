@@ -241,6 +241,11 @@ impl Registry {
         self.events.subscribe()
     }
 
+    /// How many receivers of `events` are alive (sessions forwarding them).
+    pub fn event_listeners(&self) -> usize {
+        self.events.receiver_count()
+    }
+
     /// Sends what the registry sees happen (server lifecycle, deliveries of changes on disk) to
     /// `sink`, in order, from now on; set once, by the workspace that records it.
     pub fn feed_to(&self, sink: Sink) {
