@@ -2,7 +2,8 @@
 //! undo, a plain write from the test and a server crash appear in order with increasing `seq`;
 //! a new lspgate on the same root continues the log from the last cursor, losing and repeating
 //! nothing; a client subscribed to a file's diagnostics hears when a plain write changes them,
-//! and reading the resource then gives the new ones (pyright).
+//! and reading the resource then gives the new ones (pyright); two sessions at once through
+//! the per-user daemon share one log and hear each other's changes.
 
 mod common;
 use common::*;
@@ -332,4 +333,84 @@ async fn a_listen_stream_carries_diagnostics_updates() {
     let v: Value = serde_json::from_str(text).unwrap();
     assert_eq!(v["files"][0]["diagnostics"][0]["line"], 2, "{v}");
     let _ = client.cancel().await;
+}
+
+/// Two sessions at once through the per-user daemon share one log: one session's edit, a
+/// plain write from the test and the other session's undo appear, once and in order, to both;
+/// the session that subscribed to the file hears the other session's edit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_daemon_sessions_share_one_log_and_hear_each_others_changes() {
+    let runtime = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let home = new_home();
+    let env = [
+        ("LSPGATE_STANDALONE", "0"),
+        ("XDG_RUNTIME_DIR", runtime.path().to_str().unwrap()),
+        ("LSPGATE_IDLE_EXIT", "30"),
+    ];
+    let ws = workspace(&[("a.py", "one = 1\n"), ("b.py", "two = 2\n")]);
+    let a = Gate::start_in(ws.path(), &[], &[FIXTURE], &env, &home).await;
+    let b = Gate::start_in(ws.path(), &[], &[FIXTURE], &env, &home).await;
+    let (start, _) = events_after(&a, 0).await;
+    let cursor = start.last().map_or(0, |e| e["seq"].as_i64().unwrap());
+
+    let uri = "lspgate://diagnostics/a.py";
+    #[allow(deprecated)]
+    b.client
+        .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+        .await
+        .unwrap();
+    // Session A edits a.py: B, subscribed, hears it.
+    let (r, text) = a
+        .ok(
+            "edit",
+            json!({"file": "a.py", "edits": [{"old_text": "one = 1", "new_text": "one = ERROR"}], "apply": true}),
+        )
+        .await;
+    let edit_id = r["edit_id"].as_i64().unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(b.wait_for_update(uri, 1, 30).await, 1, "B heard nothing");
+    let seen = read(&b, uri).await;
+    assert_eq!(seen["files"][0]["diagnostics"][0]["line"], 1, "{seen}");
+    // A plain write from the test, then B undoes A's edit.
+    std::fs::write(ws.path().join("b.py"), "two = 3\n").unwrap();
+    b.ok("undo", json!({"edit_id": edit_id})).await;
+    assert_eq!(b.wait_for_update(uri, 2, 30).await, 2, "B missed the undo");
+
+    let (from_a, next_a) = events_after(&a, cursor).await;
+    let (from_b, next_b) = events_after(&b, cursor).await;
+    assert_eq!(from_a, from_b, "one log for both sessions");
+    assert_eq!(next_a, next_b);
+    let seqs: Vec<i64> = from_a.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    let applied = find(&from_a, 0, "edit_applied", |e| {
+        kind(e, "edit_applied") && e["data"]["edit_id"] == edit_id
+    });
+    let mine = find(&from_a, applied, "file_changed by lspgate", |e| {
+        kind(e, "file_changed") && e["data"]["by"] == "lspgate"
+    });
+    assert_eq!(from_a[mine]["data"]["files"], json!(["a.py"]));
+    let outside = find(&from_a, applied, "file_changed from outside", |e| {
+        kind(e, "file_changed") && e["data"]["by"] == "outside"
+    });
+    assert_eq!(from_a[outside]["data"]["files"], json!(["b.py"]));
+    find(&from_a, outside, "edit_undone", |e| {
+        kind(e, "edit_undone") && e["data"]["edit_id"] == edit_id
+    });
+    // Each change is logged once, whichever session (or the watcher) delivered it.
+    let outside_writes = from_a
+        .iter()
+        .filter(|e| kind(e, "file_changed") && e["data"]["by"] == "outside")
+        .count();
+    assert_eq!(outside_writes, 1, "{from_a:#?}");
+    let applied_count = from_a.iter().filter(|e| kind(e, "edit_applied")).count();
+    assert_eq!(applied_count, 1, "{from_a:#?}");
+    a.stop().await;
+    b.stop().await;
+    let _ = std::process::Command::new(LSPGATE)
+        .args(["daemon", "stop"])
+        .env("PATH", test_path())
+        .env("LSPGATE_HOME", &home)
+        .envs(env.iter().copied())
+        .output();
 }
