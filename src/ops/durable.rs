@@ -1,5 +1,6 @@
 //! The `events` and `activity` tools: their parameters, results and text renderings, over the
-//! workspace's durable event log (`crate::events`) and its activities (`activity`).
+//! workspace's durable event log (`crate::events`) and its activities (`activity`); and what
+//! the operations tell the log (fresh diagnostic counts of files on disk).
 
 use std::fmt::Write as _;
 
@@ -63,6 +64,32 @@ pub struct ActivityParams {
 }
 
 impl Engine {
+    /// Fresh diagnostics of a file's content on disk (not an overlay's) go to the event log,
+    /// which records `diagnostics_changed` when the file's counts differ from the last seen.
+    pub(super) fn saw_diagnostics(
+        &self,
+        server: &crate::registry::Server,
+        lease: &crate::documents::Lease,
+        found: &Result<crate::documents::DocDiagnostics, ToolError>,
+    ) {
+        let Ok(d) = found else { return };
+        if !d.fresh || lease.is_overlay() {
+            return;
+        }
+        let Ok(path) = lease.snap.uri.to_file_path() else {
+            return;
+        };
+        let count = |s: crate::lsp::wire::Severity| {
+            d.diagnostics.iter().filter(|x| x.severity == s).count() as u32
+        };
+        self.events.saw_diagnostics(
+            self.root().relative(&path),
+            &server.name,
+            count(crate::lsp::wire::Severity::Error),
+            count(crate::lsp::wire::Severity::Warning),
+        );
+    }
+
     pub async fn events(&self, p: EventsParams) -> Result<EventsResult, ToolError> {
         let after = match p.after {
             None => 0,

@@ -786,32 +786,6 @@ impl Engine {
         again
     }
 
-    /// Fresh diagnostics of a file's content on disk (not an overlay's) go to the event log,
-    /// which records `diagnostics_changed` when the file's counts differ from the last seen.
-    fn saw_diagnostics(
-        &self,
-        server: &Server,
-        lease: &Lease,
-        found: &Result<crate::documents::DocDiagnostics, ToolError>,
-    ) {
-        let Ok(d) = found else { return };
-        if !d.fresh || lease.is_overlay() {
-            return;
-        }
-        let Ok(path) = lease.snap.uri.to_file_path() else {
-            return;
-        };
-        let count = |s: crate::lsp::wire::Severity| {
-            d.diagnostics.iter().filter(|x| x.severity == s).count() as u32
-        };
-        self.events.saw_diagnostics(
-            self.root().relative(&path),
-            &server.name,
-            count(crate::lsp::wire::Severity::Error),
-            count(crate::lsp::wire::Severity::Warning),
-        );
-    }
-
     pub async fn servers(&self, _p: ServersParams) -> Result<ServersResult, ToolError> {
         Ok(ServersResult {
             servers: self.registry.statuses(),
