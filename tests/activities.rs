@@ -376,3 +376,27 @@ async fn a_client_that_declared_tasks_gets_background_calls_as_tasks() {
     assert!(matches!(r, CallToolResponse::Complete(_)), "{r:?}");
     let _ = client.cancel().await;
 }
+
+/// `max_inflight` from lspgate.toml: `initialize` reports it and a second heavy call is `busy`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_inflight_is_configurable() {
+    let m = marker();
+    let ws = workspace(&[(
+        "lspgate.toml",
+        format!("max_inflight = 1\n\n[[task]]\nname = \"doze\"\ncommand = [\"sleep\", \"{m}\"]\n"),
+    )]);
+    let gate = Gate::start_trusted(ws.path(), &[], &[]).await;
+    let info = gate.client.peer_info().expect("initialize result");
+    let limits = &info.capabilities.experimental.as_ref().unwrap()["lspgate"];
+    assert_eq!(limits["max_inflight"], 1, "{limits:?}");
+    let (r, _) = gate
+        .ok("run_task", json!({"name": "doze", "background": true}))
+        .await;
+    let id = activity_id(&r);
+    let (code, message) = gate.err("check", json!({})).await;
+    assert_eq!(code, "busy", "{message}");
+    assert!(message.contains("max_inflight 1"), "{message}");
+    gate.ok("activity", json!({"id": id, "cancel": true})).await;
+    assert_eq!(until_sleeping(&m, 0).await, 0);
+    gate.stop().await;
+}
