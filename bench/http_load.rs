@@ -1,10 +1,12 @@
 //! Load bench on loopback: CLIENTS MCP clients × CALLS mixed calls each (hover, references,
-//! diagnostics, document symbols, servers) over Streamable HTTP, beside the same calls over
+//! diagnostics, document symbols, servers, events) over Streamable HTTP, beside the same calls over
 //! stdio, all through one per-user daemon (the default deployment: a stdio client speaks to a
 //! `lspgate serve` relay, an HTTP client to the daemon's listener). Reports errors, p50/p99/max
 //! latency and throughput per row; exits 1 on any error or when the time bound is reached.
 //! The HTTP clients are a raw HTTP/1.1 client (tests/raw_http), one keep-alive connection and
-//! one MCP session each, so the figures are lspgate's and not an SDK's.
+//! one MCP session each, so the figures are lspgate's and not an SDK's. While the HTTP clients
+//! run at once, a writer rewrites a file (plain writes) and each client follows the event log
+//! from its own cursor: a gap or a repeat in the seqs it reads is an error (no lost event).
 //!
 //! Run: `cargo bench --bench http_load` (the fixture server: instant answers), or with
 //! `BENCH_SERVER=pyright` (pyright from `.tools/`). `BENCH_CALLS` (500), `BENCH_CLIENTS` (8),
@@ -47,6 +49,7 @@ fn mix(server: &str) -> Vec<(&'static str, Value)> {
             ("diagnostics", json!({"file": "app1.py"})),
             ("document_symbols", json!({"file": "lib.py"})),
             ("servers", json!({})),
+            ("events", json!({})),
         ]
     } else {
         vec![
@@ -58,6 +61,7 @@ fn mix(server: &str) -> Vec<(&'static str, Value)> {
             ("diagnostics", json!({"file": "a2.txt"})),
             ("document_symbols", json!({"file": "a3.txt"})),
             ("servers", json!({})),
+            ("events", json!({})),
         ]
     }
 }
@@ -98,6 +102,50 @@ struct Run {
     samples: Vec<Duration>,
     errors: Vec<String>,
     span: Option<(Instant, Instant)>,
+    /// Events read through `events`, each exactly once and in seq order.
+    events: usize,
+}
+
+/// Follows the event log from a cursor: every event after it, once, in order.
+#[derive(Default)]
+struct Follower {
+    cursor: i64,
+}
+
+impl Follower {
+    fn args(&self) -> Value {
+        json!({"after": self.cursor, "limit": 1000})
+    }
+
+    /// Checks one `events` answer: seqs follow the cursor without a gap or a repeat (the log
+    /// is not pruned in a run this size); how many events it read.
+    fn take(&mut self, result: &Value) -> Result<usize, String> {
+        let r = &result["structuredContent"];
+        let events = r["events"]
+            .as_array()
+            .ok_or_else(|| format!("no events: {r}"))?;
+        for e in events {
+            let seq = e["seq"].as_i64().unwrap_or(-1);
+            if seq != self.cursor + 1 {
+                return Err(format!(
+                    "seq {seq} after {}: an event lost or repeated",
+                    self.cursor
+                ));
+            }
+            self.cursor = seq;
+        }
+        let next = r["next"].as_i64().unwrap_or(-1);
+        if next < self.cursor {
+            return Err(format!(
+                "next {next} behind the last seq read {}",
+                self.cursor
+            ));
+        }
+        if r["more"] != true && next != self.cursor {
+            return Err(format!("next {next} skips events after {}", self.cursor));
+        }
+        Ok(events.len())
+    }
 }
 
 impl Run {
@@ -174,19 +222,30 @@ fn http_client(
             return run;
         }
     };
+    let mut log = Follower::default();
     for i in 0..WARMUP + n {
         if Instant::now() > deadline {
             run.errors.push("the time bound was reached".into());
             break;
         }
         let (tool, args) = &calls[i % calls.len()];
+        let args = if *tool == "events" {
+            log.args()
+        } else {
+            args.clone()
+        };
         let t = Instant::now();
-        let r = m.call(tool, args.clone());
+        let r = m.call(tool, args);
         let took = t.elapsed();
         match r {
             Ok(result) => {
                 if let Some(e) = failed(&result) {
                     run.errors.push(format!("{tool}: {e}"));
+                } else if *tool == "events" {
+                    match log.take(&result) {
+                        Ok(k) => run.events += k,
+                        Err(e) => run.errors.push(format!("events: {e}")),
+                    }
                 }
             }
             Err(e) => run.errors.push(format!("{tool}: {e}")),
@@ -297,15 +356,40 @@ fn main() {
     rows.push(row("stdio, 1 client".into(), vec![one]));
     let one = http_client(&url, &token, &calls, n, deadline);
     rows.push(row("HTTP, 1 client".into(), vec![one]));
+    // While they run, someone else writes a file the calls read, every 20 ms.
+    let writing = std::sync::atomic::AtomicBool::new(true);
+    let mut writes = 0;
     let runs: Vec<Run> = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut k = 0;
+            while writing.load(std::sync::atomic::Ordering::Acquire) {
+                let text = if k % 2 == 0 {
+                    "fine\n"
+                } else {
+                    "an ERROR now\n"
+                };
+                let _ = std::fs::write(
+                    ws.path()
+                        .join(calls[2].1["file"].as_str().unwrap_or("w.txt")),
+                    text,
+                );
+                k += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            k
+        });
         let handles: Vec<_> = (0..clients)
             .map(|_| s.spawn(|| http_client(&url, &token, &calls, n, deadline)))
             .collect();
-        handles
+        let runs = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
-            .collect()
+            .collect();
+        writing.store(false, std::sync::atomic::Ordering::Release);
+        writes = writer.join().unwrap_or_default();
+        runs
     });
+    let read: Vec<usize> = runs.iter().map(|r| r.events).collect();
     rows.push(row(format!("HTTP, {clients} clients at once"), runs));
     let runs: Vec<Run> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
@@ -327,7 +411,7 @@ fn main() {
         .output();
 
     println!(
-        "\n{server_kind}: mixed calls (hover, references, diagnostics, document_symbols, servers) through the daemon\n"
+        "\n{server_kind}: mixed calls (hover, references, diagnostics, document_symbols, servers, events) through the daemon\n"
     );
     println!("| clients | calls | errors | p50 | p99 | max | calls/s |");
     println!("|---|---|---|---|---|---|---|");
@@ -348,6 +432,10 @@ fn main() {
             eprintln!("  {}: {e}", r.label);
         }
     }
+    println!(
+        "\nevents while {clients} HTTP clients ran and {writes} plain writes landed: read per client {read:?}, \
+         each client's seqs gapless and unrepeated"
+    );
     if errors > 0 {
         std::process::exit(1);
     }

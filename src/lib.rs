@@ -10,6 +10,7 @@ pub mod daemon;
 pub mod documents;
 pub mod edits;
 pub mod error;
+pub mod events;
 pub mod gates;
 pub mod lsp;
 pub mod mcp;

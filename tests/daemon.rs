@@ -378,3 +378,91 @@ async fn a_daemon_of_another_version_drains_for_a_new_one() {
     assert_eq!(code, 0, "{err}");
     assert_ne!(d.pid(), old);
 }
+
+/// Background work belongs to the daemon's workspace, not to the session that started it: a
+/// later session polls and cancels it; the daemon's stop interrupts what still runs; and the
+/// event log reads on, from the same cursor, through a new daemon.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activities_outlive_their_session_and_events_outlive_the_daemon() {
+    let d = Daemon::new();
+    let m = marker();
+    let ws = workspace(&[(
+        "lspgate.toml",
+        format!("[[task]]\nname = \"doze\"\ncommand = [\"sleep\", \"{m}\"]\n"),
+    )]);
+    trust(ws.path(), d.home.path());
+    let a = d.session(ws.path(), &[]).await;
+    let (r, text) = a
+        .ok("run_task", json!({"name": "doze", "background": true}))
+        .await;
+    let first = r["activity_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string();
+    assert_eq!(until_sleeping(&m, 1).await, 1);
+    let (r, _) = a.ok("events", json!({})).await;
+    let cursor = r["next"].as_i64().unwrap();
+    a.stop().await;
+
+    // Another session finds it running, and cancels it.
+    let b = d.session(ws.path(), &[]).await;
+    let (r, text) = b.ok("activity", json!({"id": first})).await;
+    assert_eq!(r["state"], "running", "{text}");
+    let (r, text) = b.ok("activity", json!({"id": first, "cancel": true})).await;
+    assert_eq!(r["state"], "cancelled", "{text}");
+    assert_eq!(until_sleeping(&m, 0).await, 0);
+    let (r, _) = b
+        .ok("run_task", json!({"name": "doze", "background": true}))
+        .await;
+    let second = r["activity_id"].as_str().unwrap().to_string();
+    assert_eq!(until_sleeping(&m, 1).await, 1);
+    b.stop().await;
+    // The daemon stops with it running.
+    let daemon = d.pid();
+    let (code, _, err) = d.cli(Path::new("/"), &["daemon", "stop"]);
+    assert_eq!(code, 0, "{err}");
+    for _ in 0..100 {
+        if !alive(daemon) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!alive(daemon), "the daemon did not stop");
+    assert_eq!(
+        until_sleeping(&m, 0).await,
+        0,
+        "the task outlived the daemon"
+    );
+
+    // A new daemon: the log goes on from the cursor, nothing lost or repeated.
+    let c = d.session(ws.path(), &[]).await;
+    assert_ne!(d.pid(), daemon);
+    let (r, text) = c.ok("events", json!({"after": cursor})).await;
+    let events = r["events"].as_array().unwrap();
+    let seqs: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    let expected: Vec<i64> = (cursor + 1..cursor + 1 + seqs.len() as i64).collect();
+    assert_eq!(seqs, expected, "{text}");
+    let activities: Vec<(&str, &str, &str)> = events
+        .iter()
+        .filter(|e| e["kind"].as_str().unwrap().starts_with("activity_"))
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap(),
+                e["data"]["id"].as_str().unwrap(),
+                e["data"]["state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        activities,
+        [
+            ("activity_finished", first.as_str(), "cancelled"),
+            ("activity_started", second.as_str(), "running"),
+            ("activity_finished", second.as_str(), "failed"),
+        ],
+        "{text}"
+    );
+    let (r, text) = c.ok("activity", json!({"id": second})).await;
+    assert_eq!(r["reason"], "interrupted", "{text}");
+    c.stop().await;
+}

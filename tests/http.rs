@@ -977,3 +977,50 @@ async fn initialize_reports_the_limits_over_stdio_too() {
     assert_eq!(limits["max_frame"], 100000, "{caps}");
     assert_eq!(limits["max_output"], 20000, "{caps}");
 }
+
+/// Resources over HTTP, through the daemon's shared workspace: a Python client subscribed to a
+/// file's diagnostics hears `resources/updated` after a plain write gives the file an error,
+/// and reading the resource then gives it; `initialize` reports the heavy-call limit.
+#[test]
+fn an_http_client_subscribed_to_a_files_diagnostics_hears_a_plain_write() {
+    let env = Env::new(false);
+    let ws = fixture_workspace();
+    let mut cmd = env.lspgate(&[
+        "serve",
+        "--root",
+        ws.path().to_str().unwrap(),
+        "--http",
+        "127.0.0.1:0",
+        "--",
+        FIXTURE,
+    ]);
+    cmd.current_dir(ws.path());
+    let s = Served::start(cmd);
+    let uri = "lspgate://diagnostics/b.txt";
+    let out = python(json!({
+        "url": s.url, "headers": {"Authorization": format!("Bearer {}", s.token())},
+        "calls": [["diagnostics", {"file": "b.txt"}]],
+        "subscribe": {"uri": uri, "write": [ws.path().join("b.txt"), "hang here\nan ERROR now\n"]},
+    }));
+    let session = &out["sessions"][0];
+    assert_eq!(session["ok"], true, "{session}");
+    assert_eq!(
+        session["capabilities"]["experimental"]["lspgate"]["max_inflight"], 2,
+        "{session}"
+    );
+    assert_eq!(
+        session["capabilities"]["resources"]["subscribe"], true,
+        "{session}"
+    );
+    // Clean before the write, then told, then the error is there.
+    assert_eq!(
+        session["results"][0]["structured"]["files"][0]["diagnostics"],
+        json!([]),
+        "{session}"
+    );
+    assert_eq!(session["updated"][0], uri, "{session}");
+    let read: Value = serde_json::from_str(session["read"].as_str().unwrap()).unwrap();
+    let diags = &read["files"][0]["diagnostics"];
+    assert_eq!(diags[0]["line"], 2, "{read}");
+    assert_eq!(diags[0]["message"], "found ERROR", "{read}");
+}

@@ -11,12 +11,16 @@ PLAN: {
   "calls": [["tool", {args}], ...],
   "repeat": 1,                                     # the calls, this many times over
   "list_tools": false,
-  "hold": "PATH"                                   # optional: with every session open and its
+  "hold": "PATH",                                  # optional: with every session open and its
                                                    # calls done, print "ready" and wait for PATH
+  "subscribe": {"uri": URI, "write": [PATH, TEXT]} # optional, after the calls: subscribe to URI,
+                                                   # write TEXT to PATH (a plain write), wait for
+                                                   # resources/updated of URI, then read it
 }
 
 Prints one JSON object: {"sessions": [{"ok", "protocol", "capabilities", "tools", "results":
-[{"is_error", "structured", "text", "ms"}], "error"}], "statuses": [[method, status,
+[{"is_error", "structured", "text", "ms"}], "updated": [URI...], "read": TEXT, "error"}],
+"statuses": [[method, status,
 www-authenticate], ...]} where statuses are every HTTP response the client got.
 """
 
@@ -26,6 +30,7 @@ import sys
 import time
 
 import anyio
+import mcp.types as types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -48,12 +53,22 @@ async def one(plan, statuses, everyone_open):
         )
 
     out = {"ok": False}
+    updates = []
+    heard = anyio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(message.params.uri)
+            heard.set()
+
     client = create_mcp_http_client(headers=plan.get("headers") or {})
     client.event_hooks["response"].append(hook)
     try:
         async with client:
             async with streamable_http_client(plan["url"], http_client=client) as (read, write):
-                async with ClientSession(read, write, read_timeout_seconds=60) as session:
+                async with ClientSession(
+                    read, write, read_timeout_seconds=60, message_handler=on_message
+                ) as session:
                     if plan.get("mode") == "discover":
                         result = await session.discover()
                     else:
@@ -81,6 +96,19 @@ async def one(plan, statuses, everyone_open):
                                 }
                             )
                     out["results"] = results
+                    sub = plan.get("subscribe")
+                    if sub:
+                        await session.subscribe_resource(sub["uri"])
+                        path, text = sub["write"]
+                        with open(path, "w") as f:
+                            f.write(text)
+                        with anyio.fail_after(60):
+                            while sub["uri"] not in updates:
+                                await heard.wait()
+                                heard = anyio.Event()
+                        out["updated"] = updates
+                        read_back = await session.read_resource(sub["uri"])
+                        out["read"] = read_back.contents[0].text
                     out["ok"] = True
                     await everyone_open()
     except Exception as e:  # noqa: BLE001 - reported to the test, which decides

@@ -143,6 +143,30 @@ async fn a_crash_streak_past_the_limit_gives_up_with_the_reason() {
         "{:?}",
         gate.messages()
     );
+    // And in the event log, in any case: the restarts, then the give-up once, with its reason.
+    let (r, text) = gate
+        .ok(
+            "events",
+            json!({"kinds": ["server_restarted", "server_failed"]}),
+        )
+        .await;
+    let kinds: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["server_restarted", "server_restarted", "server_failed"],
+        "{text}"
+    );
+    let failed = &r["events"][2]["data"];
+    assert!(
+        failed["reason"].as_str().unwrap().contains("given up"),
+        "{failed}"
+    );
+    assert_eq!(failed["server"], "cli/lspgate-fixture-server");
     gate.stop().await;
 }
 

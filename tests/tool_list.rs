@@ -64,13 +64,15 @@ async fn a_profile_offers_only_its_tools_and_refuses_the_rest() {
     assert_eq!(snapshot(ws.path()), before);
     gate.stop().await;
 
-    // Groups and single tools combine; `servers` is always there.
+    // Groups and single tools combine; `servers` is always there; `activity` follows the
+    // gates that run in the background.
     let gate = Gate::start(ws.path(), &["--tools", "hover,gates"], &[]).await;
     let mut names = gate.tool_names().await;
     names.sort();
     assert_eq!(
         names,
         [
+            "activity",
             "check",
             "explain_failure",
             "hover",

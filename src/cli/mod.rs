@@ -129,6 +129,9 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         max_output: cli.max_output,
         ready_timeout: secs(cli.ready_timeout, "ready-timeout")?,
         diagnostics_timeout: secs(cli.diagnostics_timeout, "diagnostics-timeout")?,
+        max_inflight: config
+            .max_inflight
+            .unwrap_or(crate::ops::activity::MAX_INFLIGHT),
     };
     let mut timeouts = std::collections::HashMap::new();
     for (kind, v) in &config.timeouts {

@@ -455,14 +455,18 @@ async fn tend(daemon: Arc<Daemon>) {
         if let Some(cap) = daemon.life.max_memory {
             keep_under(cap, &shared);
         }
-        // A workspace with no session and no server goes (its watcher with it).
+        // A workspace with no session, no server and no background activity goes (its watcher
+        // with it); running activities keep the daemon too.
         if let Ok(mut map) = daemon.workspaces.lock() {
             map.retain(|_, s| {
-                s.sessions.load(Ordering::Acquire) > 0 || !s.ws.registry().running().is_empty()
+                s.sessions.load(Ordering::Acquire) > 0
+                    || !s.ws.registry().running().is_empty()
+                    || s.ws.busy()
             });
         }
+        let busy = shared.iter().any(|(ws, _)| ws.busy());
         let sessions = daemon.sessions.load(Ordering::Acquire);
-        if sessions > 0 || servers > 0 {
+        if sessions > 0 || servers > 0 || busy {
             daemon.touch();
         }
         let idle = daemon
@@ -471,7 +475,7 @@ async fn tend(daemon: Arc<Daemon>) {
             .map(|t| t.elapsed())
             .unwrap_or_default();
         let drained = daemon.draining.load(Ordering::Acquire) && sessions == 0;
-        if drained || (sessions == 0 && servers == 0 && idle >= daemon.life.idle_exit) {
+        if drained || (sessions == 0 && servers == 0 && !busy && idle >= daemon.life.idle_exit) {
             tracing::info!(drained, "exiting: no session and no server");
             daemon.stop.notify_one();
             return;

@@ -205,6 +205,11 @@ pub struct Lease {
 }
 
 impl Lease {
+    /// Whether the lease holds an overlay (text given instead of the disk's).
+    pub fn is_overlay(&self) -> bool {
+        matches!(self.guard, Guard::Overlay(_))
+    }
+
     /// Makes sure the (possibly restarted) server process has this document open, as the
     /// lease sees it. Call before retrying a request after a restart.
     pub fn reopen(&self) {

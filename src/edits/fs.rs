@@ -284,6 +284,20 @@ pub fn is_temp_of(name: &OsStr, target: &OsStr) -> bool {
     n.starts_with(&prefix) && n.ends_with(b".tmp")
 }
 
+/// Whether `name` is a temporary file of lspgate's (`.TARGET.lspgate-RANDOM.tmp`).
+pub fn is_temp(name: &OsStr) -> bool {
+    let n = name.as_bytes();
+    let Some(stem) = n.strip_suffix(b".tmp") else {
+        return false;
+    };
+    let Some(random) = stem.len().checked_sub(16).map(|at| &stem[at..]) else {
+        return false;
+    };
+    n.starts_with(b".")
+        && stem[..stem.len() - 16].ends_with(b".lspgate-")
+        && random.iter().all(u8::is_ascii_hexdigit)
+}
+
 /// 64 unpredictable bits from the kernel (a clock-and-counter mix only if it has none to give).
 fn random() -> u64 {
     let mut buf = [0u8; 8];
@@ -360,6 +374,9 @@ mod tests {
         assert_ne!(a, b);
         assert!(is_temp_of(&a, os("f.py")) && !is_temp_of(&a, os("g.py")));
         assert_eq!(a.len(), ".f.py.lspgate-".len() + 16 + ".tmp".len());
+        assert!(is_temp(&a));
+        assert!(!is_temp(OsStr::new("f.py")));
+        assert!(!is_temp(OsStr::new(".f.py.lspgate-xyz.tmp")));
         // A symlink planted at the temporary name is never followed: a name taken is skipped.
         std::fs::write(dir.path().join("victim"), "v").unwrap();
         symlink(dir.path().join("victim"), dir.path().join("planted")).unwrap();

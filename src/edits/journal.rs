@@ -300,6 +300,16 @@ impl Journal {
         std::fs::symlink_metadata(location(dir).join(DB)).is_ok()
     }
 
+    /// Runs `f` on the state database's connection (the event log and activities keep their
+    /// tables beside the journal's, `crate::events::store`). Blocking: call it off the runtime.
+    pub(crate) fn with_conn<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, ToolError> {
+        let mut conn = self.conn()?;
+        f(&mut conn).map_err(|e| ToolError::internal(format!("state database: {e}")))
+    }
+
     fn conn(&self) -> Result<MutexGuard<'_, Connection>, ToolError> {
         self.inner
             .conn

@@ -183,6 +183,15 @@ async fn run_step(
         .kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe; it asks the kernel to kill the task's process when
+    // lspgate dies, even by SIGKILL (its own children are reached by the group kill below).
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
     let child = cmd.spawn().map_err(|e| {
         ToolError::new(
             Code::InvalidParams,
@@ -190,20 +199,32 @@ async fn run_step(
         )
         .with_data(serde_json::json!({"command": command_line}))
     })?;
-    let pid = child.id();
+    // Until the task ends by itself, its whole group is killed if this future is dropped (a
+    // cancelled activity, a client that gave up) or runs past the deadline.
+    let mut group = Group(child.id());
     match tokio::time::timeout_at(deadline, child.wait_with_output()).await {
-        Ok(r) => r
-            .map(Some)
-            .map_err(|e| ToolError::internal(format!("task `{}`: {e}", task.name))),
-        Err(_) => {
-            #[cfg(unix)]
-            if let Some(pid) = pid {
-                // SAFETY: killpg of the group we created for the task.
-                unsafe {
-                    libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-                }
+        Ok(r) => {
+            group.0 = None;
+            r.map(Some)
+                .map_err(|e| ToolError::internal(format!("task `{}`: {e}", task.name)))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// A running task's process group (its leader's pid), killed when dropped unless disarmed.
+/// The leader is not reaped before then (its exit is only waited for through the future being
+/// dropped with it), so the group id still names this group.
+struct Group(Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0 {
+            // SAFETY: killpg of the group we created for the task; an error (gone) is ignored.
+            unsafe {
+                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
             }
-            Ok(None)
         }
     }
 }

@@ -4,15 +4,16 @@
 
 pub mod guard;
 pub mod http;
+pub mod resources;
 pub mod stdio;
+pub mod tasks;
 
 use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -23,7 +24,7 @@ use crate::ops::Engine;
 use crate::ops::tools;
 
 /// The resource listing the servers (SPEC §3).
-pub const SERVERS_URI: &str = "lspgate://servers";
+pub use resources::SERVERS_URI;
 
 /// The MCP server over one engine.
 #[derive(Clone)]
@@ -31,10 +32,18 @@ pub struct McpServer {
     engine: Arc<Engine>,
     /// Least severity of `notifications/message` the client wants (0 debug … 3 error).
     log_level: Arc<std::sync::atomic::AtomicU8>,
+    /// The session's resource subscriptions.
+    subscriptions: Arc<resources::Subscriptions>,
+    /// Background calls of clients that declared MCP tasks, as tasks.
+    tasks: rmcp::task_manager::TaskManager,
     /// The largest message the transport accepts, told to clients in `initialize`.
     max_frame: usize,
     /// Held for the session's life (the HTTP front end counts its sessions with it).
     _held: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Dropped with the session's last handle, which ends the tasks it spawned.
+    life: Arc<tokio::sync::watch::Sender<()>>,
+    /// The newest event written when the last listen stream was acknowledged.
+    acknowledged_at: Arc<std::sync::atomic::AtomicI64>,
 }
 
 fn severity(level: &str) -> u8 {
@@ -52,9 +61,21 @@ impl McpServer {
         McpServer {
             engine,
             log_level: Arc::new(std::sync::atomic::AtomicU8::new(1)),
+            subscriptions: Arc::default(),
+            tasks: rmcp::task_manager::TaskManager::new(),
             max_frame,
             _held: None,
+            life: Arc::new(tokio::sync::watch::channel(()).0),
+            acknowledged_at: Arc::default(),
         }
+    }
+
+    /// Completes when the session has ended: rmcp drops the handler (every clone of it) when
+    /// its transport closes (stdio, a daemon connection) or its HTTP session goes. The tasks a
+    /// session spawns (log forwarding, subscriptions) end with it, not at the next event.
+    fn ended(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut life = self.life.subscribe();
+        async move { while life.changed().await.is_ok() {} }
     }
 
     /// Keeps `held` alive as long as the session (any of its clones) is.
@@ -71,6 +92,10 @@ impl McpServer {
         m.insert(
             "max_output".into(),
             Value::from(self.engine.options().max_output),
+        );
+        m.insert(
+            "max_inflight".into(),
+            Value::from(self.engine.shared().activities.max_inflight()),
         );
         m
     }
@@ -109,7 +134,7 @@ fn as_object(v: &Value) -> serde_json::Map<String, Value> {
     }
 }
 
-fn error_result(e: &ToolError) -> CallToolResult {
+pub(crate) fn error_result(e: &ToolError) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
     r.structured_content = Some(e.to_json());
     r
@@ -121,7 +146,10 @@ impl ServerHandler for McpServer {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
             .enable_logging()
+            .enable_tasks()
             .build();
         capabilities.experimental = Some([("lspgate".to_string(), self.limits())].into());
         ServerConfig::new(capabilities)
@@ -144,12 +172,17 @@ impl ServerHandler for McpServer {
         let mut events = self.engine.registry().events();
         let peer = context.peer;
         let min = self.log_level.clone();
+        let ended = self.ended();
         tokio::spawn(async move {
+            tokio::pin!(ended);
             loop {
-                let e = match events.recv().await {
-                    Ok(e) => e,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(_) => return,
+                let e = tokio::select! {
+                    e = events.recv() => match e {
+                        Ok(e) => e,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(_) => return,
+                    },
+                    () = &mut ended => return,
                 };
                 if severity(e.level) < min.load(std::sync::atomic::Ordering::Relaxed) {
                     continue;
@@ -194,13 +227,17 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(vec![
-            Resource::new(SERVERS_URI, "servers")
-                .with_description(
-                    "The workspace's language servers and their state (as the `servers` tool)",
-                )
-                .with_mime_type("application/json"),
-        ]))
+        Ok(ListResourcesResult::with_all_items(resources::list()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, McpError> {
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
     }
 
     async fn read_resource(
@@ -208,28 +245,108 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        if request.uri != SERVERS_URI {
-            return Err(McpError::resource_not_found(
-                format!("no resource {}", request.uri),
-                None,
-            ));
+        Ok(resources::read(&self.engine, &request.uri).await?.into())
+    }
+
+    #[allow(deprecated)] // resources/subscribe: MCP before 2026-07-28 (`listen` below after).
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let since = self
+            .subscriptions
+            .add(&self.engine, &request.uri, None)
+            .await?;
+        self.subscriptions.follow_for(
+            self.engine.clone(),
+            context.peer.clone(),
+            since,
+            self.ended(),
+        );
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.remove(&request.uri).await;
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (MCP 2026-07-28): resource list changes and any of lspgate's
+    /// resources.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        // The acknowledgment goes out before `listen` runs: a change after it must be heard,
+        // so the stream follows the log from here.
+        self.acknowledged_at.store(
+            self.engine.shared().events().written(),
+            std::sync::atomic::Ordering::Release,
+        );
+        let mut accepted = rmcp::model::SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|u| resources::Target::parse(u).is_some())
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let since = self
+            .acknowledged_at
+            .load(std::sync::atomic::Ordering::Acquire);
+        let subs = resources::Subscriptions::default();
+        for uri in context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default()
+        {
+            subs.add(&self.engine, &uri, Some(since)).await?;
         }
-        let out = tools::call(&self.engine, "servers", serde_json::json!({}))
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let text = serde_json::to_string_pretty(&out.structured).unwrap_or_default();
-        let contents = match ResourceContents::text(text, SERVERS_URI) {
-            ResourceContents::TextResourceContents {
-                uri, text, meta, ..
-            } => ResourceContents::TextResourceContents {
-                uri,
-                mime_type: Some("application/json".into()),
-                text,
-                meta,
-            },
-            other => other,
-        };
-        Ok(ReadResourceResult::new(vec![contents]).into())
+        let list = context.accepted().resources_list_changed == Some(true);
+        let out = resources::Out::Listen(context.sink().clone());
+        tokio::select! {
+            () = subs.follow(&self.engine, &out, list, since) => {}
+            () = context.cancelled() => {}
+        }
+        Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        Ok(rmcp::model::GetTaskResult::new(
+            self.tasks.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel_task(&request.task_id)
     }
 
     async fn call_tool(
@@ -246,6 +363,20 @@ impl ServerHandler for McpServer {
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let engine = self.engine.clone();
+        // A background call of a client that declared MCP tasks: a task follows the activity.
+        let as_task = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+            && args.get("background") == Some(&Value::Bool(true));
+        if as_task {
+            return Ok(match tools::call(&engine, &name, args).await {
+                Ok(out) => match out.structured["activity_id"].as_str() {
+                    Some(id) => tasks::follow(&self.tasks, engine.clone(), id.to_string()).into(),
+                    None => CallToolResult::success(vec![ContentBlock::text(out.text)]).into(),
+                },
+                Err(e) => error_result(&e).into(),
+            });
+        }
         // Long tools report `notifications/progress` when the client asked with a token.
         // One forwarding task keeps them in order.
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, usize)>();
@@ -313,3 +444,6 @@ where
     running.waiting().await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -31,16 +31,13 @@ type DiagSet = (Vec<FileDiag>, Option<String>);
 
 impl super::Workspace {
     pub(super) fn journal(&self) -> Result<&Journal, ToolError> {
-        self.journal
-            .get_or_init(|| Journal::open(&self.opts.state_dir, self.registry.root()))
-            .as_ref()
-            .map_err(|e| e.clone())
+        self.state.journal()
     }
 
     /// At start: when the workspace has an edit journal, opens it, which rolls back any edit an
     /// earlier lspgate left half-applied (see `edits::journal`). Creates nothing otherwise.
     pub(super) fn recover_edits(&self) {
-        if Journal::exists(&self.opts.state_dir)
+        if self.state.exists()
             && let Err(e) = self.journal()
         {
             tracing::error!("edit journal: {e}");
@@ -185,11 +182,16 @@ impl Engine {
         // Intent, files, completion: all on the blocking pool, which a client's cancel (dropping
         // this future) does not stop, so the journal always knows what was written.
         let (to_apply, tool_name, text) = (plan.clone(), tool.to_string(), summary.clone());
+        let written: Vec<PathBuf> = plan.changes.iter().map(|c| c.path.clone()).collect();
+        // The watcher may deliver these writes before they are handed over below: they are
+        // lspgate's own either way.
+        let _claim = self.registry.claim_writes(&written);
         let id = tokio::task::spawn_blocking(move || {
             journal.apply(&tool_name, &text, &to_apply, undoes)
         })
         .await
         .map_err(|e| ToolError::internal(format!("the edit's writer stopped: {e}")))??;
+        self.record_edit(id, undoes, &written);
         let own: Vec<Change> = plan
             .changes
             .iter()
@@ -232,6 +234,21 @@ impl Engine {
             reason,
             message: Some(format!("{summary}: applied as edit {id}")),
         })
+    }
+
+    /// `edit_applied` (or `edit_undone`, naming the edit it undid) in the event log, before
+    /// the `file_changed` its delivery records.
+    fn record_edit(&self, id: i64, undoes: Option<i64>, files: &[PathBuf]) {
+        let files: Vec<String> = files.iter().map(|p| self.root().relative(p)).collect();
+        match undoes {
+            Some(undone) => self.events.emit(
+                "edit_undone",
+                json!({"edit_id": undone, "files": files, "undo_edit_id": id}),
+            ),
+            None => self
+                .events
+                .emit("edit_applied", json!({"edit_id": id, "files": files})),
+        }
     }
 
     pub async fn edit(&self, p: EditParams) -> Result<EditResult, ToolError> {

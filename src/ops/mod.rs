@@ -2,6 +2,8 @@
 //! and positions, routes a file to its server through the registry, holds the document for the
 //! request, and turns `wire` answers into SPEC-shaped results.
 
+pub mod activity;
+pub mod durable;
 pub mod edit;
 pub mod gates;
 pub mod render;
@@ -42,6 +44,8 @@ pub struct EngineOptions {
     pub tasks: Vec<crate::gates::Task>,
     /// The tools this engine's sessions offer (`--tools`); calls outside it are refused.
     pub tools: tools::Profile,
+    /// Heavy calls that may run at once on the workspace (`max_inflight`).
+    pub max_inflight: usize,
 }
 
 impl Default for EngineOptions {
@@ -53,6 +57,7 @@ impl Default for EngineOptions {
             state_dir: PathBuf::from(".lspgate"),
             tasks: Vec::new(),
             tools: tools::Profile::all(),
+            max_inflight: activity::MAX_INFLIGHT,
         }
     }
 }
@@ -71,26 +76,33 @@ pub(crate) const WALK_LIMIT: usize = crate::workspace::WALK_LIMIT;
 /// In the daemon, sessions that resolve to the same root, config and environment share one.
 pub struct Workspace {
     pub(crate) registry: Arc<Registry>,
-    /// The options the workspace was made with (its sessions' may differ in tools and output).
-    pub(crate) opts: EngineOptions,
     /// Languages the workspace holds, scanned once (for the tool list).
     pub(crate) present: std::sync::OnceLock<Vec<String>>,
     /// Each language the workspace holds, with one file of it (walked once).
     pub(crate) samples: tokio::sync::OnceCell<Vec<(String, PathBuf)>>,
-    /// The edit journal, opened on first use.
-    pub(crate) journal: std::sync::OnceLock<Result<crate::edits::journal::Journal, ToolError>>,
+    /// The state database (the edit journal, the event log, the activities), opened on first
+    /// use.
+    pub(crate) state: crate::events::StateDb,
+    /// The durable event log.
+    pub(crate) events: crate::events::EventLog,
+    /// Background activities and the heavy calls in flight.
+    pub(crate) activities: activity::Activities,
     /// One edit applies at a time, whichever session asks.
     pub(crate) edit_lock: tokio::sync::Mutex<()>,
 }
 
 impl Workspace {
     pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Arc<Workspace> {
+        let state = crate::events::StateDb::new(&opts.state_dir, registry.root());
+        let events = crate::events::EventLog::start(state.clone());
+        registry.feed_to(events.registry_sink(registry.root()));
         let ws = Arc::new(Workspace {
             registry,
-            opts,
+            activities: activity::Activities::new(opts.max_inflight),
             present: std::sync::OnceLock::new(),
             samples: tokio::sync::OnceCell::new(),
-            journal: std::sync::OnceLock::new(),
+            state,
+            events,
             edit_lock: tokio::sync::Mutex::new(()),
         });
         ws.recover_edits();
@@ -101,9 +113,23 @@ impl Workspace {
         &self.registry
     }
 
-    /// Stops every server (shutdown, exit, bounded wait, kill).
+    /// Ends the workspace: its running activities stop (recorded `failed`, reason
+    /// `interrupted`), every server stops (shutdown, exit, bounded wait, kill), and the event
+    /// log is written out.
     pub async fn shutdown(&self) {
+        self.interrupt_activities().await;
         self.registry.stop_all().await;
+        self.events.flush().await;
+    }
+
+    /// The durable event log.
+    pub fn events(&self) -> &crate::events::EventLog {
+        &self.events
+    }
+
+    /// Whether background work runs on this workspace (it must not be dropped meanwhile).
+    pub fn busy(&self) -> bool {
+        self.activities.running() > 0
     }
 }
 
@@ -686,9 +712,10 @@ impl Engine {
             Ok(d) => !d.fresh && !client.is_alive(),
         };
         if !died {
+            self.saw_diagnostics(server, lease, &first);
             return first;
         }
-        match server.await_restart(since, &client).await {
+        let again = match server.await_restart(since, &client).await {
             Ok(()) => {
                 lease.reopen();
                 server
@@ -697,7 +724,9 @@ impl Engine {
                     .await
             }
             Err(why) => Err(ToolError::new(Code::ServerFailed, why)),
-        }
+        };
+        self.saw_diagnostics(server, lease, &again);
+        again
     }
 
     pub async fn servers(&self, _p: ServersParams) -> Result<ServersResult, ToolError> {

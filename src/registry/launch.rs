@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::server::Server;
 use super::supervisor::Supervisor;
-use super::{Entry, Registry};
+use super::{Entry, Registry, RegistryEvent};
 use crate::documents::Documents;
 use crate::error::{Code, ToolError};
 use crate::lsp::{ClientOptions, Connect, LspClient, LspError};
@@ -77,9 +77,22 @@ impl Registry {
         };
         // Watching starts before the first server reads the disk.
         self.ensure_watcher().await;
-        let client = LspClient::start(&connect, root, opts.clone())
-            .await
-            .map_err(|e| start_failure(&spec, e))?;
+        let client = match LspClient::start(&connect, root, opts.clone()).await {
+            Ok(c) => c,
+            Err(e) => {
+                let err = start_failure(&spec, e);
+                self.report(RegistryEvent::Failed {
+                    server: spec.name.clone(),
+                    root: root.to_path_buf(),
+                    reason: err.message.clone(),
+                });
+                return Err(err);
+            }
+        };
+        self.report(RegistryEvent::Started {
+            server: spec.name.clone(),
+            root: root.to_path_buf(),
+        });
         let server = Arc::new(Server {
             name: spec.name.clone(),
             root: root.to_path_buf(),
@@ -107,6 +120,7 @@ impl Registry {
             backoff: self.opts.backoff,
             max_memory: spec.max_memory,
             events: self.events.clone(),
+            feed: self.feed.clone(),
         };
         tokio::spawn(sup.run());
         if server.readiness == Readiness::Projects {

@@ -14,6 +14,7 @@ use tokio::sync::OnceCell;
 use crate::error::{Code, ToolError};
 use crate::lsp::Cap;
 
+mod feed;
 mod launch;
 mod readiness;
 mod server;
@@ -25,6 +26,7 @@ use crate::watch::{WatchOptions, Watcher};
 use crate::workspace::config::Config;
 use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, ServerSpec};
 use crate::workspace::{Languages, Root, server_root};
+pub use feed::{RegistryEvent, Sink};
 pub use readiness::Scope;
 pub use server::{Server, ServerEvent};
 pub use status::ServerStatus;
@@ -152,6 +154,8 @@ pub struct Registry {
     entries: RwLock<Vec<Arc<Entry>>>,
     opts: RegistryOptions,
     events: tokio::sync::broadcast::Sender<ServerEvent>,
+    /// Lifecycle and deliveries, for the durable event log (see `feed_to`).
+    feed: Arc<feed::Feed>,
     /// Extra open documents allowed while batches run (see `batch`).
     batch_room: Arc<std::sync::atomic::AtomicUsize>,
     /// Itself, for the tasks it spawns.
@@ -163,6 +167,18 @@ pub struct Registry {
     delivering: tokio::sync::Mutex<()>,
     /// Dropped with the registry: ends its background tasks.
     _alive: tokio::sync::watch::Sender<()>,
+}
+
+/// lspgate's own writes in flight (see `Registry::claim_writes`).
+pub struct Claim<'a> {
+    feed: &'a feed::Feed,
+    paths: Vec<PathBuf>,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.feed.unclaim(&self.paths);
+    }
 }
 
 /// While alive, every server may keep up to `room` more documents open; dropping it closes
@@ -194,6 +210,7 @@ impl Registry {
             entries: RwLock::default(),
             opts,
             events: tokio::sync::broadcast::channel(256).0,
+            feed: Arc::default(),
             batch_room: Arc::default(),
             me: me.clone(),
             watcher: OnceCell::new(),
@@ -222,6 +239,34 @@ impl Registry {
     /// Restarts, give-ups and memory kills, as they happen.
     pub fn events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
         self.events.subscribe()
+    }
+
+    /// How many receivers of `events` are alive (sessions forwarding them).
+    pub fn event_listeners(&self) -> usize {
+        self.events.receiver_count()
+    }
+
+    /// Sends what the registry sees happen (server lifecycle, deliveries of changes on disk) to
+    /// `sink`, in order, from now on; set once, by the workspace that records it.
+    pub fn feed_to(&self, sink: Sink) {
+        if self.feed.set(sink).is_err() {
+            tracing::warn!("the registry already reports to an event log");
+        }
+    }
+
+    /// Notes that lspgate is about to write `paths`: a delivery that carries them before the
+    /// edit hands them over (`sync_with`) counts them as lspgate's own. The claim ends with that
+    /// hand-over, or when the returned guard is dropped.
+    pub fn claim_writes(&self, paths: &[PathBuf]) -> Claim<'_> {
+        self.feed.claim(paths);
+        Claim {
+            feed: &self.feed,
+            paths: paths.to_vec(),
+        }
+    }
+
+    fn report(&self, e: RegistryEvent) {
+        self.feed.send(e);
     }
 
     /// The registry for a workspace: config servers first (in file order), then presets —
@@ -312,7 +357,7 @@ impl Registry {
             }
         });
         if let Some(old) = old {
-            stop_entry(&old);
+            self.stop_entry(&old, "replaced by a new definition");
         }
     }
 
@@ -324,7 +369,7 @@ impl Registry {
         });
         match removed {
             Some(e) => {
-                stop_entry(&e);
+                self.stop_entry(&e, "removed");
                 true
             }
             None => false,
@@ -432,11 +477,17 @@ impl Registry {
     /// Stops the servers nobody has asked anything for `idle` (they start again on the next
     /// question); returns their names.
     pub fn stop_idle(&self, idle: Duration) -> Vec<String> {
-        self.stop_where(|s| s.idle_for() >= idle)
+        let why = format!("unused for {}s", idle.as_secs());
+        self.stop_where_because(&why, |s| s.idle_for() >= idle)
     }
 
     /// Stops the servers `pick` chooses; returns their names.
     pub fn stop_where(&self, pick: impl Fn(&Server) -> bool) -> Vec<String> {
+        self.stop_where_because("stopped by lspgate", pick)
+    }
+
+    /// `stop_where`, saying why in the event log.
+    fn stop_where_because(&self, why: &str, pick: impl Fn(&Server) -> bool) -> Vec<String> {
         let mut stopped = Vec::new();
         for e in self.entries() {
             let Ok(mut map) = e.instances.lock() else {
@@ -450,6 +501,11 @@ impl Registry {
                     return true;
                 }
                 stopped.push(server.name.clone());
+                self.report(RegistryEvent::Stopped {
+                    server: server.name.clone(),
+                    root: server.root.clone(),
+                    reason: why.to_string(),
+                });
                 let client = server.client();
                 tokio::spawn(async move { client.shutdown().await });
                 false
@@ -580,6 +636,11 @@ impl Registry {
             for (_, inst) in &old {
                 if let Some(Ok(s)) = inst.cell.get() {
                     s.client().shutdown().await;
+                    self.report(RegistryEvent::Stopped {
+                        server: s.name.clone(),
+                        root: s.root.clone(),
+                        reason: "restart asked (restart_server)".into(),
+                    });
                 }
             }
             if let Ok(mut m) = e.instances.lock() {
@@ -630,10 +691,29 @@ impl Registry {
         }
     }
 
+    fn stop_entry(&self, e: &Entry, why: &str) {
+        for (_, inst) in e.instances() {
+            if let Some(Ok(s)) = inst.cell.get() {
+                self.report(RegistryEvent::Stopped {
+                    server: s.name.clone(),
+                    root: s.root.clone(),
+                    reason: why.to_string(),
+                });
+                let client = s.client().clone();
+                tokio::spawn(async move { client.shutdown().await });
+            }
+        }
+    }
+
     /// Stops every server (shutdown, exit, bounded wait, kill).
     pub async fn stop_all(&self) {
         for s in self.running() {
             s.client().shutdown().await;
+            self.report(RegistryEvent::Stopped {
+                server: s.name.clone(),
+                root: s.root.clone(),
+                reason: "lspgate stopped".into(),
+            });
         }
     }
 }
@@ -644,15 +724,6 @@ fn unserved(p: &Preset, served: &HashSet<String>) -> Vec<String> {
         .filter(|l| !served.contains(**l))
         .map(|l| l.to_string())
         .collect()
-}
-
-fn stop_entry(e: &Entry) {
-    for (_, inst) in e.instances() {
-        if let Some(Ok(s)) = inst.cell.get() {
-            let client = s.client().clone();
-            tokio::spawn(async move { client.shutdown().await });
-        }
-    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::RestartPolicy;
+use super::feed::{Feed, RegistryEvent};
 use super::server::{MAX_BACKOFF, STREAK_WINDOW, Server, ServerEvent};
 use crate::lsp::{ClientOptions, Connect, LspClient};
 
@@ -20,6 +21,8 @@ pub(super) struct Supervisor {
     pub(super) backoff: Duration,
     pub(super) max_memory: Option<u64>,
     pub(super) events: tokio::sync::broadcast::Sender<ServerEvent>,
+    /// The durable event log's feed (restarts and give-ups are events in any case).
+    pub(super) feed: std::sync::Arc<Feed>,
 }
 
 impl Supervisor {
@@ -79,6 +82,8 @@ impl Supervisor {
 
     /// Restarts after a crash; false when the server is given up (or gone).
     async fn recover(&self, mut why: String, mut served: bool) -> bool {
+        // Why the process ended, as the restart's event says it.
+        let crashed = why.clone();
         loop {
             let Some(server) = self.server.upgrade() else {
                 return false;
@@ -125,6 +130,11 @@ impl Supervisor {
             };
             if give_up.is_some() {
                 let msg = server.given_up().unwrap_or_default();
+                self.feed.send(RegistryEvent::Failed {
+                    server: server.name.clone(),
+                    root: self.root.clone(),
+                    reason: msg.clone(),
+                });
                 self.event("error", &server.name, msg);
                 server.generation.send_modify(|g| *g += 1);
                 return false;
@@ -154,6 +164,11 @@ impl Supervisor {
                         st.restarts += 1;
                     }
                     server.generation.send_modify(|g| *g += 1);
+                    self.feed.send(RegistryEvent::Restarted {
+                        server: name.clone(),
+                        root: self.root.clone(),
+                        reason: crashed.clone(),
+                    });
                     self.event(
                         "info",
                         &name,

@@ -4,12 +4,13 @@
 //! debounce loop delivers bursts once they settle. The registry, not the watcher, decides what
 //! each server is told (`Server::disk_changed`).
 
+use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::Registry;
+use super::{Registry, RegistryEvent};
 use crate::watch::{Batch, Change, ChangeKind, WatchStatus, Watcher};
 
 /// A burst is delivered once no new change came for this long…
@@ -45,6 +46,7 @@ impl Registry {
     /// once, whether the watcher saw it too or not).
     pub async fn sync_with(&self, own: Vec<Change>) {
         let _delivering = self.delivering.lock().await;
+        let own_paths: Vec<PathBuf> = own.iter().map(|c| c.path.clone()).collect();
         let batch = match self.watcher.get() {
             Some(w) => w.take_with(own),
             None => Batch {
@@ -53,11 +55,13 @@ impl Registry {
             },
         };
         if !batch.is_empty() {
-            self.deliver(batch).await;
+            self.deliver(batch, &own_paths).await;
         }
     }
 
-    async fn deliver(&self, batch: Batch) {
+    /// Delivers a batch; `own` are the files lspgate's edit handed over with it.
+    async fn deliver(&self, batch: Batch, own: &[PathBuf]) {
+        let delivered: Vec<PathBuf> = batch.changes.iter().map(|c| c.path.clone()).collect();
         let mut changes = batch.changes;
         if batch.rescan {
             // The kernel dropped events: anything may have changed.
@@ -82,6 +86,12 @@ impl Registry {
             .forget(changes.iter().map(|c| c.path.as_path()));
         for server in self.running() {
             server.disk_changed(&changes, &self.languages).await;
+        }
+        // Recorded once the servers know (a reader that reacts to it asks them afresh); the
+        // files a rescan added are not listed: nobody saw them change.
+        let (own, outside) = self.feed.split(own, &delivered);
+        if !own.is_empty() || !outside.is_empty() {
+            self.report(RegistryEvent::FilesChanged { own, outside });
         }
     }
 

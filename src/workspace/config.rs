@@ -32,6 +32,11 @@ pub struct Config {
     /// overrides it.
     #[serde(default)]
     pub tools: Option<Vec<String>>,
+    /// Heavy calls (`check`, `shrink`, `run_task`, `rename` with `apply`) that may run at once
+    /// on this workspace, background ones included; one more is refused with `busy`. Default 2.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_inflight: Option<usize>,
     /// Set when this is the workspace's own file and its content is not trusted: its servers
     /// and tasks do not run (they answer `untrusted_config`); `[languages]` and `[timeouts]`
     /// still apply.
@@ -193,6 +198,13 @@ impl Config {
                 })
                 .map_or(0, |i| i + 1)
         };
+        if config.max_inflight == Some(0) {
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with("max_inflight"))
+                .map_or(0, |i| i + 1);
+            return Err(err(line, "`max_inflight` must be 1 or more".into()));
+        }
         let mut seen = std::collections::HashSet::new();
         for s in &config.servers {
             let line = line_of_name(&s.name);

@@ -147,14 +147,18 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-/// The MCP client's handler: keeps every `notifications/message` and
-/// `notifications/progress` lspgate sends, and counts them for tests to wait on.
+/// The MCP client's handler: keeps every `notifications/message`, `notifications/progress`
+/// and `notifications/resources/updated` lspgate sends, and counts them for tests to wait on.
 #[derive(Clone)]
 pub struct Recorder {
     pub messages: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
     pub progress: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
     /// (messages, progress notifications) received so far.
     received: std::sync::Arc<tokio::sync::watch::Sender<(usize, usize)>>,
+    /// The URIs of `notifications/resources/updated`, in order.
+    pub updated: std::sync::Arc<tokio::sync::watch::Sender<Vec<String>>>,
+    /// How many `notifications/resources/list_changed` came.
+    pub lists_changed: std::sync::Arc<tokio::sync::watch::Sender<usize>>,
 }
 
 impl Default for Recorder {
@@ -163,6 +167,8 @@ impl Default for Recorder {
             messages: Default::default(),
             progress: Default::default(),
             received: std::sync::Arc::new(tokio::sync::watch::channel((0, 0)).0),
+            updated: std::sync::Arc::new(tokio::sync::watch::channel(Vec::new()).0),
+            lists_changed: std::sync::Arc::new(tokio::sync::watch::channel(0).0),
         }
     }
 }
@@ -189,6 +195,21 @@ impl rmcp::ClientHandler for Recorder {
             m.push(v);
         }
         self.received.send_modify(|(_, p)| *p += 1);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.updated.send_modify(|u| u.push(params.uri));
+    }
+
+    async fn on_resource_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.lists_changed.send_modify(|n| *n += 1);
     }
 }
 
@@ -360,6 +381,16 @@ impl Gate {
         let mut rx = self.recorder.received.subscribe();
         let _ = tokio::time::timeout(Duration::from_secs(10), rx.wait_for(|(_, p)| *p >= n)).await;
         self.progress()
+    }
+
+    /// Waits (at most `secs`) until `notifications/resources/updated` for `uri` has come
+    /// `n` times, woken by each one; returns how many came.
+    pub async fn wait_for_update(&self, uri: &str, n: usize, secs: u64) -> usize {
+        let count = |u: &Vec<String>| u.iter().filter(|x| *x == uri).count();
+        let mut rx = self.recorder.updated.subscribe();
+        let _ =
+            tokio::time::timeout(Duration::from_secs(secs), rx.wait_for(|u| count(u) >= n)).await;
+        count(&rx.borrow())
     }
 
     /// The `notifications/progress` received so far.
@@ -570,4 +601,42 @@ pub fn findings(report: &Value) -> (Value, Vec<String>) {
         .collect();
     issues.sort();
     (report["summary"].clone(), issues)
+}
+
+/// A number no other test's `sleep` uses, so its processes can be told apart.
+pub fn marker() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("7{:03}.{:09}", std::process::id() % 1000, nanos)
+}
+
+/// Processes whose command line holds `sleep MARKER` (zombies have none).
+pub fn sleeping(marker: &str) -> usize {
+    let needle = format!("sleep\0{marker}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+        })
+        .count()
+}
+
+/// Waits (bounded) until `sleeping(marker)` is `n`; returns what it is then.
+pub async fn until_sleeping(marker: &str, n: usize) -> usize {
+    for _ in 0..200 {
+        if sleeping(marker) == n {
+            return n;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    sleeping(marker)
 }

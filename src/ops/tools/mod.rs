@@ -135,7 +135,7 @@ with `undo`, and report the diagnostics they introduced and resolved.
 revision_conflict, ...); unknown parameters are refused.";
 
 /// Every tool, in the order they are listed.
-pub const TOOLS: [ToolDef; 22] = [
+pub const TOOLS: [ToolDef; 24] = [
     ToolDef {
         name: "hover",
         title: "Hover",
@@ -361,6 +361,26 @@ pub const TOOLS: [ToolDef; 22] = [
         result: output::<ServersResult>,
         caps: &[],
     },
+    ToolDef {
+        name: "activity",
+        title: "Activity",
+        description: "State, progress and final result of a background call (`background: true`); `cancel` stops it.",
+        group: Group::Gates,
+        effect: Effect::Control,
+        params: input::<super::durable::ActivityParams>,
+        result: output::<super::activity::ActivityResult>,
+        caps: &[],
+    },
+    ToolDef {
+        name: "events",
+        title: "Events",
+        description: "What happened since a cursor (`after`), kept across restarts: file changes by anyone, diagnostics counts, edits, undos, server lifecycle, activities.",
+        group: Group::Admin,
+        effect: Effect::Read,
+        params: input::<super::durable::EventsParams>,
+        result: output::<super::durable::EventsResult>,
+        caps: &[],
+    },
 ];
 
 /// `rename` writes the disk's text: it takes no `source` (an unsaved buffer is for reading
@@ -405,13 +425,18 @@ impl ToolDef {
                     props.remove(*p);
                 }
             }
+            super::activity::background_input(self.name, &mut schema);
             schema
         })
     }
 
     /// The output schema as sent; every structured result validates against it.
     pub fn output_schema(&self) -> &'static Value {
-        OUTPUTS[self.index()].get_or_init(|| (self.result)())
+        OUTPUTS[self.index()].get_or_init(|| {
+            let mut schema = (self.result)();
+            super::activity::background_output(self.name, &mut schema);
+            schema
+        })
     }
 }
 
@@ -467,7 +492,23 @@ pub async fn call_with_progress(
     args: Value,
     progress: Progress<'_>,
 ) -> Result<ToolOutput, ToolError> {
-    let args = admit(engine, name, args)?;
+    let mut args = admit(engine, name, args)?;
+    // Heavy calls run under the workspace's `max_inflight`; `background: true` runs one as an
+    // activity and answers its id at once.
+    if super::activity::take_background(name, &mut args) {
+        return engine.start_activity(name, args).await;
+    }
+    let _permit = engine.admit_heavy(name, &args)?;
+    run_admitted(engine, name, args, progress).await
+}
+
+/// Runs an admitted call (its heavy-call place taken, if it needs one).
+pub(crate) async fn run_admitted(
+    engine: &Engine,
+    name: &str,
+    args: Value,
+    progress: Progress<'_>,
+) -> Result<ToolOutput, ToolError> {
     let raw = args.get("raw").and_then(Value::as_bool).unwrap_or(false);
     if !raw {
         return dispatch(engine, name, args, progress).await;
@@ -539,7 +580,8 @@ fn admit_in(profile: &Profile, name: &str, args: Value) -> Result<Value, ToolErr
 /// them. Public for the fuzz targets (`fuzz/`); callers use `call`.
 #[doc(hidden)]
 pub fn decode(profile: &Profile, name: &str, args: Value) -> Result<(), ToolError> {
-    let args = admit_in(profile, name, args)?;
+    let mut args = admit_in(profile, name, args)?;
+    super::activity::take_background(name, &mut args);
     fn p<T: DeserializeOwned>(args: Value) -> Result<(), ToolError> {
         parse::<T>(args).map(drop)
     }
@@ -565,6 +607,8 @@ pub fn decode(profile: &Profile, name: &str, args: Value) -> Result<(), ToolErro
         "execute_command" => p::<ExecuteCommandParams>(args),
         "servers" => p::<ServersParams>(args),
         "restart_server" => p::<RestartServerParams>(args),
+        "activity" => p::<super::durable::ActivityParams>(args),
+        "events" => p::<super::durable::EventsParams>(args),
         other => Err(ToolError::invalid(format!("unknown tool `{other}`"))),
     }
 }
@@ -688,6 +732,17 @@ async fn dispatch(
             let p: RestartServerParams = parse(args)?;
             let t = p.terse;
             finish(engine, engine.restart_server(p).await?, t)
+        }
+        "activity" => {
+            let p: super::durable::ActivityParams = parse(args)?;
+            let t = p.terse;
+            let a = engine.activity(&p.id, p.cancel.unwrap_or(false)).await?;
+            finish(engine, a, t)
+        }
+        "events" => {
+            let p: super::durable::EventsParams = parse(args)?;
+            let t = p.terse;
+            finish(engine, engine.events(p).await?, t)
         }
         other => Err(ToolError::invalid(format!("unknown tool `{other}`"))),
     }

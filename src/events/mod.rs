@@ -1,0 +1,395 @@
+//! The durable event log of a workspace root (SPEC §3, Events): what happened, in order, with a
+//! `seq` that never goes back and is never reused, kept in the state database beside the edit
+//! journal so it survives restarts of lspgate and of the daemon.
+//!
+//! Everything is emitted into one unbounded channel, in the order it happened (the registry's
+//! lifecycle and deliveries through the sink it is given, the workspace's edits, undos,
+//! diagnostic counts and activities directly); one writer task appends what it receives in a
+//! transaction per batch, on the blocking pool, then tells live listeners (resource
+//! subscriptions). `flush` waits until everything emitted before it is written, so a reader
+//! sees every event that happened before its call.
+
+pub mod store;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::edits::journal::Journal;
+use crate::error::ToolError;
+use crate::registry::{RegistryEvent, Sink};
+use crate::workspace::Root;
+pub use store::{Event, Page};
+
+/// The kinds of events, as SPEC §3 names them.
+pub const KINDS: [&str; 10] = [
+    "file_changed",
+    "diagnostics_changed",
+    "edit_applied",
+    "edit_undone",
+    "server_started",
+    "server_restarted",
+    "server_failed",
+    "server_stopped",
+    "activity_started",
+    "activity_finished",
+];
+
+/// Files listed in one `file_changed` event, at most (`more` says how many were left out).
+const MAX_FILES: usize = 1_000;
+
+/// The workspace's state database (the edit journal's `state.db`), opened on first use and
+/// shared by the journal, the event log and the activities.
+#[derive(Clone)]
+pub struct StateDb {
+    inner: Arc<StateInner>,
+}
+
+struct StateInner {
+    dir: PathBuf,
+    root: Root,
+    journal: OnceLock<Result<Journal, ToolError>>,
+    /// The event and activity tables made, and interrupted activities recorded as such.
+    ready: OnceLock<Result<(), ToolError>>,
+}
+
+impl StateDb {
+    pub fn new(dir: &Path, root: &Root) -> StateDb {
+        StateDb {
+            inner: Arc::new(StateInner {
+                dir: dir.to_path_buf(),
+                root: root.clone(),
+                journal: OnceLock::new(),
+                ready: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// The edit journal (opening the database, and recovering interrupted edits, on first use).
+    pub fn journal(&self) -> Result<&Journal, ToolError> {
+        self.inner
+            .journal
+            .get_or_init(|| Journal::open(&self.inner.dir, &self.inner.root))
+            .as_ref()
+            .map_err(|e| e.clone())
+    }
+
+    /// Whether the database exists already (lspgate recovers at start without creating one).
+    pub fn exists(&self) -> bool {
+        Journal::exists(&self.inner.dir)
+    }
+
+    /// Runs `f` on the database, its tables ready. Blocking.
+    pub fn with<T>(
+        &self,
+        f: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, ToolError> {
+        let journal = self.journal()?;
+        self.inner
+            .ready
+            .get_or_init(|| journal.with_conn(|c| store::init(c, &store::token_alive)))
+            .clone()?;
+        journal.with_conn(f)
+    }
+
+    /// `with`, on the blocking pool.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || db.with(f))
+            .await
+            .map_err(|e| ToolError::internal(format!("state database: {e}")))?
+    }
+}
+
+/// What the writer receives.
+enum Emit {
+    Event {
+        kind: &'static str,
+        data: Value,
+        at_ms: i64,
+    },
+    /// A server's counts for a file; an event only when the file's totals change.
+    Counts {
+        file: String,
+        server: String,
+        errors: u32,
+        warnings: u32,
+        at_ms: i64,
+    },
+    Flush(oneshot::Sender<()>),
+}
+
+/// A workspace's event log: emit, flush, read, follow.
+pub struct EventLog {
+    tx: mpsc::UnboundedSender<Emit>,
+    appended: broadcast::Sender<Arc<Event>>,
+    db: StateDb,
+    /// The newest seq known written (read from the database at start when it exists).
+    written: Arc<AtomicI64>,
+}
+
+impl EventLog {
+    /// Starts the writer (which ends once every sender is gone, the rest written).
+    pub fn start(db: StateDb) -> EventLog {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let appended = broadcast::channel(1024).0;
+        let written = Arc::new(AtomicI64::new(0));
+        tokio::spawn(write(rx, db.clone(), appended.clone(), written.clone()));
+        EventLog {
+            tx,
+            appended,
+            db,
+            written,
+        }
+    }
+
+    /// The newest seq written, as far as this process knows: every event recorded before the
+    /// call has a seq at most this (those still on their way to the database excepted; `flush`
+    /// first to include them).
+    pub fn written(&self) -> i64 {
+        self.written.load(Ordering::Acquire)
+    }
+
+    pub fn db(&self) -> &StateDb {
+        &self.db
+    }
+
+    /// Records an event of `kind` (one of `KINDS`).
+    pub fn emit(&self, kind: &'static str, data: Value) {
+        let _ = self.tx.send(Emit::Event {
+            kind,
+            data,
+            at_ms: store::now_ms(),
+        });
+    }
+
+    /// Notes the counts `server` reported for `file` (root-relative) at its current content:
+    /// `diagnostics_changed` when the file's totals differ from the last ones lspgate saw.
+    pub fn saw_diagnostics(&self, file: String, server: &str, errors: u32, warnings: u32) {
+        let _ = self.tx.send(Emit::Counts {
+            file,
+            server: server.to_string(),
+            errors,
+            warnings,
+            at_ms: store::now_ms(),
+        });
+    }
+
+    /// Waits until everything emitted before this call is written (or could not be).
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.send(Emit::Flush(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    /// Every event as it is written, from now on (a receiver that lags learns it).
+    pub fn follow(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.appended.subscribe()
+    }
+
+    /// How many `follow` receivers are alive.
+    pub fn followers(&self) -> usize {
+        self.appended.receiver_count()
+    }
+
+    /// Events after `after`, everything emitted before the call included.
+    pub async fn read(
+        &self,
+        after: i64,
+        limit: usize,
+        kinds: Vec<String>,
+    ) -> Result<Page, ToolError> {
+        self.flush().await;
+        self.db
+            .run(move |c| {
+                let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+                store::read(c, after, limit, &kinds)
+            })
+            .await
+    }
+
+    /// The newest `n` events (and the cursor after them), everything emitted before the call
+    /// included.
+    pub async fn tail(&self, n: usize) -> Result<Page, ToolError> {
+        self.flush().await;
+        self.db
+            .run(move |c| {
+                let last: i64 =
+                    c.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
+                store::read(c, (last - n as i64).max(0), n, &[])
+            })
+            .await
+    }
+
+    /// The sink the registry reports through: its events, in this log's order, with paths
+    /// made root-relative.
+    pub fn registry_sink(&self, root: &Root) -> Sink {
+        let tx = self.tx.clone();
+        let root = root.clone();
+        Box::new(move |e: RegistryEvent| {
+            let at_ms = store::now_ms();
+            for (kind, data) in registry_events(&root, e) {
+                let _ = tx.send(Emit::Event { kind, data, at_ms });
+            }
+        })
+    }
+}
+
+/// A path as events show it: root-relative, `.` for the root itself.
+fn shown(root: &Root, path: &Path) -> String {
+    match root.relative(path) {
+        s if s.is_empty() => ".".into(),
+        s => s,
+    }
+}
+
+/// The events a registry event makes.
+fn registry_events(root: &Root, e: RegistryEvent) -> Vec<(&'static str, Value)> {
+    let server = |kind: &'static str, server: String, at: PathBuf, reason: Option<String>| {
+        let mut data = json!({"server": server, "root": shown(root, &at)});
+        if let Some(r) = reason {
+            data["reason"] = Value::from(r);
+        }
+        vec![(kind, data)]
+    };
+    match e {
+        RegistryEvent::Started { server: s, root: r } => server("server_started", s, r, None),
+        RegistryEvent::Restarted {
+            server: s,
+            root: r,
+            reason,
+        } => server("server_restarted", s, r, Some(reason)),
+        RegistryEvent::Failed {
+            server: s,
+            root: r,
+            reason,
+        } => server("server_failed", s, r, Some(reason)),
+        RegistryEvent::Stopped {
+            server: s,
+            root: r,
+            reason,
+        } => server("server_stopped", s, r, Some(reason)),
+        RegistryEvent::FilesChanged { own, outside } => {
+            let mut out = Vec::new();
+            for (by, files) in [("lspgate", own), ("outside", outside)] {
+                if !files.is_empty() {
+                    out.push(("file_changed", files_changed(root, &files, by)));
+                }
+            }
+            out
+        }
+    }
+}
+
+/// `{files, by}` (and `more` past `MAX_FILES`).
+pub fn files_changed(root: &Root, files: &[PathBuf], by: &str) -> Value {
+    let mut list: Vec<String> = files.iter().map(|p| shown(root, p)).collect();
+    list.sort();
+    list.dedup();
+    let more = list.len().saturating_sub(MAX_FILES);
+    list.truncate(MAX_FILES);
+    let mut data = json!({"files": list, "by": by});
+    if more > 0 {
+        data["more"] = Value::from(more);
+    }
+    data
+}
+
+/// The writer: appends what it receives, a transaction per batch, then tells followers.
+async fn write(
+    mut rx: mpsc::UnboundedReceiver<Emit>,
+    db: StateDb,
+    appended: broadcast::Sender<Arc<Event>>,
+    written: Arc<AtomicI64>,
+) {
+    let mut warned = false;
+    // Where the log stands, before anything new: a database that does not exist yet holds
+    // nothing (and is not made for this).
+    if db.exists() {
+        match db
+            .run(|c| c.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0)))
+            .await
+        {
+            Ok(n) => {
+                written.fetch_max(n, Ordering::AcqRel);
+            }
+            Err(e) => {
+                warned = true;
+                tracing::warn!("the event log cannot be read: {e}");
+            }
+        }
+    }
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < 1_000 {
+            match rx.try_recv() {
+                Ok(e) => batch.push(e),
+                Err(_) => break,
+            }
+        }
+        let mut flushes = Vec::new();
+        let mut work = Vec::new();
+        for e in batch {
+            match e {
+                Emit::Flush(done) => flushes.push(done),
+                other => work.push(other),
+            }
+        }
+        if !work.is_empty() {
+            let appended_now = db.run(move |c| append_all(c, work)).await;
+            match appended_now {
+                Ok(events) => {
+                    if let Some(last) = events.last() {
+                        written.fetch_max(last.seq, Ordering::AcqRel);
+                    }
+                    for e in events {
+                        let _ = appended.send(Arc::new(e));
+                    }
+                }
+                Err(e) if !warned => {
+                    warned = true;
+                    tracing::warn!("the event log cannot be written: {e}");
+                }
+                Err(_) => {}
+            }
+        }
+        for done in flushes {
+            let _ = done.send(());
+        }
+    }
+}
+
+fn append_all(c: &mut rusqlite::Connection, work: Vec<Emit>) -> rusqlite::Result<Vec<Event>> {
+    let tx = c.transaction()?;
+    let mut out = Vec::new();
+    for e in work {
+        match e {
+            Emit::Event { kind, data, at_ms } => out.push(store::append(&tx, kind, &data, at_ms)?),
+            Emit::Counts {
+                file,
+                server,
+                errors,
+                warnings,
+                at_ms,
+            } => {
+                if let Some((errors, warnings)) =
+                    store::saw_counts(&tx, &file, &server, errors, warnings)?
+                {
+                    let data = json!({"file": file, "errors": errors, "warnings": warnings});
+                    out.push(store::append(&tx, "diagnostics_changed", &data, at_ms)?);
+                }
+            }
+            Emit::Flush(_) => {}
+        }
+    }
+    store::prune(&tx, store::KEEP_EVENTS)?;
+    tx.commit()?;
+    Ok(out)
+}

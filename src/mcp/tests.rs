@@ -1,0 +1,73 @@
+//! A session's own tasks end with the session: an MCP client over an in-memory pipe connects,
+//! subscribes, and goes; nothing it started keeps listening for server events afterwards.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+
+use super::serve_on;
+use crate::ops::{Engine, EngineOptions};
+use crate::registry::{Registry, RegistryOptions};
+use crate::workspace::Root;
+use crate::workspace::config::Config;
+
+/// Waits (bounded) until `f` holds.
+async fn until(what: &str, f: impl Fn() -> bool) {
+    for _ in 0..200 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{what}: not within 2 s");
+}
+
+#[tokio::test]
+async fn a_sessions_log_forwarding_and_subscriptions_end_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+    let root = Root::new(dir.path()).unwrap();
+    let registry =
+        Registry::with_config_using(root, &Config::default(), RegistryOptions::default(), |_| {
+            None
+        });
+    let opts = EngineOptions {
+        state_dir: dir.path().join(".lspgate"),
+        ..EngineOptions::default()
+    };
+    let engine = Arc::new(Engine::new(registry.clone(), opts));
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(theirs);
+    let served = tokio::spawn(serve_on(engine.clone(), read, write, 1 << 20));
+    let client = ().serve(ours).await.expect("initialize");
+    // The forwarding task starts once the client says it is initialized.
+    until("the session forwards server events", || {
+        registry.event_listeners() == 1
+    })
+    .await;
+    // A subscription's follower listens to the event log.
+    #[allow(deprecated)]
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new("lspgate://events"))
+        .await
+        .expect("subscribe");
+    let followers = || engine.shared().events().followers();
+    until("the subscription follows the log", || followers() == 1).await;
+
+    // The client goes; no server event and no log event comes after.
+    client.cancel().await.expect("cancel");
+    tokio::time::timeout(Duration::from_secs(5), served)
+        .await
+        .expect("the session did not end")
+        .unwrap()
+        .unwrap();
+    until("the forwarding task ended with the session", || {
+        registry.event_listeners() == 0
+    })
+    .await;
+    until("the subscription ended with the session", || {
+        followers() == 0
+    })
+    .await;
+}

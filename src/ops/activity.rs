@@ -1,0 +1,545 @@
+//! Heavy calls and background activities (SPEC §3, Activities). At most `max_inflight` heavy
+//! calls (`check`, `shrink`, `run_task`, `rename` with `apply`), foreground or background, run
+//! at once per workspace; one more is refused with `busy`, saying what runs and when to retry.
+//! `background: true` on `check`, `shrink` and `run_task` starts the same call as an activity
+//! and answers `{activity_id}` at once: it runs in a session of its own on the shared
+//! workspace (so it outlives the session that started it), is recorded in the state database
+//! when it starts and when it ends (its final result exactly the foreground call's), and can be
+//! cancelled: its future is dropped, which kills the task's process group, and it ends
+//! `cancelled`. When lspgate stops, running activities end `failed` with reason `interrupted`;
+//! if lspgate dies instead, the next one to open the database records that (`events::store`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::{oneshot, watch};
+
+use super::Engine;
+use super::tools::{self, ToolOutput};
+use crate::error::{Code, ToolError};
+use crate::events::store::{self, Finish};
+
+/// Heavy calls per workspace by default.
+pub const MAX_INFLIGHT: usize = 2;
+
+/// The tools that take `background: true`.
+pub const BACKGROUND: [&str; 3] = ["check", "shrink", "run_task"];
+
+/// How long a busy caller is told to wait before trying again.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// How long a cancel (or lspgate's stop) waits for an activity to wind down.
+const WIND_DOWN: Duration = Duration::from_secs(10);
+
+/// Whether a call counts against `max_inflight`.
+pub fn is_heavy(name: &str, args: &Value) -> bool {
+    BACKGROUND.contains(&name)
+        || (name == "rename" && args.get("apply") == Some(&Value::Bool(true)))
+}
+
+/// Takes `background` out of the arguments of a tool that has it; whether it was true.
+pub fn take_background(name: &str, args: &mut Value) -> bool {
+    if !BACKGROUND.contains(&name) {
+        return false;
+    }
+    args.as_object_mut()
+        .and_then(|m| m.remove("background"))
+        .is_some_and(|v| v == Value::Bool(true))
+}
+
+/// Adds `background` to the input schema of a tool that takes it.
+pub fn background_input(name: &str, schema: &mut Value) {
+    if !BACKGROUND.contains(&name) {
+        return;
+    }
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(
+            "background".into(),
+            json!({"type": "boolean", "description": "Answer `activity_id` at once; follow or cancel it with `activity`."}),
+        );
+    }
+}
+
+/// The output schema of a tool that takes `background`: its result, or `{activity_id}`.
+pub fn background_output(name: &str, schema: &mut Value) {
+    if !BACKGROUND.contains(&name) {
+        return;
+    }
+    let Some(m) = schema.as_object_mut() else {
+        return;
+    };
+    let required = m.remove("required").unwrap_or_else(|| json!([]));
+    if let Some(props) = m.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert("activity_id".into(), json!({"type": "string"}));
+    }
+    m.insert(
+        "anyOf".into(),
+        json!([{"required": required}, {"required": ["activity_id"]}]),
+    );
+}
+
+/// A heavy call in flight.
+struct Slot {
+    key: u64,
+    tool: String,
+    activity: Option<String>,
+    since: Instant,
+}
+
+/// Why an activity is told to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// `activity` with `cancel: true`.
+    Cancelled,
+    /// lspgate is stopping.
+    Interrupted,
+}
+
+/// An activity running in this process.
+struct Live {
+    kind: String,
+    /// As the work reports it.
+    progress: Mutex<Option<ActivityProgress>>,
+    stop: Mutex<Option<oneshot::Sender<Stop>>>,
+    /// Set once its end is recorded.
+    ended: watch::Sender<bool>,
+}
+
+/// A workspace's heavy calls in flight and the activities running in this process.
+pub struct Activities {
+    max: usize,
+    slots: Arc<Mutex<Vec<Slot>>>,
+    next: AtomicU64,
+    live: Arc<Mutex<HashMap<i64, Arc<Live>>>>,
+}
+
+/// A place among the heavy calls in flight, given back when dropped.
+pub struct Permit {
+    slots: Arc<Mutex<Vec<Slot>>>,
+    key: u64,
+}
+
+impl Permit {
+    fn label(&self, activity: &str) {
+        if let Ok(mut s) = self.slots.lock()
+            && let Some(slot) = s.iter_mut().find(|s| s.key == self.key)
+        {
+            slot.activity = Some(activity.to_string());
+        }
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.slots.lock() {
+            s.retain(|s| s.key != self.key);
+        }
+    }
+}
+
+impl Activities {
+    pub fn new(max_inflight: usize) -> Activities {
+        Activities {
+            max: max_inflight.max(1),
+            slots: Arc::default(),
+            next: AtomicU64::new(1),
+            live: Arc::default(),
+        }
+    }
+
+    /// The heavy calls allowed at once.
+    pub fn max_inflight(&self) -> usize {
+        self.max
+    }
+
+    /// Activities running in this process.
+    pub fn running(&self) -> usize {
+        self.live.lock().map(|l| l.len()).unwrap_or(0)
+    }
+
+    /// A place for a heavy call of `tool`, or `busy`.
+    pub fn admit(&self, tool: &str) -> Result<Permit, ToolError> {
+        let Ok(mut slots) = self.slots.lock() else {
+            return Err(ToolError::internal("the heavy-call count is poisoned"));
+        };
+        if slots.len() >= self.max {
+            let in_flight: Vec<Value> = slots
+                .iter()
+                .map(|s| {
+                    let mut v = json!({"tool": s.tool, "seconds": s.since.elapsed().as_secs()});
+                    if let Some(a) = &s.activity {
+                        v["activity_id"] = Value::from(a.as_str());
+                    }
+                    v
+                })
+                .collect();
+            let names: Vec<String> = slots
+                .iter()
+                .map(|s| match &s.activity {
+                    Some(a) => format!("{} ({a})", s.tool),
+                    None => s.tool.clone(),
+                })
+                .collect();
+            return Err(ToolError::new(
+                Code::Busy,
+                format!(
+                    "{} heavy calls already run on this workspace ({}; max_inflight {}): retry in {} s or once one ends (`activity` shows background ones)",
+                    slots.len(),
+                    names.join(", "),
+                    self.max,
+                    RETRY_AFTER.as_secs()
+                ),
+            )
+            .with_data(json!({
+                "running": slots.len(),
+                "max_inflight": self.max,
+                "in_flight": in_flight,
+                "retry_after_ms": RETRY_AFTER.as_millis() as u64,
+            })));
+        }
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        slots.push(Slot {
+            key,
+            tool: tool.to_string(),
+            activity: None,
+            since: Instant::now(),
+        });
+        Ok(Permit {
+            slots: self.slots.clone(),
+            key,
+        })
+    }
+
+    fn live(&self, n: i64) -> Option<Arc<Live>> {
+        self.live.lock().ok().and_then(|l| l.get(&n).cloned())
+    }
+}
+
+/// An activity as `activity` reports it.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ActivityResult {
+    pub id: String,
+    pub kind: String,
+    /// running, succeeded, failed or cancelled.
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<ActivityProgress>,
+    /// The final result: exactly what the call in the foreground returns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Map<String, Value>>,
+    /// `{code, message, data}` of a failed call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<serde_json::Map<String, Value>>,
+    /// Why it did not succeed: `cancelled`, `interrupted` (lspgate stopped), or the error's code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The final result's text, as the foreground call renders it (not in structured output).
+    #[serde(skip)]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ActivityProgress {
+    pub done: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+fn object(v: Option<Value>) -> Option<serde_json::Map<String, Value>> {
+    match v {
+        Some(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+impl Engine {
+    /// A place among the heavy calls for this call, if it is one.
+    pub(crate) fn admit_heavy(
+        &self,
+        name: &str,
+        args: &Value,
+    ) -> Result<Option<Permit>, ToolError> {
+        if !is_heavy(name, args) {
+            return Ok(None);
+        }
+        self.activities.admit(name).map(Some)
+    }
+
+    /// Starts `name` (admitted, `background` taken out) as an activity; answers
+    /// `{activity_id}` once its start is recorded.
+    pub(crate) async fn start_activity(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let permit = self.activities.admit(name)?;
+        let kind = name.to_string();
+        let (k, params, owner) = (kind.clone(), args.clone(), store::process_token());
+        let n = self
+            .state
+            .run(move |c| store::begin_activity(c, &k, &params, &owner))
+            .await?;
+        let id = store::activity_id(n);
+        permit.label(&id);
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let live = Arc::new(Live {
+            kind: kind.clone(),
+            progress: Mutex::new(None),
+            stop: Mutex::new(Some(stop_tx)),
+            ended: watch::channel(false).0,
+        });
+        if let Ok(mut l) = self.activities.live.lock() {
+            l.insert(n, live.clone());
+        }
+        self.events.emit(
+            "activity_started",
+            store::activity_data(n, &kind, "running", None),
+        );
+        // Recorded before the id is handed out: lspgate may die right after.
+        self.events.flush().await;
+        // A session of its own on the shared workspace: it outlives the caller's.
+        let session = Arc::new(Engine::session(self.shared().clone(), self.opts.clone()));
+        let all = self.activities.live.clone();
+        tokio::spawn(async move {
+            let stopped = run(&session, &kind, args, &live, stop_rx).await;
+            drop(permit);
+            let mut finish = match stopped {
+                Ok(Ok(out)) => Finish {
+                    state: "succeeded",
+                    result: Some(out.structured),
+                    text: Some(out.text),
+                    ..Finish::default()
+                },
+                Ok(Err(e)) => Finish {
+                    state: "failed",
+                    reason: Some(e.code.as_str().to_string()),
+                    error: e.to_json().get("error").cloned(),
+                    ..Finish::default()
+                },
+                Err(Stop::Cancelled) => Finish {
+                    state: "cancelled",
+                    reason: Some("cancelled".into()),
+                    ..Finish::default()
+                },
+                Err(Stop::Interrupted) => Finish {
+                    state: "failed",
+                    error: Some(json!({
+                        "code": "internal",
+                        "message": "interrupted: lspgate stopped before this finished",
+                        "data": {"reason": "interrupted"},
+                    })),
+                    reason: Some("interrupted".into()),
+                    ..Finish::default()
+                },
+            };
+            finish.progress = live
+                .progress
+                .lock()
+                .ok()
+                .and_then(|p| p.clone())
+                .and_then(|p| serde_json::to_value(p).ok());
+            let (state, reason) = (finish.state, finish.reason.clone());
+            let recorded = session
+                .state
+                .run(move |c| {
+                    let tx = c.transaction()?;
+                    store::finish_activity(&tx, n, &finish, store::now_ms())?;
+                    tx.commit()
+                })
+                .await;
+            if let Err(e) = recorded {
+                tracing::error!(
+                    "activity {}: cannot record its end: {e}",
+                    store::activity_id(n)
+                );
+            }
+            session.events.emit(
+                "activity_finished",
+                store::activity_data(n, &kind, state, reason.as_deref()),
+            );
+            if let Ok(mut l) = all.lock() {
+                l.remove(&n);
+            }
+            live.ended.send_replace(true);
+        });
+        let started = json!({"activity_id": id});
+        Ok(ToolOutput {
+            text: format!(
+                "started {name} in the background as {id}; poll it with `activity` (id \"{id}\"), or cancel it there"
+            ),
+            structured: started,
+        })
+    }
+
+    /// `activity`: an activity's state, progress and final result; with `cancel`, stops it
+    /// first (its child processes killed) and reports it `cancelled`.
+    pub async fn activity(&self, id: &str, cancel: bool) -> Result<ActivityResult, ToolError> {
+        let missing = || {
+            ToolError::new(
+                Code::ActivityMissing,
+                format!("no activity `{id}` on this workspace"),
+            )
+            .with_data(json!({"id": id}))
+        };
+        let n = store::activity_number(id).ok_or_else(missing)?;
+        if let Some(live) = self.activities.live(n) {
+            if !cancel {
+                return Ok(running(id, &live));
+            }
+            self.stop(&live, Stop::Cancelled).await;
+        }
+        let row = self
+            .state
+            .run(move |c| store::get_activity(c, n))
+            .await?
+            .ok_or_else(missing)?;
+        if row.state == "running" && cancel {
+            return Err(ToolError::new(
+                Code::ActivityMissing,
+                format!(
+                    "{id} runs in another lspgate process ({}); cancel it there",
+                    row.owner
+                        .split(':')
+                        .next()
+                        .map(|p| format!("pid {p}"))
+                        .unwrap_or_default()
+                ),
+            )
+            .with_data(json!({"id": id, "owner": row.owner})));
+        }
+        Ok(ActivityResult {
+            id: id.to_string(),
+            kind: row.kind,
+            state: row.state,
+            progress: row.progress.and_then(|p| serde_json::from_value(p).ok()),
+            result: object(row.result),
+            error: object(row.error),
+            reason: row.reason,
+            text: row.text,
+        })
+    }
+
+    /// Waits for an activity of this process to end (for MCP tasks); its end as `activity`
+    /// reports it.
+    pub async fn activity_end(&self, id: &str) -> Result<ActivityResult, ToolError> {
+        if let Some(live) = store::activity_number(id).and_then(|n| self.activities.live(n)) {
+            let mut ended = live.ended.subscribe();
+            let _ = ended.wait_for(|e| *e).await;
+        }
+        self.activity(id, false).await
+    }
+
+    /// Progress of an activity of this process, as it is now.
+    pub fn activity_progress(&self, id: &str) -> Option<ActivityProgress> {
+        let live = store::activity_number(id).and_then(|n| self.activities.live(n))?;
+        live.progress.lock().ok().and_then(|p| p.clone())
+    }
+
+    /// Tells `live` to stop and waits (bounded) until its end is recorded.
+    async fn stop(&self, live: &Live, why: Stop) {
+        let mut ended = live.ended.subscribe();
+        if let Some(tx) = live.stop.lock().ok().and_then(|mut s| s.take()) {
+            let _ = tx.send(why);
+        }
+        let _ = tokio::time::timeout(WIND_DOWN, ended.wait_for(|e| *e)).await;
+    }
+}
+
+impl super::Workspace {
+    /// lspgate is stopping: every running activity ends `failed` (reason `interrupted`).
+    pub(crate) async fn interrupt_activities(&self) {
+        let all: Vec<Arc<Live>> = self
+            .activities
+            .live
+            .lock()
+            .map(|l| l.values().cloned().collect())
+            .unwrap_or_default();
+        let waits = all.iter().map(|live| async move {
+            let mut ended = live.ended.subscribe();
+            if let Some(tx) = live.stop.lock().ok().and_then(|mut s| s.take()) {
+                let _ = tx.send(Stop::Interrupted);
+            }
+            let _ = tokio::time::timeout(WIND_DOWN, ended.wait_for(|e| *e)).await;
+        });
+        futures::future::join_all(waits).await;
+    }
+}
+
+/// An activity of this process, running.
+fn running(id: &str, live: &Live) -> ActivityResult {
+    let progress = live.progress.lock().ok().and_then(|p| p.clone());
+    ActivityResult {
+        id: id.to_string(),
+        kind: live.kind.clone(),
+        state: "running".into(),
+        progress,
+        result: None,
+        error: None,
+        reason: None,
+        text: None,
+    }
+}
+
+/// Runs the call until it ends or is told to stop; the work's future is dropped on a stop,
+/// which kills what it started (a task's process group, the server requests it sent).
+async fn run(
+    session: &Engine,
+    name: &str,
+    args: Value,
+    live: &Live,
+    stop: oneshot::Receiver<Stop>,
+) -> Result<Result<ToolOutput, ToolError>, Stop> {
+    let progress = |done: usize, total: usize| {
+        if let Ok(mut p) = live.progress.lock() {
+            *p = Some(ActivityProgress {
+                done,
+                total: Some(total),
+                message: Some(format!("{done}/{total} files")),
+            });
+        }
+    };
+    tokio::select! {
+        out = tools::run_admitted(session, name, args, &progress) => Ok(out),
+        why = stop => Err(why.unwrap_or(Stop::Interrupted)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_past_max_inflight_is_busy_and_says_what_runs() {
+        let a = Activities::new(2);
+        let one = a.admit("check").unwrap();
+        one.label("act-1");
+        let _two = a.admit("run_task").unwrap();
+        let e = a.admit("shrink").err().unwrap();
+        assert_eq!(e.code, Code::Busy);
+        let data = e.data.unwrap();
+        assert_eq!(data["running"], 2);
+        assert_eq!(data["max_inflight"], 2);
+        assert_eq!(data["in_flight"][0]["activity_id"], "act-1");
+        assert!(data["retry_after_ms"].as_u64().unwrap() > 0);
+        drop(one);
+        assert!(a.admit("shrink").is_ok());
+    }
+
+    #[test]
+    fn heavy_calls_and_background() {
+        assert!(is_heavy("check", &json!({})));
+        assert!(is_heavy("rename", &json!({"apply": true})));
+        assert!(!is_heavy("rename", &json!({"apply": false})));
+        assert!(!is_heavy("hover", &json!({})));
+        let mut args = json!({"name": "t", "background": true});
+        assert!(take_background("run_task", &mut args));
+        assert_eq!(args, json!({"name": "t"}));
+        let mut args = json!({"file": "a", "background": true});
+        assert!(!take_background("hover", &mut args));
+    }
+}
