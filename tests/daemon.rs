@@ -466,3 +466,53 @@ async fn activities_outlive_their_session_and_events_outlive_the_daemon() {
     assert_eq!(r["reason"], "interrupted", "{text}");
     c.stop().await;
 }
+
+/// A session's tasks are found on and run with that session's PATH, not the PATH of the
+/// daemon (which the first session started with its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_run_with_the_sessions_path_in_the_daemon() {
+    let d = Daemon::new();
+    let tools = tempfile::tempdir().unwrap();
+    let tool = tools.path().join("lint-tool");
+    std::fs::write(
+        &tool,
+        "#!/bin/sh\necho \"a.c:1:5: error: found by lint-tool in $PWD\"\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ws = workspace(&[
+        ("a.c", "int x;\n"),
+        (
+            "lspgate.toml",
+            "[[task]]\nname = \"lint\"\ncommand = [\"lint-tool\"]\nparser = \"gcc\"\n",
+        ),
+    ]);
+    trust(ws.path(), d.home.path());
+    // The first session starts the daemon with a PATH that lacks the tool.
+    let plain = d.session(ws.path(), &[]).await;
+    let (code, _) = plain.err("run_task", json!({"name": "lint"})).await;
+    assert_eq!(
+        code, "invalid_params",
+        "the daemon's own PATH has no lint-tool"
+    );
+    let path = format!("{}:{}", tools.path().display(), test_path());
+    let with_tool = Gate::start_with_env(ws.path(), &[], &[], &d.env(&[("PATH", &path)])).await;
+    let (r, text) = with_tool.ok("run_task", json!({"name": "lint"})).await;
+    assert_eq!(r["exit_code"], 1, "{text}");
+    let messages: Vec<&str> = r["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["message"].as_str())
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.contains("found by lint-tool")),
+        "{text}"
+    );
+    // Both sessions went through one daemon.
+    let status = d.status().expect("a daemon runs");
+    assert_eq!(status["sessions"], 2, "{status}");
+    with_tool.stop().await;
+    plain.stop().await;
+}

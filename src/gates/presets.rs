@@ -13,11 +13,12 @@ use std::path::Path;
 
 use super::Task;
 
-/// Task presets for the toolchains whose markers `root` holds and that are on PATH. Walks the
-/// workspace for `cc` (blocking: call it off the runtime thread).
-pub fn presets(root: &Path) -> Vec<Task> {
+/// Task presets for the toolchains whose markers `root` holds and that are on `path` (the
+/// session's PATH; `None`: lspgate's own). Walks the workspace for `cc` (blocking: call it off
+/// the runtime thread).
+pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
     let has = |marker: &str| crate::workspace::has_marker(root, marker);
-    let on_path = |c: &str| crate::workspace::presets::which(c).is_some();
+    let on_path = |c: &str| crate::workspace::presets::which_in(c, path).is_some();
     let task = |name: &str, steps: Vec<Vec<String>>, parser: &str| Task {
         name: name.into(),
         steps,
@@ -244,7 +245,12 @@ mod tests {
     #[test]
     fn presets_follow_markers() {
         let dir = tempfile::tempdir().unwrap();
-        let names = |d: &Path| presets(d).into_iter().map(|t| t.name).collect::<Vec<_>>();
+        let names = |d: &Path| {
+            presets(d, None)
+                .into_iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+        };
         assert!(names(dir.path()).is_empty());
         std::fs::write(dir.path().join("compile_flags.txt"), "-std=c11\n").unwrap();
         std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
@@ -275,7 +281,7 @@ mod tests {
             std::fs::write(dir.path().join(f), "").unwrap();
         }
         let shells = ["sh", "bash", "dash", "zsh", "/bin/sh", "/bin/bash"];
-        for t in presets(dir.path()) {
+        for t in presets(dir.path(), None) {
             for step in &t.steps {
                 assert!(!shells.contains(&step[0].as_str()), "{}: {step:?}", t.name);
                 assert!(!step.iter().any(|a| a == "-c"), "{}: {step:?}", t.name);
@@ -405,7 +411,7 @@ main.c
             "int ok(void) { return 0; }\n",
         )
         .unwrap();
-        let task = presets(dir.path())
+        let task = presets(dir.path(), None)
             .into_iter()
             .find(|t| t.name == "cc")
             .unwrap();
@@ -415,7 +421,7 @@ main.c
             "{:?}",
             task.steps
         );
-        let run = super::super::run(&task, &[], dir.path(), Duration::from_secs(60))
+        let run = super::super::run(&task, &[], dir.path(), None, Duration::from_secs(60))
             .await
             .unwrap();
         assert_ne!(run.exit_code, Some(0));

@@ -28,7 +28,8 @@ impl Engine {
             return Ok(t.clone());
         }
         let root = self.root().path().to_path_buf();
-        let presets = tokio::task::spawn_blocking(move || gates::presets(&root))
+        let path = self.registry().path().map(|p| p.to_os_string());
+        let presets = tokio::task::spawn_blocking(move || gates::presets(&root, path.as_deref()))
             .await
             .unwrap_or_default();
         let known: Vec<&str> = self
@@ -91,6 +92,7 @@ impl Engine {
             &task,
             &p.args.unwrap_or_default(),
             self.root().path(),
+            self.registry().path(),
             timeout,
         )
         .await?;

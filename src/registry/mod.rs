@@ -336,6 +336,12 @@ impl Registry {
         &self.root
     }
 
+    /// The PATH this workspace's servers and tasks are found on and run with (the session's,
+    /// in a daemon); `None`: lspgate's own.
+    pub fn path(&self) -> Option<&std::ffi::OsStr> {
+        self.opts.path.as_deref()
+    }
+
     fn entries(&self) -> Vec<Arc<Entry>> {
         self.entries.read().map(|e| e.clone()).unwrap_or_default()
     }

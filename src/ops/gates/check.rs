@@ -199,6 +199,9 @@ impl Engine {
             tasks.push(self.task(&name).await?);
         }
         let total = files.len();
+        // The size of the work, at once: a whole-workspace pass reports its files only when it
+        // ends, and a server may take a while to load before the first file is done.
+        progress(0, total);
         let _batch = self.registry.batch(total);
         let fail_at = p.severity.unwrap_or(Severity::Error);
         let whole = self.covers_workspace(&p);
@@ -537,7 +540,15 @@ impl Engine {
             files: None,
             examples: Vec::new(),
         };
-        let run = match gates::run(task, &[], self.root().path(), TASK_TIMEOUT).await {
+        let run = match gates::run(
+            task,
+            &[],
+            self.root().path(),
+            self.registry().path(),
+            TASK_TIMEOUT,
+        )
+        .await
+        {
             Ok(run) => run,
             Err(e) if e.code == crate::error::Code::UntrustedConfig => return Err(e),
             // Its message names the task and why it could not run.
