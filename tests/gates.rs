@@ -647,15 +647,15 @@ async fn check_over_mcp_reports_progress() {
     assert_eq!(report["ok"], false, "{report}");
     assert_eq!(report["summary"]["files"], 5);
     assert_eq!(report["issues"][0]["file"], "f3.py");
-    let progress = gate.wait_for_progress(5).await;
-    // One per file, up to the total, all before the result (rmcp's client puts its own token
+    let progress = gate.wait_for_progress(6).await;
+    // The total at once, then one per file, up to the total, all before the result (rmcp's client puts its own token
     // on the request, and runs its handlers concurrently, so arrival order is not checked).
     let mut steps: Vec<f64> = progress
         .iter()
         .map(|p| p["progress"].as_f64().unwrap())
         .collect();
     steps.sort_by(f64::total_cmp);
-    assert_eq!(steps, [1.0, 2.0, 3.0, 4.0, 5.0], "{progress:?}");
+    assert_eq!(steps, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "{progress:?}");
     assert!(progress.iter().all(|p| p["total"] == 5.0));
     gate.stop().await;
 }
