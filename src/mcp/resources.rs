@@ -70,8 +70,12 @@ fn decode(s: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            let hex = bytes.get(i + 1..i + 3)?;
+            // Two hex digits exactly (`from_str_radix` alone takes a sign: `%+5`).
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -106,24 +110,35 @@ pub fn templates() -> Vec<ResourceTemplate> {
     ]
 }
 
-/// A failed read as MCP reports it: a path that names no file is not found.
+/// A failed read as MCP reports it: a path that names no file, or a file no server serves
+/// (it has no diagnostics to follow), is not found.
 fn failure(uri: &str, e: ToolError) -> McpError {
     let data = Some(e.to_json());
     match e.code {
         Code::FileNotFound | Code::OutsideRoot | Code::InvalidParams => {
             McpError::resource_not_found(format!("{uri}: {e}"), data)
         }
+        Code::NoServer => McpError::resource_not_found(
+            format!("{uri}: no language server serves this file, so it has no diagnostics: {e}"),
+            data,
+        ),
         _ => McpError::internal_error(format!("{uri}: {e}"), data),
     }
 }
 
-/// The content of a resource, as the tool behind it answers.
+/// The content of a resource, as the tool behind it answers (whatever the session's tool
+/// profile: a listed resource reads). Diagnostics in one page, all of them: the resource is the
+/// whole set, and a change past the tool's default page is a change.
 async fn content(engine: &Engine, target: &Target) -> Result<Value, ToolError> {
+    let all = u32::MAX;
     let out = match target {
-        Target::Servers => tools::call(engine, "servers", json!({})).await?,
-        Target::Diagnostics => tools::call(engine, "diagnostics", json!({})).await?,
+        Target::Servers => tools::call_for_resource(engine, "servers", json!({})).await?,
+        Target::Diagnostics => {
+            tools::call_for_resource(engine, "diagnostics", json!({"limit": all})).await?
+        }
         Target::FileDiagnostics(f) => {
-            tools::call(engine, "diagnostics", json!({"file": f})).await?
+            tools::call_for_resource(engine, "diagnostics", json!({"file": f, "limit": all}))
+                .await?
         }
         Target::Events => {
             let page = engine.shared().events().tail(EVENTS_SHOWN as usize).await?;
@@ -545,6 +560,39 @@ mod tests {
         Arc::new(Engine::new(registry, opts))
     }
 
+    /// Resources read whatever the session's tool profile (they are listed whatever it is),
+    /// and a file no server serves is not found, whether read or subscribed to.
+    #[tokio::test]
+    async fn resources_read_under_any_profile_and_an_unserved_file_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let registry = Registry::with_config_using(
+            root,
+            &Config::default(),
+            RegistryOptions::default(),
+            |_| None,
+        );
+        let opts = EngineOptions {
+            state_dir: dir.path().join(".lspgate"),
+            tools: tools::Profile::parse(&["navigation"]).unwrap(),
+            ..EngineOptions::default()
+        };
+        let engine = Engine::new(registry, opts);
+        for r in list() {
+            let read = read(&engine, &r.uri).await;
+            assert!(read.is_ok(), "{}: {read:?}", r.uri);
+        }
+        let uri = "lspgate://diagnostics/a.py";
+        let e = read(&engine, uri).await.unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND, "{e:?}");
+        assert!(e.message.contains("no language server"), "{e:?}");
+        let subs = Subscriptions::default();
+        let e = subs.add(&engine, uri, None).await.unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND, "{e:?}");
+        assert!(subs.watched.lock().await.is_empty());
+    }
+
     /// A session's second subscription, while its baseline is computed, with the follower of
     /// the first already running: a change that lands then is told once the baseline is in
     /// place, not passed over.
@@ -596,6 +644,10 @@ mod tests {
         );
         assert_eq!(Target::parse("lspgate://diagnostics/"), None);
         assert_eq!(Target::parse("lspgate://diagnostics/bad%zz"), None);
+        // Two hex digits, no sign.
+        assert_eq!(Target::parse("lspgate://diagnostics/a%+5"), None);
+        assert_eq!(Target::parse("lspgate://diagnostics/a%-5"), None);
+        assert_eq!(Target::parse("lspgate://diagnostics/a%5"), None);
         assert_eq!(Target::parse("lspgate://other"), None);
     }
 }
