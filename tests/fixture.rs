@@ -449,3 +449,39 @@ async fn a_settled_server_is_not_held_to_its_startup_quiet() {
     }
     gate.stop().await;
 }
+
+/// The diagnostics resources hold every diagnostic, not the `diagnostics` tool's first page
+/// (200): a change past it is a change of the resource.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagnostics_resources_hold_every_diagnostic() {
+    let many: String = (0..250).map(|i| format!("x{i} = 1  # ERROR\n")).collect();
+    let ws = workspace(&[("a.py", many.as_str())]);
+    let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
+    let read = |uri: &'static str| {
+        let client = &gate.client;
+        async move {
+            let r = client
+                .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+                .await
+                .unwrap();
+            let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &r.contents[0]
+            else {
+                panic!("not text: {r:?}")
+            };
+            serde_json::from_str::<serde_json::Value>(text).unwrap()
+        }
+    };
+    let count = |v: &serde_json::Value| -> usize {
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["diagnostics"].as_array().unwrap().len())
+            .sum()
+    };
+    let file = read("lspgate://diagnostics/a.py").await;
+    assert_eq!(count(&file), 250, "{file}");
+    let all = read("lspgate://diagnostics").await;
+    assert_eq!(count(&all), 250, "{all}");
+    gate.stop().await;
+}

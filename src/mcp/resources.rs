@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
@@ -70,8 +70,12 @@ fn decode(s: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            let hex = bytes.get(i + 1..i + 3)?;
+            // Two hex digits exactly (`from_str_radix` alone takes a sign: `%+5`).
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -106,24 +110,35 @@ pub fn templates() -> Vec<ResourceTemplate> {
     ]
 }
 
-/// A failed read as MCP reports it: a path that names no file is not found.
+/// A failed read as MCP reports it: a path that names no file, or a file no server serves
+/// (it has no diagnostics to follow), is not found.
 fn failure(uri: &str, e: ToolError) -> McpError {
     let data = Some(e.to_json());
     match e.code {
         Code::FileNotFound | Code::OutsideRoot | Code::InvalidParams => {
             McpError::resource_not_found(format!("{uri}: {e}"), data)
         }
+        Code::NoServer => McpError::resource_not_found(
+            format!("{uri}: no language server serves this file, so it has no diagnostics: {e}"),
+            data,
+        ),
         _ => McpError::internal_error(format!("{uri}: {e}"), data),
     }
 }
 
-/// The content of a resource, as the tool behind it answers.
+/// The content of a resource, as the tool behind it answers (whatever the session's tool
+/// profile: a listed resource reads). Diagnostics in one page, all of them: the resource is the
+/// whole set, and a change past the tool's default page is a change.
 async fn content(engine: &Engine, target: &Target) -> Result<Value, ToolError> {
+    let all = u32::MAX;
     let out = match target {
-        Target::Servers => tools::call(engine, "servers", json!({})).await?,
-        Target::Diagnostics => tools::call(engine, "diagnostics", json!({})).await?,
+        Target::Servers => tools::call_for_resource(engine, "servers", json!({})).await?,
+        Target::Diagnostics => {
+            tools::call_for_resource(engine, "diagnostics", json!({"limit": all})).await?
+        }
         Target::FileDiagnostics(f) => {
-            tools::call(engine, "diagnostics", json!({"file": f})).await?
+            tools::call_for_resource(engine, "diagnostics", json!({"file": f, "limit": all}))
+                .await?
         }
         Target::Events => {
             let page = engine.shared().events().tail(EVENTS_SHOWN as usize).await?;
@@ -169,6 +184,8 @@ async fn seen(engine: &Engine, target: &Target) -> Result<Option<String>, ToolEr
 
 /// One subscribed resource.
 struct Watched {
+    /// Which subscription this is (a resubscription to the same URI replaces it).
+    id: u64,
     target: Target,
     /// A file's root-relative path (for `diagnostics_changed` events that name it).
     file: Option<String>,
@@ -176,8 +193,14 @@ struct Watched {
     /// Events up to this seq happened before the subscription: `seen` includes them.
     since: i64,
     /// Events after `since` and up to this seq happened while `seen` was computed: it may or
-    /// may not include them, so one of them that concerns the resource is a change.
-    settled: i64,
+    /// may not include them, so one of them that concerns the resource is a change. `None`
+    /// while `seen` is being computed (the entry is in place from the start, so a follower
+    /// already running for the session does not pass over its events meanwhile).
+    settled: Option<i64>,
+    /// An event after `since` that concerns the resource was read while `seen` was computed.
+    missed: bool,
+    /// A change is certain and not yet told (a missed event, once `seen` is in place).
+    due: bool,
 }
 
 /// A session's subscriptions (or one `subscriptions/listen` stream's).
@@ -185,6 +208,9 @@ struct Watched {
 pub struct Subscriptions {
     watched: tokio::sync::Mutex<HashMap<String, Watched>>,
     following: AtomicBool,
+    next_id: AtomicU64,
+    /// Wakes the follower when a subscription has a change due that no new event will bring.
+    nudge: tokio::sync::Notify,
 }
 
 impl Subscriptions {
@@ -218,20 +244,56 @@ impl Subscriptions {
                 log.written()
             }
         };
-        let seen = seen(engine, &target).await.map_err(|e| failure(uri, e))?;
-        log.flush().await;
-        let settled = log.written();
+        let id = self.begin(uri, target.clone(), file, since).await;
+        match seen(engine, &target).await {
+            Ok(seen) => {
+                log.flush().await;
+                self.settle(uri, id, seen, log.written()).await;
+                Ok(since)
+            }
+            Err(e) => {
+                let mut watched = self.watched.lock().await;
+                if watched.get(uri).is_some_and(|w| w.id == id) {
+                    watched.remove(uri);
+                }
+                Err(failure(uri, e))
+            }
+        }
+    }
+
+    /// Puts a subscription in place before its baseline is computed: events after `since` that
+    /// concern it count from now on, even for a follower that is already running.
+    async fn begin(&self, uri: &str, target: Target, file: Option<String>, since: i64) -> u64 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.watched.lock().await.insert(
             uri.to_string(),
             Watched {
+                id,
                 target,
                 file,
-                seen,
+                seen: None,
                 since,
-                settled,
+                settled: None,
+                missed: false,
+                due: false,
             },
         );
-        Ok(since)
+        id
+    }
+
+    /// Completes subscription `id` with its baseline `seen`, computed before event `settled`
+    /// was written. An event a follower read meanwhile makes a change due at once.
+    async fn settle(&self, uri: &str, id: u64, seen: Option<String>, settled: i64) {
+        let mut watched = self.watched.lock().await;
+        let Some(w) = watched.get_mut(uri).filter(|w| w.id == id) else {
+            return;
+        };
+        w.seen = seen;
+        w.settled = Some(settled);
+        if w.missed {
+            w.due = true;
+            self.nudge.notify_one();
+        }
     }
 
     pub async fn remove(&self, uri: &str) {
@@ -268,6 +330,7 @@ impl Subscriptions {
         let log = engine.shared().events();
         let mut wake = log.follow();
         let mut cursor = cursor;
+        let mut nudged = false;
         loop {
             let mut news = News::default();
             loop {
@@ -290,7 +353,7 @@ impl Subscriptions {
                     }
                 }
             }
-            if !news.is_empty() {
+            if !news.is_empty() || nudged {
                 if list_changes
                     && (!news.servers.is_empty() || news.everything)
                     && !out.list_changed().await
@@ -303,11 +366,15 @@ impl Subscriptions {
                     }
                 }
             }
-            // Sleep until more is written; wake-ups for what was just read are passed over.
-            match wake.recv().await {
-                Ok(_) | Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => return,
-            }
+            // Sleep until more is written (or a subscription has a change due); wake-ups for
+            // what was just read are passed over.
+            nudged = tokio::select! {
+                r = wake.recv() => match r {
+                    Ok(_) | Err(RecvError::Lagged(_)) => false,
+                    Err(RecvError::Closed) => return,
+                },
+                () = self.nudge.notified() => true,
+            };
             while !matches!(
                 wake.try_recv(),
                 Err(tokio::sync::broadcast::error::TryRecvError::Empty
@@ -319,32 +386,42 @@ impl Subscriptions {
     /// The subscribed resources that changed with `news`: diagnostics computed afresh and
     /// compared with what the client was last told (no lock is held while they are computed).
     async fn changed(&self, engine: &Engine, news: &News) -> Vec<String> {
-        // (uri, target, content last told, whether a change is certain)
-        let asked: Vec<(String, Target, Option<String>, bool)> = {
+        // (uri, subscription, target, content last told, whether a change is certain)
+        let asked: Vec<(String, u64, Target, Option<String>, bool)> = {
             let mut watched = self.watched.lock().await;
             watched
                 .iter_mut()
                 .filter_map(|(uri, w)| {
                     let seqs = news.concerning(w);
                     let after: Vec<i64> = seqs.into_iter().filter(|s| *s > w.since).collect();
-                    if after.is_empty() && !news.everything {
+                    let touched = !after.is_empty() || news.everything;
+                    let Some(settled) = w.settled else {
+                        // Its baseline is being computed: whether it holds this change is
+                        // unknown, so the change is told once the baseline is in place.
+                        w.missed |= touched;
+                        return None;
+                    };
+                    let due = std::mem::take(&mut w.due);
+                    if !touched && !due {
                         return None;
                     }
-                    let certain = after.iter().any(|s| *s <= w.settled);
-                    w.since = w.since.max(w.settled);
-                    Some((uri.clone(), w.target.clone(), w.seen.clone(), certain))
+                    let certain = due || after.iter().any(|s| *s <= settled);
+                    w.since = w.since.max(settled);
+                    Some((uri.clone(), w.id, w.target.clone(), w.seen.clone(), certain))
                 })
                 .collect()
         };
         let mut out = Vec::new();
-        for (uri, target, before, certain) in asked {
+        for (uri, id, target, before, certain) in asked {
             if matches!(target, Target::Events | Target::Servers) {
                 out.push(uri);
                 continue;
             }
             match seen(engine, &target).await {
                 Ok(now) if certain || now != before => {
-                    if let Some(w) = self.watched.lock().await.get_mut(&uri) {
+                    if let Some(w) = self.watched.lock().await.get_mut(&uri)
+                        && w.id == id
+                    {
                         w.seen = now;
                     }
                     out.push(uri);
@@ -420,6 +497,9 @@ impl News {
 pub enum Out {
     Peer(Peer<RoleServer>),
     Listen(SubscriptionSink),
+    /// The URIs told updated, for tests.
+    #[cfg(test)]
+    Test(tokio::sync::mpsc::UnboundedSender<String>),
 }
 
 impl Out {
@@ -435,6 +515,8 @@ impl Out {
                 Err(rmcp::service::SubscriptionSendError::SubscriptionClosed
                     | rmcp::service::SubscriptionSendError::Service(_))
             ),
+            #[cfg(test)]
+            Out::Test(tx) => tx.send(uri.to_string()).is_ok(),
         }
     }
 
@@ -447,6 +529,8 @@ impl Out {
                 Err(rmcp::service::SubscriptionSendError::SubscriptionClosed
                     | rmcp::service::SubscriptionSendError::Service(_))
             ),
+            #[cfg(test)]
+            Out::Test(_) => true,
         }
     }
 }
@@ -454,6 +538,96 @@ impl Out {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::EngineOptions;
+    use crate::registry::{Registry, RegistryOptions};
+    use crate::workspace::Root;
+    use crate::workspace::config::Config;
+    use std::time::Duration;
+
+    /// A session on a workspace with no servers, in `dir`.
+    fn engine(dir: &std::path::Path) -> Arc<Engine> {
+        let root = Root::new(dir).unwrap();
+        let registry = Registry::with_config_using(
+            root,
+            &Config::default(),
+            RegistryOptions::default(),
+            |_| None,
+        );
+        let opts = EngineOptions {
+            state_dir: dir.join(".lspgate"),
+            ..EngineOptions::default()
+        };
+        Arc::new(Engine::new(registry, opts))
+    }
+
+    /// Resources read whatever the session's tool profile (they are listed whatever it is),
+    /// and a file no server serves is not found, whether read or subscribed to.
+    #[tokio::test]
+    async fn resources_read_under_any_profile_and_an_unserved_file_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let registry = Registry::with_config_using(
+            root,
+            &Config::default(),
+            RegistryOptions::default(),
+            |_| None,
+        );
+        let opts = EngineOptions {
+            state_dir: dir.path().join(".lspgate"),
+            tools: tools::Profile::parse(&["navigation"]).unwrap(),
+            ..EngineOptions::default()
+        };
+        let engine = Engine::new(registry, opts);
+        for r in list() {
+            let read = read(&engine, &r.uri).await;
+            assert!(read.is_ok(), "{}: {read:?}", r.uri);
+        }
+        let uri = "lspgate://diagnostics/a.py";
+        let e = read(&engine, uri).await.unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND, "{e:?}");
+        assert!(e.message.contains("no language server"), "{e:?}");
+        let subs = Subscriptions::default();
+        let e = subs.add(&engine, uri, None).await.unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND, "{e:?}");
+        assert!(subs.watched.lock().await.is_empty());
+    }
+
+    /// A session's second subscription, while its baseline is computed, with the follower of
+    /// the first already running: a change that lands then is told once the baseline is in
+    /// place, not passed over.
+    #[tokio::test]
+    async fn a_change_while_a_later_subscriptions_baseline_is_computed_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let engine = engine(dir.path());
+        let log = engine.shared().events();
+        let subs = Arc::new(Subscriptions::default());
+        // The first subscription, and its follower.
+        let since = subs.add(&engine, EVENTS_URI, None).await.unwrap();
+        let (tx, mut told) = tokio::sync::mpsc::unbounded_channel();
+        let follower = {
+            let (subs, engine) = (subs.clone(), engine.clone());
+            tokio::spawn(async move { subs.follow(&engine, &Out::Test(tx), false, since).await })
+        };
+        // The second one starts; its baseline is being computed when a file changes.
+        log.flush().await;
+        let since = log.written();
+        let id = subs
+            .begin(DIAGNOSTICS_URI, Target::Diagnostics, None, since)
+            .await;
+        log.emit("file_changed", json!({"files": ["a.py"], "by": "outside"}));
+        log.flush().await;
+        // The follower reads the change and tells the first subscription of it (having passed
+        // over the second, if it drops events of a subscription being made).
+        assert_eq!(told.recv().await.as_deref(), Some(EVENTS_URI));
+        // The baseline is in place (computed before the change, say): the change is told.
+        let baseline = seen(&engine, &Target::Diagnostics).await.unwrap();
+        subs.settle(DIAGNOSTICS_URI, id, baseline, since).await;
+        let heard = tokio::time::timeout(Duration::from_secs(5), told.recv()).await;
+        assert_eq!(heard.ok().flatten().as_deref(), Some(DIAGNOSTICS_URI));
+        follower.abort();
+    }
 
     #[test]
     fn uris_name_their_resources() {
@@ -470,6 +644,10 @@ mod tests {
         );
         assert_eq!(Target::parse("lspgate://diagnostics/"), None);
         assert_eq!(Target::parse("lspgate://diagnostics/bad%zz"), None);
+        // Two hex digits, no sign.
+        assert_eq!(Target::parse("lspgate://diagnostics/a%+5"), None);
+        assert_eq!(Target::parse("lspgate://diagnostics/a%-5"), None);
+        assert_eq!(Target::parse("lspgate://diagnostics/a%5"), None);
         assert_eq!(Target::parse("lspgate://other"), None);
     }
 }

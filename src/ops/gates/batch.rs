@@ -10,9 +10,10 @@
 //! more.
 
 use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
@@ -31,27 +32,53 @@ pub(super) fn key(server: &Arc<Server>) -> usize {
 
 /// A workspace pass in flight, shared by the files waiting for it: every file's diagnostics, or
 /// `None` when it could not be had (they are then checked one by one).
-pub(super) type Pass = Shared<BoxFuture<'static, Option<Arc<WorkspaceReport>>>>;
+pub(super) type Pass = Shared<BoxFuture<'static, Option<Arc<PassReport>>>>;
+
+/// What a workspace pass said, and from when: the server reports each file as it was when it
+/// reached it, so a file changed since `started` is not covered by the pass.
+pub(super) struct PassReport {
+    /// No later than the moment every change before the pass was delivered to the server
+    /// (the caller syncs after taking it), less `PASS_CLOCK_SLACK`.
+    pub started: SystemTime,
+    pub files: WorkspaceReport,
+}
+
+/// How far a file's timestamps may lag the clock lspgate reads: the kernel stamps files from
+/// a coarse clock (one tick, 1–10 ms, behind). A file changed up to this long before a pass
+/// started is asked afresh rather than taken from the pass.
+pub(super) const PASS_CLOCK_SLACK: Duration = Duration::from_millis(100);
+
+/// When a pass starting now began, for `start_pass`: to be taken before the changes on disk are
+/// synced to the servers.
+pub(super) fn pass_start() -> SystemTime {
+    let now = SystemTime::now();
+    now.checked_sub(PASS_CLOCK_SLACK).unwrap_or(now)
+}
 
 /// Starts `server`'s workspace pass when it offers one and this process has not had it yet.
-/// `quiet` bounds the wait for each sign of progress.
-pub(super) fn start_pass(server: &Arc<Server>, quiet: Duration) -> Option<Pass> {
+/// `quiet` bounds the wait for each sign of progress; `started` is from `pass_start`, taken
+/// before what changed on disk was last synced to the server.
+pub(super) fn start_pass(
+    server: &Arc<Server>,
+    quiet: Duration,
+    started: SystemTime,
+) -> Option<Pass> {
     let client = server.client();
     if !client.claim_workspace_pass() {
         return None;
     }
     let name = server.name.clone();
     let pass = async move {
-        let started = std::time::Instant::now();
+        let clock = std::time::Instant::now();
         match client.workspace_diagnostics(quiet).await {
-            Ok(report) => {
+            Ok(files) => {
                 tracing::info!(
                     server = %name,
-                    files = report.len(),
-                    secs = started.elapsed().as_secs_f64(),
+                    files = files.len(),
+                    secs = clock.elapsed().as_secs_f64(),
                     "workspace diagnostics pass"
                 );
-                Some(Arc::new(report))
+                Some(Arc::new(PassReport { started, files }))
             }
             Err(e) => {
                 tracing::info!(server = %name, "no workspace diagnostics pass ({e}): file by file");
@@ -70,48 +97,68 @@ pub(super) fn disk_diags(
     list: Vec<WireDiagnostic>,
 ) -> Option<Vec<Diag>> {
     let bytes = std::fs::read(path).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let index = LineIndex::new(&text);
-    Some(
-        list.into_iter()
-            .map(|d| {
-                let (line, column) = text::from_wire(
-                    &text,
-                    &index,
-                    d.range.start.line,
-                    d.range.start.character,
-                    encoding,
-                );
-                let (end_line, end_column) = text::from_wire(
-                    &text,
-                    &index,
-                    d.range.end.line,
-                    d.range.end.character,
-                    encoding,
-                );
-                Diag {
-                    severity: d.severity,
-                    line,
-                    column,
-                    end_line,
-                    end_column,
-                    code: d.code,
-                    source: d.source,
-                    message: d.message,
-                }
-            })
-            .collect(),
-    )
+    Some(convert(&bytes, encoding, list))
 }
 
-/// What a pass said about `path`, if it said anything.
-pub(super) fn from_pass(
-    report: &WorkspaceReport,
-    path: &Path,
-    encoding: Encoding,
-) -> Option<Vec<Diag>> {
+/// Diagnostics in the server's encoding as `Diag`s against `bytes`, a file's text.
+fn convert(bytes: &[u8], encoding: Encoding, list: Vec<WireDiagnostic>) -> Vec<Diag> {
+    let text = String::from_utf8_lossy(bytes);
+    let index = LineIndex::new(&text);
+    list.into_iter()
+        .map(|d| {
+            let (line, column) = text::from_wire(
+                &text,
+                &index,
+                d.range.start.line,
+                d.range.start.character,
+                encoding,
+            );
+            let (end_line, end_column) = text::from_wire(
+                &text,
+                &index,
+                d.range.end.line,
+                d.range.end.character,
+                encoding,
+            );
+            Diag {
+                severity: d.severity,
+                line,
+                column,
+                end_line,
+                end_column,
+                code: d.code,
+                source: d.source,
+                message: d.message,
+            }
+        })
+        .collect()
+}
+
+/// What a pass said about `path`, if it said anything about the file as it is: `None` when
+/// the pass did not report it, it cannot be read, or it changed at or after the pass started
+/// (the server may have reported it as it was before; it is then opened and asked afresh).
+pub(super) fn from_pass(report: &PassReport, path: &Path, encoding: Encoding) -> Option<Vec<Diag>> {
     let uri = Url::from_file_path(path).ok()?;
-    disk_diags(path, encoding, report.get(&uri)?.clone())
+    let list = report.files.get(&uri)?;
+    // Read, then stat: a change that the text read may hold moved the file's ctime first.
+    let bytes = std::fs::read(path).ok()?;
+    let meta = std::fs::metadata(path).ok()?;
+    if changed_since(&meta, report.started) {
+        tracing::debug!(file = %path.display(), "changed since the workspace pass began: asked afresh");
+        return None;
+    }
+    Some(convert(&bytes, encoding, list.clone()))
+}
+
+/// Whether a file's content (or inode) changed at or after `t`: its ctime, which every write,
+/// rename or metadata change moves and no program can set back, or its mtime.
+fn changed_since(meta: &std::fs::Metadata, t: SystemTime) -> bool {
+    let ctime = u64::try_from(meta.ctime())
+        .ok()
+        .zip(u32::try_from(meta.ctime_nsec()).ok())
+        .and_then(|(s, ns)| SystemTime::UNIX_EPOCH.checked_add(Duration::new(s, ns)));
+    // A time that cannot be read counts as a change: the file is asked afresh.
+    ctime.is_none_or(|c| c >= t) || meta.modified().map_or(true, |m| m >= t)
 }
 
 /// Whether tsserver type-checks a JavaScript file: it does under `// @ts-check`, or in a
@@ -197,6 +244,73 @@ mod tests {
                 "builtin/typescript-language-server: 2 JavaScript files (a.js, …) in no project"
             ),
             "{notes:?}"
+        );
+    }
+
+    /// A pass reports a file as the server found it: a file changed at or after the pass
+    /// began is not taken from it (it is opened and asked afresh), one changed before is.
+    #[test]
+    fn a_file_changed_since_the_pass_began_is_not_taken_from_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.py");
+        std::fs::write(&f, "x: str = 1\n").unwrap();
+        let d = WireDiagnostic {
+            range: crate::lsp::wire::WireRange {
+                start: crate::lsp::wire::WirePos {
+                    line: 0,
+                    character: 9,
+                },
+                end: crate::lsp::wire::WirePos {
+                    line: 0,
+                    character: 10,
+                },
+            },
+            severity: crate::lsp::wire::Severity::Error,
+            code: None,
+            source: None,
+            message: "m".into(),
+            raw: serde_json::Value::Null,
+        };
+        let uri = Url::from_file_path(&f).unwrap();
+        let report = |started| PassReport {
+            started,
+            files: WorkspaceReport::from([(uri.clone(), vec![d.clone()])]),
+        };
+        let meta = std::fs::metadata(&f).unwrap();
+        let ctime =
+            SystemTime::UNIX_EPOCH + Duration::new(meta.ctime() as u64, meta.ctime_nsec() as u32);
+        let changed = ctime.max(meta.modified().unwrap());
+        // Changed before the pass: covered.
+        let out = from_pass(
+            &report(changed + Duration::from_secs(1)),
+            &f,
+            Encoding::Utf16,
+        );
+        assert_eq!(out.map(|o| o.len()), Some(1));
+        // Changed at or after: asked afresh.
+        assert!(from_pass(&report(changed), &f, Encoding::Utf16).is_none());
+        assert!(
+            from_pass(
+                &report(changed - Duration::from_secs(1)),
+                &f,
+                Encoding::Utf16
+            )
+            .is_none()
+        );
+        // A write right after a pass starts, as `check` takes the start.
+        let started = pass_start();
+        std::fs::write(&f, "\n\nx: str = 1\n").unwrap();
+        assert!(from_pass(&report(started), &f, Encoding::Utf16).is_none());
+        // A file the pass did not report is not covered either.
+        let other = dir.path().join("b.py");
+        std::fs::write(&other, "y = 1\n").unwrap();
+        assert!(
+            from_pass(
+                &report(ctime + Duration::from_secs(60)),
+                &other,
+                Encoding::Utf16
+            )
+            .is_none()
         );
     }
 

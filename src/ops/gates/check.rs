@@ -235,8 +235,15 @@ impl Engine {
             }))
             .await;
             let quiet = self.opts.diagnostics_timeout.max(Duration::from_secs(30));
+            // A pass reports each file as it was when the server reached it: a file changed
+            // after this moment is asked afresh (`batch::from_pass`), and every change before
+            // it reaches the servers before their pass is asked for.
+            let started = batch::pass_start();
+            if !servers.is_empty() {
+                self.registry.sync().await;
+            }
             for server in servers {
-                if let Some(pass) = batch::start_pass(server, quiet) {
+                if let Some(pass) = batch::start_pass(server, quiet, started) {
                     passes.insert(batch::key(server), pass);
                 }
             }

@@ -482,6 +482,19 @@ pub async fn call(engine: &Engine, name: &str, args: Value) -> Result<ToolOutput
     call_with_progress(engine, name, args, &|_, _| {}).await
 }
 
+/// Runs tool `name` for an MCP resource read (`lspgate://servers`, `lspgate://diagnostics…`):
+/// admitted as any call, except that resources are offered whatever the session's tool
+/// profile (a profile narrows the tools an agent is offered; resources are read-only and
+/// listed, so a listed one reads).
+pub async fn call_for_resource(
+    engine: &Engine,
+    name: &str,
+    args: Value,
+) -> Result<ToolOutput, ToolError> {
+    let args = admit_in(&Profile::all(), name, args)?;
+    run_admitted(engine, name, args, &|_, _| {}).await
+}
+
 /// Reports `progress(done, total)` from long tools (`check`).
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
