@@ -272,6 +272,10 @@ impl Engine {
 
     /// Starts `name` (admitted, `background` taken out) as an activity; answers
     /// `{activity_id}` once its start is recorded.
+    ///
+    /// Everything from recording the start on happens in the activity's own task, so a caller
+    /// dropped meanwhile (a cancelled call, a closed connection) leaves no activity half made:
+    /// one whose id never reached its caller ends at once, `cancelled`.
     pub(crate) async fn start_activity(
         &self,
         name: &str,
@@ -279,34 +283,46 @@ impl Engine {
     ) -> Result<ToolOutput, ToolError> {
         let permit = self.activities.admit(name)?;
         let kind = name.to_string();
-        let (k, params, owner) = (kind.clone(), args.clone(), store::process_token());
-        let n = self
-            .state
-            .run(move |c| store::begin_activity(c, &k, &params, &owner))
-            .await?;
-        let id = store::activity_id(n);
-        permit.label(&id);
-        let (stop_tx, stop_rx) = oneshot::channel();
-        let live = Arc::new(Live {
-            kind: kind.clone(),
-            progress: Mutex::new(None),
-            stop: Mutex::new(Some(stop_tx)),
-            ended: watch::channel(false).0,
-        });
-        if let Ok(mut l) = self.activities.live.lock() {
-            l.insert(n, live.clone());
-        }
-        self.events.emit(
-            "activity_started",
-            store::activity_data(n, &kind, "running", None),
-        );
-        // Recorded before the id is handed out: lspgate may die right after.
-        self.events.flush().await;
         // A session of its own on the shared workspace: it outlives the caller's.
         let session = Arc::new(Engine::session(self.shared().clone(), self.opts.clone()));
         let all = self.activities.live.clone();
+        let (told, answer) = oneshot::channel::<Result<i64, ToolError>>();
         tokio::spawn(async move {
-            let stopped = run(&session, &kind, args, &live, stop_rx).await;
+            let (k, params, owner) = (kind.clone(), args.clone(), store::process_token());
+            let begun = session
+                .state
+                .run(move |c| store::begin_activity(c, &k, &params, &owner))
+                .await;
+            let n = match begun {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = told.send(Err(e));
+                    return;
+                }
+            };
+            permit.label(&store::activity_id(n));
+            let (stop_tx, stop_rx) = oneshot::channel();
+            let live = Arc::new(Live {
+                kind: kind.clone(),
+                progress: Mutex::new(None),
+                stop: Mutex::new(Some(stop_tx)),
+                ended: watch::channel(false).0,
+            });
+            if let Ok(mut l) = all.lock() {
+                l.insert(n, live.clone());
+            }
+            session.events.emit(
+                "activity_started",
+                store::activity_data(n, &kind, "running", None),
+            );
+            // Recorded before the id is handed out: lspgate may die right after.
+            session.events.flush().await;
+            let stopped = if told.send(Ok(n)).is_ok() {
+                run(&session, &kind, args, &live, stop_rx).await
+            } else {
+                // Nobody learnt its id: nobody could follow or cancel it.
+                Err(Stop::Cancelled)
+            };
             drop(permit);
             let mut finish = match stopped {
                 Ok(Ok(out)) => Finish {
@@ -367,6 +383,10 @@ impl Engine {
             }
             live.ended.send_replace(true);
         });
+        let n = answer
+            .await
+            .map_err(|_| ToolError::internal("the activity stopped before it started"))??;
+        let id = store::activity_id(n);
         let started = json!({"activity_id": id});
         Ok(ToolOutput {
             text: format!(
@@ -541,5 +561,71 @@ mod tests {
         assert_eq!(args, json!({"name": "t"}));
         let mut args = json!({"file": "a", "background": true});
         assert!(!take_background("hover", &mut args));
+    }
+}
+
+#[cfg(test)]
+mod dropped {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::ops::{Engine, EngineOptions};
+    use crate::registry::{Registry, RegistryOptions};
+    use crate::workspace::Root;
+    use crate::workspace::config::Config;
+
+    pub(crate) fn engine(dir: &std::path::Path) -> Arc<Engine> {
+        let root = Root::new(dir).unwrap();
+        let registry = Registry::with_config_using(
+            root,
+            &Config::default(),
+            RegistryOptions::default(),
+            |_| None,
+        );
+        let opts = EngineOptions {
+            state_dir: dir.join(".lspgate"),
+            ..EngineOptions::default()
+        };
+        Arc::new(Engine::new(registry, opts))
+    }
+
+    /// The call that starts an activity is dropped once the activity is live, before it
+    /// answers (a client's cancel, a closed connection): the activity still ends, and the
+    /// workspace is not left busy.
+    #[tokio::test]
+    async fn a_caller_dropped_while_its_activity_starts_leaves_nothing_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        let mut call = Box::pin(engine.start_activity("run_task", json!({"name": "nothing"})));
+        let mut dropped_live = false;
+        for _ in 0..2_000 {
+            if futures::poll!(&mut call).is_ready() {
+                break;
+            }
+            if engine.activities.running() > 0 {
+                dropped_live = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        drop(call);
+        assert!(
+            dropped_live,
+            "the activity never went live before its call answered"
+        );
+        for _ in 0..500 {
+            if !engine.shared().busy() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            !engine.shared().busy(),
+            "the activity is still running in this process"
+        );
+        let a = engine.activity("act-1", false).await.unwrap();
+        assert_ne!(a.state, "running", "{a:?}");
     }
 }
