@@ -363,7 +363,7 @@ impl Engine {
             let recorded = session
                 .state
                 .run(move |c| {
-                    let tx = c.transaction()?;
+                    let tx = store::write_transaction(c)?;
                     store::finish_activity(&tx, n, &finish, store::now_ms())?;
                     tx.commit()
                 })
