@@ -565,7 +565,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod dropped {
+pub(crate) mod dropped {
     use std::sync::Arc;
     use std::time::Duration;
 
