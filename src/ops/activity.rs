@@ -114,6 +114,9 @@ pub struct Activities {
     slots: Arc<Mutex<Vec<Slot>>>,
     next: AtomicU64,
     live: Arc<Mutex<HashMap<i64, Arc<Live>>>>,
+    /// Tests: while true, a starting activity waits just before its id is answered.
+    #[cfg(test)]
+    hold: watch::Sender<bool>,
 }
 
 /// A place among the heavy calls in flight, given back when dropped.
@@ -147,6 +150,8 @@ impl Activities {
             slots: Arc::default(),
             next: AtomicU64::new(1),
             live: Arc::default(),
+            #[cfg(test)]
+            hold: watch::channel(false).0,
         }
     }
 
@@ -317,6 +322,8 @@ impl Engine {
             );
             // Recorded before the id is handed out: lspgate may die right after.
             session.events.flush().await;
+            #[cfg(test)]
+            let _ = session.activities.hold.subscribe().wait_for(|h| !*h).await;
             let stopped = if told.send(Ok(n)).is_ok() {
                 run(&session, &kind, args, &live, stop_rx).await
             } else {
@@ -598,6 +605,9 @@ pub(crate) mod dropped {
     async fn a_caller_dropped_while_its_activity_starts_leaves_nothing_running() {
         let dir = tempfile::tempdir().unwrap();
         let engine = engine(dir.path());
+        // Held live and unanswered (a hook in this process; the call used to be pending there
+        // anyway, awaiting the log's flush).
+        engine.activities.hold.send_replace(true);
         let mut call = Box::pin(engine.start_activity("run_task", json!({"name": "nothing"})));
         let mut dropped_live = false;
         for _ in 0..2_000 {
@@ -611,6 +621,7 @@ pub(crate) mod dropped {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         drop(call);
+        engine.activities.hold.send_replace(false);
         assert!(
             dropped_live,
             "the activity never went live before its call answered"

@@ -808,11 +808,12 @@ mod dropped {
         let mut call = Box::pin(tools::call(&engine, "edit", args));
         let mut dropped_written = false;
         for _ in 0..5_000 {
-            if futures::poll!(&mut call).is_ready() {
-                break;
-            }
+            // Looked at before the call is polled again: it has not heard of the write yet.
             if std::fs::read_to_string(&file).unwrap() == "there\n" {
                 dropped_written = true;
+                break;
+            }
+            if futures::poll!(&mut call).is_ready() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
