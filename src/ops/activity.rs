@@ -31,8 +31,12 @@ pub const BACKGROUND: [&str; 3] = ["check", "shrink", "run_task"];
 /// How long a busy caller is told to wait before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// How long a cancel (or lspgate's stop) waits for an activity to wind down.
+/// How long a cancel waits for an activity to wind down.
 const WIND_DOWN: Duration = Duration::from_secs(10);
+
+/// How long lspgate's stop waits for its activities to record their end before it stops the
+/// servers anyway (an activity that did not is recorded `interrupted` at the next start).
+pub(crate) const INTERRUPT_WAIT: Duration = Duration::from_secs(2);
 
 /// Whether a call counts against `max_inflight`.
 pub fn is_heavy(name: &str, args: &Value) -> bool {
@@ -414,10 +418,12 @@ impl Engine {
             .with_data(json!({"id": id}))
         };
         let n = store::activity_number(id).ok_or_else(missing)?;
+        let mut ours = false;
         if let Some(live) = self.activities.live(n) {
             if !cancel {
                 return Ok(running(id, &live));
             }
+            ours = true;
             self.stop(&live, Stop::Cancelled).await;
         }
         let row = self
@@ -425,6 +431,16 @@ impl Engine {
             .run(move |c| store::get_activity(c, n))
             .await?
             .ok_or_else(missing)?;
+        if row.state == "running" && cancel && (ours || row.owner == store::process_token()) {
+            return Err(ToolError::new(
+                Code::Timeout,
+                format!(
+                    "{id} was told to stop but is still winding down after {} s; it will end `cancelled`: poll it with `activity`",
+                    WIND_DOWN.as_secs()
+                ),
+            )
+            .with_data(json!({"id": id, "state": "running"})));
+        }
         if row.state == "running" && cancel {
             return Err(ToolError::new(
                 Code::ActivityMissing,
@@ -491,7 +507,7 @@ impl super::Workspace {
             if let Some(tx) = live.stop.lock().ok().and_then(|mut s| s.take()) {
                 let _ = tx.send(Stop::Interrupted);
             }
-            let _ = tokio::time::timeout(WIND_DOWN, ended.wait_for(|e| *e)).await;
+            let _ = ended.wait_for(|e| *e).await;
         });
         futures::future::join_all(waits).await;
     }
@@ -596,6 +612,64 @@ pub(crate) mod dropped {
             ..EngineOptions::default()
         };
         Arc::new(Engine::new(registry, opts))
+    }
+
+    /// An activity of this process that never ends, even when told to stop (its end cannot be
+    /// recorded, say).
+    fn stuck(engine: &Engine, n: i64) {
+        let live = Arc::new(super::Live {
+            kind: "check".into(),
+            progress: std::sync::Mutex::new(None),
+            stop: std::sync::Mutex::new(None),
+            ended: tokio::sync::watch::channel(false).0,
+        });
+        engine.activities.live.lock().unwrap().insert(n, live);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_workspace_stops_its_servers_soon_whatever_its_activities_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        stuck(&engine, 1);
+        let t0 = tokio::time::Instant::now();
+        engine.shared().shutdown().await;
+        // The daemon used to give a workspace's whole stop 5 s, after up to 10 s of waiting for
+        // activities: the servers were never stopped.
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the servers waited {:?} for a stuck activity",
+            t0.elapsed()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cancel_that_outlasts_the_wind_down_says_it_is_still_stopping_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        let owner = super::store::process_token();
+        let n = engine
+            .state
+            .run(move |c| super::store::begin_activity(c, "check", &json!({}), &owner))
+            .await
+            .unwrap();
+        stuck(&engine, n);
+        let e = engine
+            .activity(&super::store::activity_id(n), true)
+            .await
+            .unwrap_err();
+        assert!(
+            !e.message.contains("another lspgate process"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("still winding down"), "{}", e.message);
+        // Its record is this process's, found by owner once it is no longer live.
+        engine.activities.live.lock().unwrap().clear();
+        let e = engine
+            .activity(&super::store::activity_id(n), true)
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("still winding down"), "{}", e.message);
     }
 
     /// The call that starts an activity is dropped once the activity is live, before it
