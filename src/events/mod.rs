@@ -143,7 +143,20 @@ impl EventLog {
     pub fn start(db: StateDb) -> EventLog {
         let (tx, rx) = mpsc::unbounded_channel();
         let appended = broadcast::channel(1024).0;
-        let written = Arc::new(AtomicI64::new(0));
+        // Where the log stands, before anything new, known at once (a listen stream started
+        // right away follows from here): a database that does not exist yet holds nothing (and
+        // is not made for this). Blocking, once per workspace, as the journal's recovery at
+        // start is.
+        let mut last = 0;
+        if db.exists() {
+            match db
+                .with(|c| c.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0)))
+            {
+                Ok(n) => last = n,
+                Err(e) => tracing::warn!("the event log cannot be read: {e}"),
+            }
+        }
+        let written = Arc::new(AtomicI64::new(last));
         tokio::spawn(write(rx, db.clone(), appended.clone(), written.clone()));
         EventLog {
             tx,
@@ -314,19 +327,6 @@ async fn write(
     written: Arc<AtomicI64>,
 ) {
     let mut failures = Failures::default();
-    // Where the log stands, before anything new: a database that does not exist yet holds
-    // nothing (and is not made for this).
-    if db.exists() {
-        match db
-            .run(|c| c.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0)))
-            .await
-        {
-            Ok(n) => {
-                written.fetch_max(n, Ordering::AcqRel);
-            }
-            Err(e) => tracing::warn!("the event log cannot be read: {e}"),
-        }
-    }
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
         while batch.len() < 1_000 {
@@ -546,6 +546,27 @@ mod tests {
             })
         })
         .expect("init ran again and made the table");
+    }
+
+    #[tokio::test]
+    async fn the_log_knows_where_it_stands_as_soon_as_it_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let db = StateDb::new(&dir.path().join(".lspgate"), &root);
+        db.with(|c| {
+            let tx = c.transaction()?;
+            for _ in 0..3 {
+                store::append(&tx, "file_changed", &json!({}), 0)?;
+            }
+            tx.commit()
+        })
+        .unwrap();
+        let log = EventLog::start(StateDb::new(&dir.path().join(".lspgate"), &root));
+        assert_eq!(
+            log.written(),
+            3,
+            "a listen stream started now would replay the log"
+        );
     }
 
     #[test]

@@ -71,3 +71,39 @@ async fn a_sessions_log_forwarding_and_subscriptions_end_with_it() {
     })
     .await;
 }
+
+/// Two listen streams set up at once (each in its own task, as rmcp runs requests): each
+/// follows the log from where it stood at its own acknowledgment, not the other's.
+#[tokio::test]
+async fn concurrent_listen_streams_keep_their_own_baseline() {
+    let baselines = Arc::new(super::Baselines::default());
+    let (a_set, a_go) = (
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(tokio::sync::Notify::new()),
+    );
+    let first = {
+        let (b, set, go) = (baselines.clone(), a_set.clone(), a_go.clone());
+        tokio::spawn(async move {
+            b.set(5);
+            set.notify_one();
+            go.notified().await;
+            b.take()
+        })
+    };
+    a_set.notified().await;
+    let second = {
+        let b = baselines.clone();
+        tokio::spawn(async move {
+            b.set(9);
+            b.take()
+        })
+    };
+    assert_eq!(second.await.unwrap(), Some(9));
+    a_go.notify_one();
+    assert_eq!(
+        first.await.unwrap(),
+        Some(5),
+        "the first stream took the second's baseline"
+    );
+    assert_eq!(baselines.take(), None);
+}
