@@ -391,7 +391,10 @@ impl ServerHandler for McpServer {
         if as_task {
             return Ok(match tools::call(&engine, &name, args).await {
                 Ok(out) => match out.structured["activity_id"].as_str() {
-                    Some(id) => tasks::follow(&self.tasks, engine.clone(), id.to_string()).into(),
+                    Some(id) => {
+                        tasks::follow(&self.tasks, engine.clone(), id.to_string(), self.ended())
+                            .into()
+                    }
                     None => CallToolResult::success(vec![ContentBlock::text(out.text)]).into(),
                 },
                 Err(e) => error_result(&e).into(),

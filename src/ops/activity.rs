@@ -616,7 +616,7 @@ pub(crate) mod dropped {
 
     /// An activity of this process that never ends, even when told to stop (its end cannot be
     /// recorded, say).
-    fn stuck(engine: &Engine, n: i64) {
+    pub(crate) fn stuck(engine: &Engine, n: i64) {
         let live = Arc::new(super::Live {
             kind: "check".into(),
             progress: std::sync::Mutex::new(None),
