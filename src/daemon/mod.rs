@@ -213,9 +213,8 @@ pub async fn run(life: Lifecycle) -> i32 {
         .lock()
         .map(|w| w.values().map(|s| s.ws.clone()).collect())
         .unwrap_or_default();
-    for ws in all {
-        let _ = tokio::time::timeout(Duration::from_secs(5), ws.shutdown()).await;
-    }
+    // Each bounded: activities get a short while, then the servers stop whatever they did.
+    futures::future::join_all(all.iter().map(|ws| ws.shutdown())).await;
     tracing::info!("lspgate daemon stopped");
     0
 }

@@ -14,6 +14,7 @@ pub mod store;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -52,8 +53,9 @@ struct StateInner {
     dir: PathBuf,
     root: Root,
     journal: OnceLock<Result<Journal, ToolError>>,
-    /// The event and activity tables made, and interrupted activities recorded as such.
-    ready: OnceLock<Result<(), ToolError>>,
+    /// The event and activity tables made, and interrupted activities recorded as such (only
+    /// a success is kept: a failure, say a busy database, is tried again at the next use).
+    ready: OnceLock<()>,
 }
 
 impl StateDb {
@@ -88,10 +90,12 @@ impl StateDb {
         f: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T>,
     ) -> Result<T, ToolError> {
         let journal = self.journal()?;
-        self.inner
-            .ready
-            .get_or_init(|| journal.with_conn(|c| store::init(c, &store::token_alive)))
-            .clone()?;
+        if self.inner.ready.get().is_none() {
+            // Two first uses at once both init: it is idempotent, and the connection's lock
+            // runs them one after the other.
+            journal.with_conn(|c| store::init(c, &store::token_alive))?;
+            let _ = self.inner.ready.set(());
+        }
         journal.with_conn(f)
     }
 
@@ -139,7 +143,20 @@ impl EventLog {
     pub fn start(db: StateDb) -> EventLog {
         let (tx, rx) = mpsc::unbounded_channel();
         let appended = broadcast::channel(1024).0;
-        let written = Arc::new(AtomicI64::new(0));
+        // Where the log stands, before anything new, known at once (a listen stream started
+        // right away follows from here): a database that does not exist yet holds nothing (and
+        // is not made for this). Blocking, once per workspace, as the journal's recovery at
+        // start is.
+        let mut last = 0;
+        if db.exists() {
+            match db
+                .with(|c| c.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0)))
+            {
+                Ok(n) => last = n,
+                Err(e) => tracing::warn!("the event log cannot be read: {e}"),
+            }
+        }
+        let written = Arc::new(AtomicI64::new(last));
         tokio::spawn(write(rx, db.clone(), appended.clone(), written.clone()));
         EventLog {
             tx,
@@ -309,23 +326,7 @@ async fn write(
     appended: broadcast::Sender<Arc<Event>>,
     written: Arc<AtomicI64>,
 ) {
-    let mut warned = false;
-    // Where the log stands, before anything new: a database that does not exist yet holds
-    // nothing (and is not made for this).
-    if db.exists() {
-        match db
-            .run(|c| c.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0)))
-            .await
-        {
-            Ok(n) => {
-                written.fetch_max(n, Ordering::AcqRel);
-            }
-            Err(e) => {
-                warned = true;
-                tracing::warn!("the event log cannot be read: {e}");
-            }
-        }
-    }
+    let mut failures = Failures::default();
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
         while batch.len() < 1_000 {
@@ -343,7 +344,7 @@ async fn write(
             }
         }
         if !work.is_empty() {
-            let appended_now = db.run(move |c| append_all(c, work)).await;
+            let appended_now = db.run(move |c| append_retrying(c, &work)).await;
             match appended_now {
                 Ok(events) => {
                     if let Some(last) = events.last() {
@@ -353,11 +354,9 @@ async fn write(
                         let _ = appended.send(Arc::new(e));
                     }
                 }
-                Err(e) if !warned => {
-                    warned = true;
-                    tracing::warn!("the event log cannot be written: {e}");
+                Err(e) => {
+                    failures.failed(&e, Instant::now());
                 }
-                Err(_) => {}
             }
         }
         for done in flushes {
@@ -366,12 +365,61 @@ async fn write(
     }
 }
 
-fn append_all(c: &mut rusqlite::Connection, work: Vec<Emit>) -> rusqlite::Result<Vec<Event>> {
-    let tx = c.transaction()?;
+/// How often, at most, the writer warns that batches are being lost.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// The batches the writer could not write: the first is warned of at once, the next ones
+/// counted and warned of at most every `WARN_EVERY`, so a log that keeps failing is never
+/// silent.
+#[derive(Default)]
+struct Failures {
+    /// Since the last warning.
+    unwarned: u64,
+    total: u64,
+    warned_at: Option<Instant>,
+}
+
+impl Failures {
+    /// One more batch lost; whether it was warned of.
+    fn failed(&mut self, e: &ToolError, now: Instant) -> bool {
+        self.unwarned += 1;
+        self.total += 1;
+        if self
+            .warned_at
+            .is_some_and(|at| now.duration_since(at) < WARN_EVERY)
+        {
+            return false;
+        }
+        tracing::warn!(
+            "the event log cannot be written: {e} ({} batch(es) of events lost since the last warning, {} in all)",
+            self.unwarned,
+            self.total
+        );
+        self.unwarned = 0;
+        self.warned_at = Some(now);
+        true
+    }
+}
+
+/// `append_all`, tried once more when the database was busy (another process holding it
+/// past the busy timeout).
+fn append_retrying(c: &mut rusqlite::Connection, work: &[Emit]) -> rusqlite::Result<Vec<Event>> {
+    match append_all(c, work) {
+        Err(e) if store::is_busy(&e) => {
+            tracing::debug!("the event log's database is busy; trying the batch once more");
+            append_all(c, work)
+        }
+        other => other,
+    }
+}
+
+fn append_all(c: &mut rusqlite::Connection, work: &[Emit]) -> rusqlite::Result<Vec<Event>> {
+    // Immediate: `saw_counts` and `prune` read before they write.
+    let tx = store::write_transaction(c)?;
     let mut out = Vec::new();
     for e in work {
         match e {
-            Emit::Event { kind, data, at_ms } => out.push(store::append(&tx, kind, &data, at_ms)?),
+            Emit::Event { kind, data, at_ms } => out.push(store::append(&tx, kind, data, *at_ms)?),
             Emit::Counts {
                 file,
                 server,
@@ -380,10 +428,10 @@ fn append_all(c: &mut rusqlite::Connection, work: Vec<Emit>) -> rusqlite::Result
                 at_ms,
             } => {
                 if let Some((errors, warnings)) =
-                    store::saw_counts(&tx, &file, &server, errors, warnings)?
+                    store::saw_counts(&tx, file, server, *errors, *warnings)?
                 {
                     let data = json!({"file": file, "errors": errors, "warnings": warnings});
-                    out.push(store::append(&tx, "diagnostics_changed", &data, at_ms)?);
+                    out.push(store::append(&tx, "diagnostics_changed", &data, *at_ms)?);
                 }
             }
             Emit::Flush(_) => {}
@@ -392,4 +440,147 @@ fn append_all(c: &mut rusqlite::Connection, work: Vec<Emit>) -> rusqlite::Result
     store::prune(&tx, store::KEEP_EVENTS)?;
     tx.commit()?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use rusqlite::Connection;
+
+    use super::*;
+
+    /// Two connections to one state database in WAL mode, as two lspgate processes on one root
+    /// have: the second holds a write transaction open (a diagnostic count written, not yet
+    /// committed).
+    fn two(dir: &Path) -> (Connection, Connection) {
+        let path = dir.join("state.db");
+        let mut ours = Connection::open(&path).unwrap();
+        ours.execute_batch("PRAGMA journal_mode=WAL;").unwrap();
+        store::init(&mut ours, &|_| true).unwrap();
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute_batch(
+                "BEGIN IMMEDIATE;
+                 INSERT INTO diagnostic_counts VALUES ('other.py', 's', 1, 0);",
+            )
+            .unwrap();
+        (ours, other)
+    }
+
+    fn counts(file: &str) -> Emit {
+        Emit::Counts {
+            file: file.into(),
+            server: "s".into(),
+            errors: 2,
+            warnings: 0,
+            at_ms: 0,
+        }
+    }
+
+    static WAITED_FOR: Mutex<Option<Connection>> = Mutex::new(None);
+
+    /// While our batch waits for the lock, the other process commits, and we then get it.
+    fn other_commits_then_wait(_: i32) -> bool {
+        if let Some(c) = WAITED_FOR.lock().unwrap().take() {
+            c.execute_batch("COMMIT").unwrap();
+        }
+        true
+    }
+
+    #[test]
+    fn a_batch_that_reads_first_is_written_when_another_process_commits_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut ours, other) = two(dir.path());
+        *WAITED_FOR.lock().unwrap() = Some(other);
+        ours.busy_handler(Some(other_commits_then_wait)).unwrap();
+        // `saw_counts` reads the counts before it writes them.
+        let events = append_all(&mut ours, &[counts("a.py")]).expect("the batch is written");
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].kind, "diagnostics_changed");
+        let others: i64 = ours
+            .query_row("SELECT COUNT(*) FROM diagnostic_counts", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(others, 2, "both processes' counts are kept");
+    }
+
+    static GAVE_UP_ON: Mutex<Option<Connection>> = Mutex::new(None);
+
+    /// The other process commits, but our wait is over already (the busy timeout ran out).
+    fn other_commits_no_wait(_: i32) -> bool {
+        if let Some(c) = GAVE_UP_ON.lock().unwrap().take() {
+            c.execute_batch("COMMIT").unwrap();
+        }
+        false
+    }
+
+    #[test]
+    fn a_batch_refused_as_busy_is_tried_once_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut ours, other) = two(dir.path());
+        *GAVE_UP_ON.lock().unwrap() = Some(other);
+        ours.busy_handler(Some(other_commits_no_wait)).unwrap();
+        let events =
+            append_retrying(&mut ours, &[counts("a.py")]).expect("written the second time");
+        assert_eq!(events.len(), 1);
+    }
+
+    #[test]
+    fn a_failed_init_is_tried_again_at_the_next_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let db = StateDb::new(&dir.path().join(".lspgate"), &root);
+        // A table in the way: init's read of running activities fails.
+        db.journal()
+            .unwrap()
+            .with_conn(|c| c.execute_batch("CREATE TABLE activities (x)"))
+            .unwrap();
+        assert!(db.with(|_| Ok(())).is_err());
+        db.journal()
+            .unwrap()
+            .with_conn(|c| c.execute_batch("DROP TABLE activities"))
+            .unwrap();
+        db.with(|c| {
+            c.query_row("SELECT COUNT(*) FROM activities", [], |r| {
+                r.get::<_, i64>(0)
+            })
+        })
+        .expect("init ran again and made the table");
+    }
+
+    #[tokio::test]
+    async fn the_log_knows_where_it_stands_as_soon_as_it_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let db = StateDb::new(&dir.path().join(".lspgate"), &root);
+        db.with(|c| {
+            let tx = c.transaction()?;
+            for _ in 0..3 {
+                store::append(&tx, "file_changed", &json!({}), 0)?;
+            }
+            tx.commit()
+        })
+        .unwrap();
+        let log = EventLog::start(StateDb::new(&dir.path().join(".lspgate"), &root));
+        assert_eq!(
+            log.written(),
+            3,
+            "a listen stream started now would replay the log"
+        );
+    }
+
+    #[test]
+    fn write_failures_keep_being_warned_of() {
+        let mut f = Failures::default();
+        let e = ToolError::internal("state database: database is locked");
+        let t0 = Instant::now();
+        assert!(f.failed(&e, t0), "the first failure is warned of");
+        assert!(!f.failed(&e, t0 + Duration::from_secs(1)));
+        assert!(!f.failed(&e, t0 + Duration::from_secs(2)));
+        assert!(
+            f.failed(&e, t0 + WARN_EVERY + Duration::from_secs(1)),
+            "a log that keeps failing is warned of again"
+        );
+        assert_eq!((f.unwarned, f.total), (0, 4));
+    }
 }

@@ -6,7 +6,7 @@
 //! gone reads `failed` with reason `interrupted`). Plain functions over a connection: the
 //! caller runs them off the async runtime, in its transactions.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -52,7 +52,9 @@ pub fn init(conn: &mut Connection, alive: &dyn Fn(&str) -> bool) -> rusqlite::Re
              value INTEGER NOT NULL
          );",
     )?;
-    let tx = conn.transaction()?;
+    // Immediate: it reads, then writes; a deferred transaction's upgrade fails at once
+    // (SQLITE_BUSY, no waiting) when another process committed in between.
+    let tx = write_transaction(conn)?;
     let running: Vec<(i64, String, String)> = {
         let mut st = tx.prepare("SELECT n, kind, owner FROM activities WHERE state = 'running'")?;
         st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
@@ -83,6 +85,18 @@ pub fn init(conn: &mut Connection, alive: &dyn Fn(&str) -> bool) -> rusqlite::Re
         append(&tx, "activity_finished", &data, now)?;
     }
     tx.commit()
+}
+
+/// A transaction that holds the write lock from its start (waiting for it as the busy timeout
+/// allows): one that reads before it writes cannot then fail because another connection
+/// (another lspgate on the same root) committed in between, as a deferred one would in WAL mode.
+pub fn write_transaction(conn: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
+}
+
+/// Whether `e` is SQLite's "database is busy" (its extended codes included).
+pub fn is_busy(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
 }
 
 /// Milliseconds since the epoch, now.

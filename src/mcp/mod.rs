@@ -42,8 +42,30 @@ pub struct McpServer {
     _held: Option<Arc<dyn std::any::Any + Send + Sync>>,
     /// Dropped with the session's last handle, which ends the tasks it spawned.
     life: Arc<tokio::sync::watch::Sender<()>>,
-    /// The newest event written when the last listen stream was acknowledged.
-    acknowledged_at: Arc<std::sync::atomic::AtomicI64>,
+    /// Where each listen stream being set up follows the event log from.
+    baselines: Arc<Baselines>,
+}
+
+/// The seq a listen stream follows the event log from, per stream: taken when its filter is
+/// accepted (the acknowledgment goes out before `listen` runs) and claimed by its `listen`. rmcp
+/// runs each request in a task of its own, from the filter through `listen`, so the task names
+/// the stream.
+#[derive(Default)]
+struct Baselines(std::sync::Mutex<std::collections::HashMap<tokio::task::Id, i64>>);
+
+impl Baselines {
+    /// This stream follows the log from `seq`.
+    fn set(&self, seq: i64) {
+        if let (Some(id), Ok(mut b)) = (tokio::task::try_id(), self.0.lock()) {
+            b.insert(id, seq);
+        }
+    }
+
+    /// Where this stream follows the log from, if its filter set it.
+    fn take(&self) -> Option<i64> {
+        let id = tokio::task::try_id()?;
+        self.0.lock().ok()?.remove(&id)
+    }
 }
 
 fn severity(level: &str) -> u8 {
@@ -66,7 +88,7 @@ impl McpServer {
             max_frame,
             _held: None,
             life: Arc::new(tokio::sync::watch::channel(()).0),
-            acknowledged_at: Arc::default(),
+            baselines: Arc::default(),
         }
     }
 
@@ -285,10 +307,7 @@ impl ServerHandler for McpServer {
     ) -> Option<rmcp::model::SubscriptionFilter> {
         // The acknowledgment goes out before `listen` runs: a change after it must be heard,
         // so the stream follows the log from here.
-        self.acknowledged_at.store(
-            self.engine.shared().events().written(),
-            std::sync::atomic::Ordering::Release,
-        );
+        self.baselines.set(self.engine.shared().events().written());
         let mut accepted = rmcp::model::SubscriptionFilter::new();
         accepted.resources_list_changed = requested.resources_list_changed;
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
@@ -302,8 +321,9 @@ impl ServerHandler for McpServer {
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
         let since = self
-            .acknowledged_at
-            .load(std::sync::atomic::Ordering::Acquire);
+            .baselines
+            .take()
+            .unwrap_or_else(|| self.engine.shared().events().written());
         let subs = resources::Subscriptions::default();
         for uri in context
             .accepted()
@@ -371,7 +391,10 @@ impl ServerHandler for McpServer {
         if as_task {
             return Ok(match tools::call(&engine, &name, args).await {
                 Ok(out) => match out.structured["activity_id"].as_str() {
-                    Some(id) => tasks::follow(&self.tasks, engine.clone(), id.to_string()).into(),
+                    Some(id) => {
+                        tasks::follow(&self.tasks, engine.clone(), id.to_string(), self.ended())
+                            .into()
+                    }
                     None => CallToolResult::success(vec![ContentBlock::text(out.text)]).into(),
                 },
                 Err(e) => error_result(&e).into(),

@@ -19,11 +19,21 @@ use crate::ops::activity::ActivityResult;
 /// How often a task's status message follows its activity's progress.
 const STATUS_EVERY: Duration = Duration::from_secs(1);
 
-/// Makes the task that follows activity `id`.
-pub fn follow(tasks: &TaskManager, engine: Arc<Engine>, id: String) -> CreateTaskResult {
+/// How long a task lasts: rmcp's TTL counts from the task's creation (a task still working
+/// then is marked failed, though its activity goes on, reachable through `activity`), and a
+/// finished task's result is kept as long again after it ends, then dropped.
+pub const TTL: Duration = Duration::from_secs(30 * 60);
+
+/// Makes the task that follows activity `id`, until the activity ends or `ended` completes
+/// (the session is gone: nobody is left to ask; the activity itself goes on).
+pub fn follow(
+    tasks: &TaskManager,
+    engine: Arc<Engine>,
+    id: String,
+    ended: impl std::future::Future<Output = ()> + Send + 'static,
+) -> CreateTaskResult {
     let options = TaskOptions::new()
-        // The activity has no deadline of its own; the task lives as long as the session.
-        .with_ttl_ms(None)
+        .with_ttl_ms(TTL.as_millis() as u64)
         .with_status_message(format!("activity {id}"));
     let task = tasks.spawn(options, move |ctx| {
         Box::pin(async move {
@@ -49,6 +59,7 @@ pub fn follow(tasks: &TaskManager, engine: Arc<Engine>, id: String) -> CreateTas
                     Err(TaskExit::Cancelled)
                 }
                 () = status => Err(TaskExit::Cancelled),
+                () = ended => Err(TaskExit::Cancelled),
             }
         })
     });

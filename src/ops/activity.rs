@@ -31,8 +31,12 @@ pub const BACKGROUND: [&str; 3] = ["check", "shrink", "run_task"];
 /// How long a busy caller is told to wait before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// How long a cancel (or lspgate's stop) waits for an activity to wind down.
+/// How long a cancel waits for an activity to wind down.
 const WIND_DOWN: Duration = Duration::from_secs(10);
+
+/// How long lspgate's stop waits for its activities to record their end before it stops the
+/// servers anyway (an activity that did not is recorded `interrupted` at the next start).
+pub(crate) const INTERRUPT_WAIT: Duration = Duration::from_secs(2);
 
 /// Whether a call counts against `max_inflight`.
 pub fn is_heavy(name: &str, args: &Value) -> bool {
@@ -114,6 +118,9 @@ pub struct Activities {
     slots: Arc<Mutex<Vec<Slot>>>,
     next: AtomicU64,
     live: Arc<Mutex<HashMap<i64, Arc<Live>>>>,
+    /// Tests: while true, a starting activity waits just before its id is answered.
+    #[cfg(test)]
+    hold: watch::Sender<bool>,
 }
 
 /// A place among the heavy calls in flight, given back when dropped.
@@ -147,6 +154,8 @@ impl Activities {
             slots: Arc::default(),
             next: AtomicU64::new(1),
             live: Arc::default(),
+            #[cfg(test)]
+            hold: watch::channel(false).0,
         }
     }
 
@@ -272,6 +281,10 @@ impl Engine {
 
     /// Starts `name` (admitted, `background` taken out) as an activity; answers
     /// `{activity_id}` once its start is recorded.
+    ///
+    /// Everything from recording the start on happens in the activity's own task, so a caller
+    /// dropped meanwhile (a cancelled call, a closed connection) leaves no activity half made:
+    /// one whose id never reached its caller ends at once, `cancelled`.
     pub(crate) async fn start_activity(
         &self,
         name: &str,
@@ -279,34 +292,48 @@ impl Engine {
     ) -> Result<ToolOutput, ToolError> {
         let permit = self.activities.admit(name)?;
         let kind = name.to_string();
-        let (k, params, owner) = (kind.clone(), args.clone(), store::process_token());
-        let n = self
-            .state
-            .run(move |c| store::begin_activity(c, &k, &params, &owner))
-            .await?;
-        let id = store::activity_id(n);
-        permit.label(&id);
-        let (stop_tx, stop_rx) = oneshot::channel();
-        let live = Arc::new(Live {
-            kind: kind.clone(),
-            progress: Mutex::new(None),
-            stop: Mutex::new(Some(stop_tx)),
-            ended: watch::channel(false).0,
-        });
-        if let Ok(mut l) = self.activities.live.lock() {
-            l.insert(n, live.clone());
-        }
-        self.events.emit(
-            "activity_started",
-            store::activity_data(n, &kind, "running", None),
-        );
-        // Recorded before the id is handed out: lspgate may die right after.
-        self.events.flush().await;
         // A session of its own on the shared workspace: it outlives the caller's.
         let session = Arc::new(Engine::session(self.shared().clone(), self.opts.clone()));
         let all = self.activities.live.clone();
+        let (told, answer) = oneshot::channel::<Result<i64, ToolError>>();
         tokio::spawn(async move {
-            let stopped = run(&session, &kind, args, &live, stop_rx).await;
+            let (k, params, owner) = (kind.clone(), args.clone(), store::process_token());
+            let begun = session
+                .state
+                .run(move |c| store::begin_activity(c, &k, &params, &owner))
+                .await;
+            let n = match begun {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = told.send(Err(e));
+                    return;
+                }
+            };
+            permit.label(&store::activity_id(n));
+            let (stop_tx, stop_rx) = oneshot::channel();
+            let live = Arc::new(Live {
+                kind: kind.clone(),
+                progress: Mutex::new(None),
+                stop: Mutex::new(Some(stop_tx)),
+                ended: watch::channel(false).0,
+            });
+            if let Ok(mut l) = all.lock() {
+                l.insert(n, live.clone());
+            }
+            session.events.emit(
+                "activity_started",
+                store::activity_data(n, &kind, "running", None),
+            );
+            // Recorded before the id is handed out: lspgate may die right after.
+            session.events.flush().await;
+            #[cfg(test)]
+            let _ = session.activities.hold.subscribe().wait_for(|h| !*h).await;
+            let stopped = if told.send(Ok(n)).is_ok() {
+                run(&session, &kind, args, &live, stop_rx).await
+            } else {
+                // Nobody learnt its id: nobody could follow or cancel it.
+                Err(Stop::Cancelled)
+            };
             drop(permit);
             let mut finish = match stopped {
                 Ok(Ok(out)) => Finish {
@@ -347,7 +374,7 @@ impl Engine {
             let recorded = session
                 .state
                 .run(move |c| {
-                    let tx = c.transaction()?;
+                    let tx = store::write_transaction(c)?;
                     store::finish_activity(&tx, n, &finish, store::now_ms())?;
                     tx.commit()
                 })
@@ -367,6 +394,10 @@ impl Engine {
             }
             live.ended.send_replace(true);
         });
+        let n = answer
+            .await
+            .map_err(|_| ToolError::internal("the activity stopped before it started"))??;
+        let id = store::activity_id(n);
         let started = json!({"activity_id": id});
         Ok(ToolOutput {
             text: format!(
@@ -387,10 +418,12 @@ impl Engine {
             .with_data(json!({"id": id}))
         };
         let n = store::activity_number(id).ok_or_else(missing)?;
+        let mut ours = false;
         if let Some(live) = self.activities.live(n) {
             if !cancel {
                 return Ok(running(id, &live));
             }
+            ours = true;
             self.stop(&live, Stop::Cancelled).await;
         }
         let row = self
@@ -398,6 +431,16 @@ impl Engine {
             .run(move |c| store::get_activity(c, n))
             .await?
             .ok_or_else(missing)?;
+        if row.state == "running" && cancel && (ours || row.owner == store::process_token()) {
+            return Err(ToolError::new(
+                Code::Timeout,
+                format!(
+                    "{id} was told to stop but is still winding down after {} s; it will end `cancelled`: poll it with `activity`",
+                    WIND_DOWN.as_secs()
+                ),
+            )
+            .with_data(json!({"id": id, "state": "running"})));
+        }
         if row.state == "running" && cancel {
             return Err(ToolError::new(
                 Code::ActivityMissing,
@@ -464,7 +507,7 @@ impl super::Workspace {
             if let Some(tx) = live.stop.lock().ok().and_then(|mut s| s.take()) {
                 let _ = tx.send(Stop::Interrupted);
             }
-            let _ = tokio::time::timeout(WIND_DOWN, ended.wait_for(|e| *e)).await;
+            let _ = ended.wait_for(|e| *e).await;
         });
         futures::future::join_all(waits).await;
     }
@@ -541,5 +584,133 @@ mod tests {
         assert_eq!(args, json!({"name": "t"}));
         let mut args = json!({"file": "a", "background": true});
         assert!(!take_background("hover", &mut args));
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod dropped {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::ops::{Engine, EngineOptions};
+    use crate::registry::{Registry, RegistryOptions};
+    use crate::workspace::Root;
+    use crate::workspace::config::Config;
+
+    pub(crate) fn engine(dir: &std::path::Path) -> Arc<Engine> {
+        let root = Root::new(dir).unwrap();
+        let registry = Registry::with_config_using(
+            root,
+            &Config::default(),
+            RegistryOptions::default(),
+            |_| None,
+        );
+        let opts = EngineOptions {
+            state_dir: dir.join(".lspgate"),
+            ..EngineOptions::default()
+        };
+        Arc::new(Engine::new(registry, opts))
+    }
+
+    /// An activity of this process that never ends, even when told to stop (its end cannot be
+    /// recorded, say).
+    pub(crate) fn stuck(engine: &Engine, n: i64) {
+        let live = Arc::new(super::Live {
+            kind: "check".into(),
+            progress: std::sync::Mutex::new(None),
+            stop: std::sync::Mutex::new(None),
+            ended: tokio::sync::watch::channel(false).0,
+        });
+        engine.activities.live.lock().unwrap().insert(n, live);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_workspace_stops_its_servers_soon_whatever_its_activities_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        stuck(&engine, 1);
+        let t0 = tokio::time::Instant::now();
+        engine.shared().shutdown().await;
+        // The daemon used to give a workspace's whole stop 5 s, after up to 10 s of waiting for
+        // activities: the servers were never stopped.
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the servers waited {:?} for a stuck activity",
+            t0.elapsed()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cancel_that_outlasts_the_wind_down_says_it_is_still_stopping_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        let owner = super::store::process_token();
+        let n = engine
+            .state
+            .run(move |c| super::store::begin_activity(c, "check", &json!({}), &owner))
+            .await
+            .unwrap();
+        stuck(&engine, n);
+        let e = engine
+            .activity(&super::store::activity_id(n), true)
+            .await
+            .unwrap_err();
+        assert!(
+            !e.message.contains("another lspgate process"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("still winding down"), "{}", e.message);
+        // Its record is this process's, found by owner once it is no longer live.
+        engine.activities.live.lock().unwrap().clear();
+        let e = engine
+            .activity(&super::store::activity_id(n), true)
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("still winding down"), "{}", e.message);
+    }
+
+    /// The call that starts an activity is dropped once the activity is live, before it
+    /// answers (a client's cancel, a closed connection): the activity still ends, and the
+    /// workspace is not left busy.
+    #[tokio::test]
+    async fn a_caller_dropped_while_its_activity_starts_leaves_nothing_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        // Held live and unanswered (a hook in this process; the call used to be pending there
+        // anyway, awaiting the log's flush).
+        engine.activities.hold.send_replace(true);
+        let mut call = Box::pin(engine.start_activity("run_task", json!({"name": "nothing"})));
+        let mut dropped_live = false;
+        for _ in 0..2_000 {
+            if futures::poll!(&mut call).is_ready() {
+                break;
+            }
+            if engine.activities.running() > 0 {
+                dropped_live = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        drop(call);
+        engine.activities.hold.send_replace(false);
+        assert!(
+            dropped_live,
+            "the activity never went live before its call answered"
+        );
+        for _ in 0..500 {
+            if !engine.shared().busy() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            !engine.shared().busy(),
+            "the activity is still running in this process"
+        );
+        let a = engine.activity("act-1", false).await.unwrap();
+        assert_ne!(a.state, "running", "{a:?}");
     }
 }

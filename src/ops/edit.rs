@@ -34,6 +34,24 @@ impl super::Workspace {
         self.state.journal()
     }
 
+    /// `edit_applied` (or `edit_undone`, naming the edit it undid) in the event log, before
+    /// the `file_changed` its delivery records.
+    fn record_edit(&self, id: i64, undoes: Option<i64>, files: &[PathBuf]) {
+        let files: Vec<String> = files
+            .iter()
+            .map(|p| self.registry.root().relative(p))
+            .collect();
+        match undoes {
+            Some(undone) => self.events.emit(
+                "edit_undone",
+                json!({"edit_id": undone, "files": files, "undo_edit_id": id}),
+            ),
+            None => self
+                .events
+                .emit("edit_applied", json!({"edit_id": id, "files": files})),
+        }
+    }
+
     /// At start: when the workspace has an edit journal, opens it, which rolls back any edit an
     /// earlier lspgate left half-applied (see `edits::journal`). Creates nothing otherwise.
     pub(super) fn recover_edits(&self) {
@@ -179,19 +197,12 @@ impl Engine {
             .map(|c| c.path.clone())
             .collect();
         let (before, r1) = self.diagnostics_of(&before_paths).await;
-        // Intent, files, completion: all on the blocking pool, which a client's cancel (dropping
-        // this future) does not stop, so the journal always knows what was written.
+        // Intent, files, completion on the blocking pool; then the edit recorded as lspgate's
+        // and handed to the servers. All of it in a task of its own, which a client's cancel
+        // (dropping this future) does not stop: the journal always knows what was written, and
+        // the log and the servers always hear of it as lspgate's write.
         let (to_apply, tool_name, text) = (plan.clone(), tool.to_string(), summary.clone());
         let written: Vec<PathBuf> = plan.changes.iter().map(|c| c.path.clone()).collect();
-        // The watcher may deliver these writes before they are handed over below: they are
-        // lspgate's own either way.
-        let _claim = self.registry.claim_writes(&written);
-        let id = tokio::task::spawn_blocking(move || {
-            journal.apply(&tool_name, &text, &to_apply, undoes)
-        })
-        .await
-        .map_err(|e| ToolError::internal(format!("the edit's writer stopped: {e}")))??;
-        self.record_edit(id, undoes, &written);
         let own: Vec<Change> = plan
             .changes
             .iter()
@@ -204,14 +215,31 @@ impl Engine {
                 },
             })
             .collect();
-        if !file_ops.is_empty() {
-            for server in self.registry.running() {
-                server.client().did_change_files(file_ops);
+        let (ws, file_ops) = (self.shared().clone(), file_ops.to_vec());
+        let handed = tokio::spawn(async move {
+            let registry = ws.registry.clone();
+            // The watcher may deliver these writes before they are handed over below: they
+            // are lspgate's own either way.
+            let _claim = registry.claim_writes(&written);
+            let id = tokio::task::spawn_blocking(move || {
+                journal.apply(&tool_name, &text, &to_apply, undoes)
+            })
+            .await
+            .map_err(|e| ToolError::internal(format!("the edit's writer stopped: {e}")))??;
+            ws.record_edit(id, undoes, &written);
+            if !file_ops.is_empty() {
+                for server in registry.running() {
+                    server.client().did_change_files(&file_ops);
+                }
             }
-        }
-        // The servers hear of the written files as of any change on disk, once each (the
-        // watcher sees the same writes).
-        self.registry.sync_with(own).await;
+            // The servers hear of the written files as of any change on disk, once each (the
+            // watcher sees the same writes).
+            registry.sync_with(own).await;
+            Ok::<i64, ToolError>(id)
+        });
+        let id = handed
+            .await
+            .map_err(|e| ToolError::internal(format!("the edit's hand-over stopped: {e}")))??;
         let after_paths: Vec<PathBuf> = plan
             .changes
             .iter()
@@ -234,21 +262,6 @@ impl Engine {
             reason,
             message: Some(format!("{summary}: applied as edit {id}")),
         })
-    }
-
-    /// `edit_applied` (or `edit_undone`, naming the edit it undid) in the event log, before
-    /// the `file_changed` its delivery records.
-    fn record_edit(&self, id: i64, undoes: Option<i64>, files: &[PathBuf]) {
-        let files: Vec<String> = files.iter().map(|p| self.root().relative(p)).collect();
-        match undoes {
-            Some(undone) => self.events.emit(
-                "edit_undone",
-                json!({"edit_id": undone, "files": files, "undo_edit_id": id}),
-            ),
-            None => self
-                .events
-                .emit("edit_applied", json!({"edit_id": id, "files": files})),
-        }
     }
 
     pub async fn edit(&self, p: EditParams) -> Result<EditResult, ToolError> {
@@ -771,5 +784,59 @@ mod tests {
         let (intro, res) = delta(&before, &after);
         assert_eq!(intro, vec![d("a", 5, "z")]);
         assert_eq!(res, vec![d("a", 9, "y")]);
+    }
+}
+
+#[cfg(test)]
+mod dropped {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::ops::activity::dropped::engine;
+    use crate::ops::tools;
+
+    /// The call that applies an edit is dropped once the files are written, before it hears
+    /// so (a client's cancel): the edit is still logged as lspgate's.
+    #[tokio::test]
+    async fn an_edit_whose_caller_is_dropped_is_still_logged_as_lspgates() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "here\n").unwrap();
+        let engine = engine(dir.path());
+        let args = json!({"file": "a.txt", "edits": [{"old_text": "here", "new_text": "there"}], "apply": true});
+        let mut call = Box::pin(tools::call(&engine, "edit", args));
+        let mut dropped_written = false;
+        for _ in 0..5_000 {
+            // Looked at before the call is polled again: it has not heard of the write yet.
+            if std::fs::read_to_string(&file).unwrap() == "there\n" {
+                dropped_written = true;
+                break;
+            }
+            if futures::poll!(&mut call).is_ready() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        drop(call);
+        assert!(
+            dropped_written,
+            "the call answered before it could be dropped"
+        );
+        let mut kinds = Vec::new();
+        for _ in 0..500 {
+            let page = engine
+                .shared()
+                .events()
+                .read(0, 100, Vec::new())
+                .await
+                .unwrap();
+            kinds = page.events.iter().map(|e| e.kind.clone()).collect();
+            if kinds.iter().any(|k| k == "edit_applied") {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("no edit_applied in the log: {kinds:?}");
     }
 }

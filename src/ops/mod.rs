@@ -66,6 +66,9 @@ impl Default for EngineOptions {
 /// The files a preview was computed from and their digests then (`None`: absent).
 type Previewed = Vec<(PathBuf, Option<String>)>;
 
+/// How long stopping a workspace waits for its event log to be written out.
+const LOG_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Files nobody opened that `diagnostics` (without a file) opens to check, at most.
 const MAX_PUSHED_FILES: usize = 100;
 
@@ -115,12 +118,29 @@ impl Workspace {
     }
 
     /// Ends the workspace: its running activities stop (recorded `failed`, reason
-    /// `interrupted`), every server stops (shutdown, exit, bounded wait, kill), and the event
-    /// log is written out.
+    /// `interrupted`; waited for at most `activity::INTERRUPT_WAIT`), every server stops
+    /// whatever the activities did (shutdown, exit, bounded wait, kill), and the event log is
+    /// written out (waited for at most `LOG_WAIT`). Bounded as a whole.
     pub async fn shutdown(&self) {
-        self.interrupt_activities().await;
+        if tokio::time::timeout(activity::INTERRUPT_WAIT, self.interrupt_activities())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "activities still winding down after {} s; stopping the servers anyway",
+                activity::INTERRUPT_WAIT.as_secs()
+            );
+        }
         self.registry.stop_all().await;
-        self.events.flush().await;
+        if tokio::time::timeout(LOG_WAIT, self.events.flush())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "the event log was not written out within {} s",
+                LOG_WAIT.as_secs()
+            );
+        }
     }
 
     /// The durable event log.

@@ -713,14 +713,16 @@ impl Registry {
 
     /// Stops every server (shutdown, exit, bounded wait, kill).
     pub async fn stop_all(&self) {
-        for s in self.running() {
+        // All at once: each is bounded (shutdown, exit, a wait, a kill), and so is the whole.
+        let stops = self.running().into_iter().map(|s| async move {
             s.client().shutdown().await;
             self.report(RegistryEvent::Stopped {
                 server: s.name.clone(),
                 root: s.root.clone(),
                 reason: "lspgate stopped".into(),
             });
-        }
+        });
+        futures::future::join_all(stops).await;
     }
 }
 
