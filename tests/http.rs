@@ -347,7 +347,9 @@ fn the_gate_refuses_what_it_must_with_the_right_status() {
         r.header("www-authenticate"),
         Some("Bearer realm=\"lspgate\"")
     );
-    let wrong = format!("Bearer {}0", &token[..63]);
+    // The token with its last character changed (to one it does not end with).
+    let last = if token.ends_with('0') { '1' } else { '0' };
+    let wrong = format!("Bearer {}{last}", &token[..63]);
     for auth in [wrong.as_str(), "Bearer x", &format!("Basic {token}")] {
         let r = post_init(&s, &[("Authorization", auth)]);
         assert_eq!(r.status, 401, "{auth}: {}", r.text());
