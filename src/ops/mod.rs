@@ -621,19 +621,25 @@ pub(crate) fn paginate<T>(
 fn diags(snap: &Snapshot, list: Vec<WireDiagnostic>) -> Vec<Diag> {
     list.into_iter()
         .map(|d| {
-            let (line, column, end_line, end_column) = snap.range(d.range);
-            Diag {
-                severity: d.severity,
-                line,
-                column,
-                end_line,
-                end_column,
-                code: d.code,
-                source: d.source,
-                message: d.message,
-            }
+            let at = snap.range(d.range);
+            diag_at(d, at)
         })
         .collect()
+}
+
+/// A server's diagnostic as a `Diag` at `(line, column, end_line, end_column)`, its range
+/// converted for the agent.
+fn diag_at(d: WireDiagnostic, (line, column, end_line, end_column): (u32, u32, u32, u32)) -> Diag {
+    Diag {
+        severity: d.severity,
+        line,
+        column,
+        end_line,
+        end_column,
+        code: d.code,
+        source: d.source,
+        message: d.message,
+    }
 }
 
 /// Adds `list` (diagnostics of `file`) to `out`, leaving out what is already there (two

@@ -120,16 +120,7 @@ fn convert(bytes: &[u8], encoding: Encoding, list: Vec<WireDiagnostic>) -> Vec<D
                 d.range.end.character,
                 encoding,
             );
-            Diag {
-                severity: d.severity,
-                line,
-                column,
-                end_line,
-                end_column,
-                code: d.code,
-                source: d.source,
-                message: d.message,
-            }
+            super::super::diag_at(d, (line, column, end_line, end_column))
         })
         .collect()
 }
