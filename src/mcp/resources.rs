@@ -539,26 +539,11 @@ impl Out {
 mod tests {
     use super::*;
     use crate::ops::EngineOptions;
+    use crate::ops::activity::dropped::engine;
     use crate::registry::{Registry, RegistryOptions};
     use crate::workspace::Root;
     use crate::workspace::config::Config;
     use std::time::Duration;
-
-    /// A session on a workspace with no servers, in `dir`.
-    fn engine(dir: &std::path::Path) -> Arc<Engine> {
-        let root = Root::new(dir).unwrap();
-        let registry = Registry::with_config_using(
-            root,
-            &Config::default(),
-            RegistryOptions::default(),
-            |_| None,
-        );
-        let opts = EngineOptions {
-            state_dir: dir.join(".lspgate"),
-            ..EngineOptions::default()
-        };
-        Arc::new(Engine::new(registry, opts))
-    }
 
     /// Resources read whatever the session's tool profile (they are listed whatever it is),
     /// and a file no server serves is not found, whether read or subscribed to.

@@ -201,6 +201,22 @@ pub(super) fn syntax_only_notes(counts: HashMap<String, Vec<String>>) -> Vec<Str
 mod tests {
     use super::*;
 
+    /// An error at characters 9–10 of `line` (0-based), as a server sends it.
+    fn error_at(line: u32) -> WireDiagnostic {
+        let pos = |character| crate::lsp::wire::WirePos { line, character };
+        WireDiagnostic {
+            range: crate::lsp::wire::WireRange {
+                start: pos(9),
+                end: pos(10),
+            },
+            severity: crate::lsp::wire::Severity::Error,
+            code: None,
+            source: None,
+            message: "m".into(),
+            raw: serde_json::Value::Null,
+        }
+    }
+
     #[test]
     fn javascript_is_type_checked_only_when_asked_to() {
         let dir = tempfile::tempdir().unwrap();
@@ -245,23 +261,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("a.py");
         std::fs::write(&f, "x: str = 1\n").unwrap();
-        let d = WireDiagnostic {
-            range: crate::lsp::wire::WireRange {
-                start: crate::lsp::wire::WirePos {
-                    line: 0,
-                    character: 9,
-                },
-                end: crate::lsp::wire::WirePos {
-                    line: 0,
-                    character: 10,
-                },
-            },
-            severity: crate::lsp::wire::Severity::Error,
-            code: None,
-            source: None,
-            message: "m".into(),
-            raw: serde_json::Value::Null,
-        };
+        let d = error_at(0);
         let uri = Url::from_file_path(&f).unwrap();
         let report = |started| PassReport {
             started,
@@ -310,23 +310,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("a.py");
         std::fs::write(&f, "é = 1\nx: str = 1\n").unwrap();
-        let d = WireDiagnostic {
-            range: crate::lsp::wire::WireRange {
-                start: crate::lsp::wire::WirePos {
-                    line: 1,
-                    character: 9,
-                },
-                end: crate::lsp::wire::WirePos {
-                    line: 1,
-                    character: 10,
-                },
-            },
-            severity: crate::lsp::wire::Severity::Error,
-            code: None,
-            source: None,
-            message: "m".into(),
-            raw: serde_json::Value::Null,
-        };
+        let d = error_at(1);
         let out = disk_diags(&f, Encoding::Utf16, vec![d]).unwrap();
         assert_eq!((out[0].line, out[0].column, out[0].end_column), (2, 10, 11));
         assert!(disk_diags(&dir.path().join("gone.py"), Encoding::Utf16, vec![]).is_none());
