@@ -89,6 +89,18 @@ fn alive(pid: u32) -> bool {
     })
 }
 
+/// Whether process `pid` ends (or is a zombie) within `bound`, looked at every 50 ms.
+async fn ends_within(pid: u32, bound: Duration) -> bool {
+    let deadline = std::time::Instant::now() + bound;
+    while alive(pid) {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    true
+}
+
 /// The pid `servers` reports for a server.
 async fn pid_of(gate: &Gate, name: &str) -> Option<u64> {
     let (s, _) = gate.ok("servers", json!({})).await;
@@ -237,28 +249,14 @@ async fn idle_servers_and_an_idle_daemon_go_away() {
     let server = pid_of(&gate, "cli/lspgate-fixture-server").await.unwrap() as u32;
     let daemon = d.pid();
     // Unused for a second, the server stops (the session still open).
-    let mut stopped = false;
-    for _ in 0..100 {
-        if !alive(server) {
-            stopped = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let stopped = ends_within(server, Duration::from_secs(10)).await;
     assert!(stopped, "the idle server {server} still runs");
     // Asked again, it starts again.
     gate.ok("hover", json!({"file": "a.txt", "line": 1, "column": 1}))
         .await;
     gate.stop().await;
     // No session, no server: the daemon exits.
-    let mut gone = false;
-    for _ in 0..100 {
-        if !alive(daemon) {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let gone = ends_within(daemon, Duration::from_secs(10)).await;
     assert!(gone, "the idle daemon {daemon} still runs");
     assert!(!d.socket().exists(), "it took its socket with it");
 }
@@ -283,14 +281,7 @@ async fn a_daemon_killed_mid_call_leaves_nothing_behind_and_sessions_carry_on() 
     assert_eq!(r.is_error, Some(true));
     assert!(text_of(&r).starts_with("server_failed"), "{}", text_of(&r));
     // The dead daemon's server went with it.
-    let mut gone = false;
-    for _ in 0..100 {
-        if !alive(server) {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let gone = ends_within(server, Duration::from_secs(5)).await;
     assert!(gone, "server {server} outlived its daemon");
     // The next call works, through a new daemon.
     let (h, text) = gate
@@ -365,14 +356,7 @@ async fn a_daemon_of_another_version_drains_for_a_new_one() {
     assert_eq!(answer["ok"], false);
     assert_eq!(answer["error"], "version");
     // It drains (no session left) and exits; a client of this version gets a new daemon.
-    let mut gone = false;
-    for _ in 0..100 {
-        if !alive(old) {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let gone = ends_within(old, Duration::from_secs(10)).await;
     assert!(gone, "the old daemon {old} did not drain");
     let (code, _, err) = d.cli(ws.path(), &["hover", "a.txt:1:1", "--", FIXTURE]);
     assert_eq!(code, 0, "{err}");
@@ -421,13 +405,10 @@ async fn activities_outlive_their_session_and_events_outlive_the_daemon() {
     let daemon = d.pid();
     let (code, _, err) = d.cli(Path::new("/"), &["daemon", "stop"]);
     assert_eq!(code, 0, "{err}");
-    for _ in 0..100 {
-        if !alive(daemon) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(!alive(daemon), "the daemon did not stop");
+    assert!(
+        ends_within(daemon, Duration::from_secs(10)).await,
+        "the daemon did not stop"
+    );
     assert_eq!(
         until_sleeping(&m, 0).await,
         0,
