@@ -61,6 +61,22 @@ impl Env {
         ]
     }
 
+    /// `lspgate serve --root ROOT --http 127.0.0.1:0 -- FIXTURE`, run in the root, once it
+    /// listens.
+    fn serve_fixture(&self, root: &Path) -> Served {
+        let mut cmd = self.lspgate(&[
+            "serve",
+            "--root",
+            root.to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+            "--",
+            FIXTURE,
+        ]);
+        cmd.current_dir(root);
+        Served::start(cmd)
+    }
+
     fn lspgate(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(LSPGATE);
         cmd.args(args)
@@ -500,17 +516,7 @@ fn the_gate_refuses_what_it_must_with_the_right_status() {
 fn python_client_works_with_the_token_and_is_refused_without() {
     let env = Env::new(false);
     let ws = fixture_workspace();
-    let mut cmd = env.lspgate(&[
-        "serve",
-        "--root",
-        ws.path().to_str().unwrap(),
-        "--http",
-        "127.0.0.1:0",
-        "--",
-        FIXTURE,
-    ]);
-    cmd.current_dir(ws.path());
-    let s = Served::start(cmd);
+    let s = env.serve_fixture(ws.path());
     let auth = json!({"Authorization": format!("Bearer {}", s.token())});
     let calls = json!([
         ["hover", {"file": "a.txt", "line": 1, "column": 1}],
@@ -590,17 +596,7 @@ fn python_client_works_with_the_token_and_is_refused_without() {
 fn inspector_cli_works_with_the_token_and_is_refused_without() {
     let env = Env::new(true);
     let ws = fixture_workspace();
-    let mut cmd = env.lspgate(&[
-        "serve",
-        "--root",
-        ws.path().to_str().unwrap(),
-        "--http",
-        "127.0.0.1:0",
-        "--",
-        FIXTURE,
-    ]);
-    cmd.current_dir(ws.path());
-    let s = Served::start(cmd);
+    let s = env.serve_fixture(ws.path());
     let auth = format!("Authorization: Bearer {}", s.token());
 
     let (code, out) = inspector(&s.url, &["--method", "tools/list", "--header", &auth]);
@@ -757,17 +753,7 @@ async fn two_http_clients_and_a_stdio_session_share_one_pyright() {
 fn a_daemon_killed_under_serve_http_is_replaced_and_a_killed_serve_takes_its_listener() {
     let env = Env::new(false);
     let ws = fixture_workspace();
-    let mut cmd = env.lspgate(&[
-        "serve",
-        "--root",
-        ws.path().to_str().unwrap(),
-        "--http",
-        "127.0.0.1:0",
-        "--",
-        FIXTURE,
-    ]);
-    cmd.current_dir(ws.path());
-    let mut s = Served::start(cmd);
+    let mut s = env.serve_fixture(ws.path());
     let token = s.token().to_string();
     let mut m = Mcp::connect(&s.url, &token).unwrap();
     let r = m.call("servers", json!({})).unwrap();
@@ -987,17 +973,7 @@ async fn initialize_reports_the_limits_over_stdio_too() {
 fn an_http_client_subscribed_to_a_files_diagnostics_hears_a_plain_write() {
     let env = Env::new(false);
     let ws = fixture_workspace();
-    let mut cmd = env.lspgate(&[
-        "serve",
-        "--root",
-        ws.path().to_str().unwrap(),
-        "--http",
-        "127.0.0.1:0",
-        "--",
-        FIXTURE,
-    ]);
-    cmd.current_dir(ws.path());
-    let s = Served::start(cmd);
+    let s = env.serve_fixture(ws.path());
     let uri = "lspgate://diagnostics/b.txt";
     let out = python(json!({
         "url": s.url, "headers": {"Authorization": format!("Bearer {}", s.token())},
