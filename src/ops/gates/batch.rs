@@ -21,7 +21,7 @@ use url::Url;
 
 use super::super::types::Diag;
 use crate::lsp::WorkspaceReport;
-use crate::lsp::wire::WireDiagnostic;
+use crate::lsp::wire::{WireDiagnostic, WirePos};
 use crate::registry::Server;
 use crate::text::{self, Encoding, LineIndex};
 
@@ -104,22 +104,10 @@ pub(super) fn disk_diags(
 fn convert(bytes: &[u8], encoding: Encoding, list: Vec<WireDiagnostic>) -> Vec<Diag> {
     let text = String::from_utf8_lossy(bytes);
     let index = LineIndex::new(&text);
+    let at = |p: WirePos| text::from_wire(&text, &index, p.line, p.character, encoding);
     list.into_iter()
         .map(|d| {
-            let (line, column) = text::from_wire(
-                &text,
-                &index,
-                d.range.start.line,
-                d.range.start.character,
-                encoding,
-            );
-            let (end_line, end_column) = text::from_wire(
-                &text,
-                &index,
-                d.range.end.line,
-                d.range.end.character,
-                encoding,
-            );
+            let ((line, column), (end_line, end_column)) = (at(d.range.start), at(d.range.end));
             super::super::diag_at(d, (line, column, end_line, end_column))
         })
         .collect()
