@@ -186,3 +186,61 @@ async fn typescript_tools() {
     assert_eq!(code, "symbol_not_found");
     gate.stop().await;
 }
+
+/// A check asks tsserver about files nobody opened only once their project is loaded: asked
+/// earlier, tsserver answers "No Project", the file is opened instead, and
+/// typescript-language-server then runs its own diagnostics of it beside lspgate's. Only the
+/// one file per project that loads it is opened (seen in what lspgate sends the server).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_opens_no_file_beyond_one_per_project() {
+    require("typescript-language-server");
+    let mut files: Vec<(String, String)> = (0..80)
+        .map(|i| {
+            (
+                format!("src/m{i:02}.ts"),
+                format!("export const v{i}: number = {i};\n"),
+            )
+        })
+        .collect();
+    files.push(("src/bad.ts".into(), "export const s: string = 1;\n".into()));
+    files.push((
+        "tsconfig.json".into(),
+        r#"{"compilerOptions": {"strict": true, "noEmit": true}}"#.into(),
+    ));
+    let ws = workspace(&files);
+    // The server, behind a script that keeps what lspgate sends it.
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("sent.log");
+    let real = repo().join(".tools/node_modules/.bin/typescript-language-server");
+    let wrapper = bin.path().join("typescript-language-server");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/bash\nexec '{}' \"$@\" < <(tee -a '{}')\n",
+            real.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!("{}:{}", bin.path().display(), test_path());
+    let gate = Gate::start_with_env(ws.path(), &[], &[], &[("PATH", &path)]).await;
+    let (report, text) = gate.ok("check", json!({})).await;
+    assert_eq!(report["summary"]["files"], 81, "{text}");
+    assert_eq!(report["summary"]["errors"], 1, "{text}");
+    assert_eq!(report["issues"][0]["file"], "src/bad.ts", "{text}");
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        sent.matches("\"textDocument/didOpen\"").count(),
+        1,
+        "files opened: {:?}",
+        sent.match_indices("\"uri\":\"file://")
+            .map(|(i, _)| &sent[i..(i + 120).min(sent.len())])
+            .collect::<Vec<_>>()
+    );
+    gate.stop().await;
+}

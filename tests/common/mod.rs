@@ -41,11 +41,15 @@ pub fn require(command: &str) {
     );
 }
 
-/// A temp folder holding `files` (name, content).
+/// A temp folder holding `files` (name, content; names may hold folders).
 pub fn workspace<N: AsRef<Path>, T: AsRef<[u8]>>(files: &[(N, T)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
+        let path = dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(path, text).unwrap();
     }
     dir
 }

@@ -215,6 +215,21 @@ impl Engine {
                 servers,
             });
         }
+        // tsserver answers for a file nobody opened only once the file's project is loaded
+        // (before, "No Project", and the file would be opened instead: measured on rxjs, the
+        // first 32 files in flight were, and typescript-language-server then ran its own
+        // diagnostics of each). Its projects began loading when it started; wait for them.
+        let mut unopened: Vec<&Arc<Server>> = Vec::new();
+        for server in plan.iter().flat_map(|f| f.servers.iter().flatten()) {
+            if server.client().diagnoses_unopened()
+                && !unopened.iter().any(|s| Arc::ptr_eq(s, server))
+            {
+                unopened.push(server);
+            }
+        }
+        let (bound, languages) = (self.opts.ready_timeout, self.languages());
+        futures::future::join_all(unopened.iter().map(|s| s.workspace_ready(bound, languages)))
+            .await;
         // A first check of the whole workspace is one pass in servers that offer it.
         let mut passes: HashMap<usize, Pass> = HashMap::new();
         if whole {
