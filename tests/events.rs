@@ -345,6 +345,20 @@ async fn a_listen_stream_carries_diagnostics_updates() {
 /// the session that subscribed to the file hears the other session's edit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_daemon_sessions_share_one_log_and_hear_each_others_changes() {
+    two_daemon_sessions(None).await;
+}
+
+/// The same when the two sessions' PATHs differ: the daemon gives each a workspace of its own
+/// (servers found on different PATHs may differ), each with a watcher; still one log, each
+/// change in it once, and the edit of one session not logged as an outside change by the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_sessions_with_different_paths_log_each_change_once() {
+    let extra = tempfile::tempdir().unwrap();
+    two_daemon_sessions(Some(format!("{}:{}", extra.path().display(), test_path()))).await;
+}
+
+/// Sessions A and B on one root through a daemon of their own; B with `b_path` as its PATH.
+async fn two_daemon_sessions(b_path: Option<String>) {
     let runtime = tempfile::tempdir().unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -356,7 +370,11 @@ async fn two_daemon_sessions_share_one_log_and_hear_each_others_changes() {
     ];
     let ws = workspace(&[("a.py", "one = 1\n"), ("b.py", "two = 2\n")]);
     let a = Gate::start_in(ws.path(), &[], &[FIXTURE], &env, &home).await;
-    let b = Gate::start_in(ws.path(), &[], &[FIXTURE], &env, &home).await;
+    let mut b_env = env.to_vec();
+    if let Some(path) = &b_path {
+        b_env.push(("PATH", path));
+    }
+    let b = Gate::start_in(ws.path(), &[], &[FIXTURE], &b_env, &home).await;
     let (start, _) = events_after(&a, 0).await;
     let cursor = start.last().map_or(0, |e| e["seq"].as_i64().unwrap());
 
@@ -410,6 +428,32 @@ async fn two_daemon_sessions_share_one_log_and_hear_each_others_changes() {
     assert_eq!(outside_writes, 1, "{from_a:#?}");
     let applied_count = from_a.iter().filter(|e| kind(e, "edit_applied")).count();
     assert_eq!(applied_count, 1, "{from_a:#?}");
+    // A's edit and B's undo wrote a.py twice: each logged once, and by lspgate.
+    let a_py = |by: &str| {
+        from_a
+            .iter()
+            .filter(|e| {
+                kind(e, "file_changed")
+                    && e["data"]["by"] == by
+                    && e["data"]["files"]
+                        .as_array()
+                        .unwrap()
+                        .contains(&json!("a.py"))
+            })
+            .count()
+    };
+    assert_eq!((a_py("lspgate"), a_py("outside")), (2, 0), "{from_a:#?}");
+    // The daemon gave the sessions one workspace, or (PATHs differing) one each.
+    let status = std::process::Command::new(LSPGATE)
+        .args(["daemon", "status", "--json"])
+        .env("PATH", test_path())
+        .env("LSPGATE_HOME", &home)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap_or_default();
+    let workspaces = status["roots"].as_array().map_or(0, Vec::len);
+    assert_eq!(workspaces, 1 + usize::from(b_path.is_some()), "{status}");
     a.stop().await;
     b.stop().await;
     let _ = std::process::Command::new(LSPGATE)

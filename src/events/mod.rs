@@ -9,6 +9,7 @@
 //! subscriptions). `flush` waits until everything emitted before it is written, so a reader
 //! sees every event that happened before its call.
 
+mod ledger;
 pub mod store;
 
 use std::path::{Path, PathBuf};
@@ -136,6 +137,8 @@ pub struct EventLog {
     db: StateDb,
     /// The newest seq known written (read from the database at start when it exists).
     written: Arc<AtomicI64>,
+    /// The file versions whose change is logged already, whichever registry delivered it.
+    ledger: Arc<ledger::Ledger>,
 }
 
 impl EventLog {
@@ -163,6 +166,7 @@ impl EventLog {
             appended,
             db,
             written,
+            ledger: Arc::default(),
         }
     }
 
@@ -245,13 +249,22 @@ impl EventLog {
             .await
     }
 
-    /// The sink the registry reports through: its events, in this log's order, with paths
-    /// made root-relative.
+    /// The sink a registry reports through: its events, in this log's order, with paths
+    /// made root-relative. Several registries may report to one log (the daemon's workspaces
+    /// on one root): a change of a file is logged once, by whichever delivers it first.
     pub fn registry_sink(&self, root: &Root) -> Sink {
         let tx = self.tx.clone();
         let root = root.clone();
+        let ledger = self.ledger.clone();
         Box::new(move |e: RegistryEvent| {
             let at_ms = store::now_ms();
+            let e = match e {
+                RegistryEvent::FilesChanged { own, outside } => RegistryEvent::FilesChanged {
+                    own: ledger.unreported(own),
+                    outside: ledger.unreported(outside),
+                },
+                e => e,
+            };
             for (kind, data) in registry_events(&root, e) {
                 let _ = tx.send(Emit::Event { kind, data, at_ms });
             }

@@ -85,29 +85,68 @@ pub struct Workspace {
     /// Each language the workspace holds, with one file of it (walked once).
     pub(crate) samples: tokio::sync::OnceCell<Vec<(String, PathBuf)>>,
     /// The state database (the edit journal, the event log, the activities), opened on first
-    /// use.
+    /// use; shared by the workspaces on its root (`OnRoot`).
     pub(crate) state: crate::events::StateDb,
-    /// The durable event log.
-    pub(crate) events: crate::events::EventLog,
+    /// The durable event log (shared as the database is).
+    pub(crate) events: Arc<crate::events::EventLog>,
     /// Background activities and the heavy calls in flight.
     pub(crate) activities: activity::Activities,
-    /// One edit applies at a time, whichever session asks.
-    pub(crate) edit_lock: tokio::sync::Mutex<()>,
+    /// One edit applies at a time, whichever session (and workspace on the root) asks.
+    pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
+    /// Keeps what this workspace shares with the others on its root alive.
+    _on_root: Arc<OnRoot>,
+}
+
+/// What every workspace on one root shares in this process: in the daemon, sessions on one
+/// root whose environment differs (PATH, timeouts, an explicit server command) get a workspace
+/// each, with servers of their own, but one state database, one event log (one writer, each
+/// change logged once whoever's watcher delivers it) and one edit lock.
+struct OnRoot {
+    state: crate::events::StateDb,
+    events: Arc<crate::events::EventLog>,
+    edit_lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl OnRoot {
+    /// The one for `root`'s state in `state_dir`, made when no workspace holds it.
+    fn get(state_dir: &std::path::Path, root: &Root) -> Arc<OnRoot> {
+        type Live = std::sync::Mutex<HashMap<(PathBuf, PathBuf), std::sync::Weak<OnRoot>>>;
+        static LIVE: std::sync::LazyLock<Live> = std::sync::LazyLock::new(Live::default);
+        let key = (state_dir.to_path_buf(), root.path().to_path_buf());
+        let make = || {
+            let state = crate::events::StateDb::new(state_dir, root);
+            Arc::new(OnRoot {
+                events: Arc::new(crate::events::EventLog::start(state.clone())),
+                state,
+                edit_lock: Arc::default(),
+            })
+        };
+        let Ok(mut live) = LIVE.lock() else {
+            return make();
+        };
+        live.retain(|_, w| w.strong_count() > 0);
+        if let Some(shared) = live.get(&key).and_then(std::sync::Weak::upgrade) {
+            return shared;
+        }
+        let shared = make();
+        live.insert(key, Arc::downgrade(&shared));
+        shared
+    }
 }
 
 impl Workspace {
     pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Arc<Workspace> {
-        let state = crate::events::StateDb::new(&opts.state_dir, registry.root());
-        let events = crate::events::EventLog::start(state.clone());
-        registry.feed_to(events.registry_sink(registry.root()));
+        let on_root = OnRoot::get(&opts.state_dir, registry.root());
+        registry.feed_to(on_root.events.registry_sink(registry.root()));
         let ws = Arc::new(Workspace {
             registry,
             activities: activity::Activities::new(opts.max_inflight),
             present: std::sync::OnceLock::new(),
             samples: tokio::sync::OnceCell::new(),
-            state,
-            events,
-            edit_lock: tokio::sync::Mutex::new(()),
+            state: on_root.state.clone(),
+            events: on_root.events.clone(),
+            edit_lock: on_root.edit_lock.clone(),
+            _on_root: on_root,
         });
         ws.recover_edits();
         ws
