@@ -147,6 +147,22 @@ async fn sessions_on_one_root_share_servers_and_keep_their_own() {
         .await;
     assert_eq!(r["total"], 4, "{text}");
     assert_ne!(r["partial"], true, "{text}");
+    // Terse answers are a session's choice (its LSPGATE_TERSE), not the daemon's: a third
+    // session asking for them gets them on the same workspace, the others keep theirs.
+    let terse =
+        Gate::start_with_env(ws.path(), &[], &server, &d.env(&[("LSPGATE_TERSE", "1")])).await;
+    let refs = json!({"file": "lib.py", "line": 1, "symbol": "compute"});
+    let (short, short_text) = terse.ok("references", refs.clone()).await;
+    let (long, long_text) = b.ok("references", refs.clone()).await;
+    assert_eq!(short, long);
+    assert!(
+        short_text.len() < long_text.len(),
+        "{short_text}\n---\n{long_text}"
+    );
+    let mut asked = refs.clone();
+    asked["terse"] = json!(false);
+    assert_eq!(terse.ok("references", asked).await.1, long_text);
+    terse.stop().await;
     let pa = pid_of(&a, "cli/pyright-langserver").await.unwrap();
     let pb = pid_of(&b, "cli/pyright-langserver").await.unwrap();
     assert_eq!(pa, pb, "one pyright for both sessions");

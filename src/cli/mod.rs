@@ -132,6 +132,9 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         max_inflight: config
             .max_inflight
             .unwrap_or(crate::ops::activity::MAX_INFLIGHT),
+        // The session's environment (in the daemon, its client's), not the daemon's.
+        terse: context::var("LSPGATE_TERSE")
+            .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
     };
     let mut timeouts = std::collections::HashMap::new();
     for (kind, v) in &config.timeouts {

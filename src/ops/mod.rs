@@ -47,6 +47,9 @@ pub struct EngineOptions {
     pub tools: tools::Profile,
     /// Heavy calls that may run at once on the workspace (`max_inflight`).
     pub max_inflight: usize,
+    /// Whether answers are terse unless a call says otherwise (`LSPGATE_TERSE=1` in the
+    /// session's environment).
+    pub terse: bool,
 }
 
 impl Default for EngineOptions {
@@ -59,6 +62,7 @@ impl Default for EngineOptions {
             tasks: Vec::new(),
             tools: tools::Profile::all(),
             max_inflight: activity::MAX_INFLIGHT,
+            terse: false,
         }
     }
 }

@@ -25,19 +25,11 @@ fn finish<T: Serialize + Render>(
     result: T,
     terse: Option<bool>,
 ) -> Result<ToolOutput, ToolError> {
-    let terse = terse.unwrap_or_else(default_terse);
+    let terse = terse.unwrap_or(engine.options().terse);
     let text = cap(result.render(terse), engine.options().max_output);
     let structured =
         serde_json::to_value(&result).map_err(|e| ToolError::internal(e.to_string()))?;
     Ok(ToolOutput { structured, text })
-}
-
-/// `LSPGATE_TERSE=1` makes terse output the default.
-fn default_terse() -> bool {
-    static TERSE: OnceLock<bool> = OnceLock::new();
-    *TERSE.get_or_init(|| {
-        std::env::var("LSPGATE_TERSE").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
-    })
 }
 
 /// Runs tool `name` with JSON `args`; with `raw: true`, adds what it sent to the servers and
