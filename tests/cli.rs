@@ -223,6 +223,29 @@ fn generated_subcommands_reach_every_tool() {
     assert_eq!(code, 2, "{err}");
 }
 
+/// A command for a server that cannot start answers why that server cannot (here: not
+/// installed, with how to install it), not that it is not running.
+#[test]
+fn execute_command_says_why_its_server_cannot_start() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.py"), "x = 1\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // A PATH with none of the test servers.
+    let (code, _, err) = lspgate_cli_with(
+        ws.path(),
+        &[
+            "execute-command",
+            "builtin/pyright",
+            "pyright.organizeimports",
+        ],
+        home.path(),
+        "/usr/bin:/bin",
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("no_server: "), "{err}");
+    assert!(err.contains("pyright-langserver is not installed"), "{err}");
+}
+
 /// `check` pages only when asked to: CI reads the whole report (and SARIF), an agent's shell a
 /// page with `--limit`.
 #[test]

@@ -430,13 +430,16 @@ impl Engine {
                     )));
                 };
                 let language = spec.languages.first().cloned().unwrap_or_default();
-                for started in self
+                // The servers of a language start in `by_language`'s order: this one's
+                // failure to start is its answer.
+                let names = self.registry.by_language(&language);
+                let started = self
                     .registry
                     .servers_for(self.root().path(), &language)
-                    .await
-                {
+                    .await;
+                for (name, started) in names.iter().zip(started) {
                     if let Err(e) = started
-                        && e.message.contains(&p.server)
+                        && name == &p.server
                     {
                         return Err(e);
                     }
