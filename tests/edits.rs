@@ -119,8 +119,14 @@ async fn conflicts_write_nothing() {
     let app = ws.path().join("app.py");
     let later = read(&app).replace("receipt2", "receipt3");
     std::fs::write(&app, &later).unwrap();
-    let (code, _) = gate.err("undo", json!({"edit_id": id})).await;
+    let (code, message) = gate.err("undo", json!({"edit_id": id})).await;
     assert_eq!(code, "revision_conflict");
+    assert!(
+        message.contains(
+            "app.py changed since lspgate last read it (for an undo: since the edit wrote it)"
+        ),
+        "{message}"
+    );
     assert_eq!(read(&app), later);
     gate.stop().await;
 }

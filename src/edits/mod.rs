@@ -216,7 +216,7 @@ fn conflict(shown: &str, expected: &Option<Vec<u8>>, current: &Option<Vec<u8>>) 
     let d = |b: &Option<Vec<u8>>| b.as_deref().map(digest);
     ToolError::new(
         Code::RevisionConflict,
-        format!("{shown} changed since the edit was computed; nothing was written"),
+        format!("{shown} changed since lspgate last read it (for an undo: since the edit wrote it); nothing was written"),
     )
     .with_data(json!({
         "file": shown,
