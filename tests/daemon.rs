@@ -464,6 +464,53 @@ async fn activities_outlive_their_session_and_events_outlive_the_daemon() {
     c.stop().await;
 }
 
+/// Sessions on one root whose PATHs differ get a workspace each in the daemon, yet one count
+/// of heavy calls (`max_inflight` is per root) and one set of activities: either session polls
+/// and cancels what the other started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activities_and_heavy_calls_are_the_roots_whatever_the_sessions_path() {
+    let d = Daemon::new();
+    let m = marker();
+    let ws = workspace(&[(
+        "lspgate.toml",
+        format!("max_inflight = 1\n\n[[task]]\nname = \"doze\"\ncommand = [\"sleep\", \"{m}\"]\n"),
+    )]);
+    trust(ws.path(), d.home.path());
+    let a = d.session(ws.path(), &[]).await;
+    let extra = tempfile::tempdir().unwrap();
+    let path = format!("{}:{}", extra.path().display(), test_path());
+    let b = Gate::start_with_env(ws.path(), &[], &[], &d.env(&[("PATH", &path)])).await;
+    let (r, text) = a
+        .ok("run_task", json!({"name": "doze", "background": true}))
+        .await;
+    let id = r["activity_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string();
+    assert_eq!(until_sleeping(&m, 1).await, 1);
+    // B's heavy call waits its turn on the root.
+    let (code, message) = b
+        .err("run_task", json!({"name": "doze", "background": true}))
+        .await;
+    assert_eq!(code, "busy", "{message}");
+    assert!(message.contains(&id), "{message}");
+    // B sees A's activity running and stops it.
+    let (r, text) = b.ok("activity", json!({"id": id})).await;
+    assert_eq!(r["state"], "running", "{text}");
+    let (r, text) = b.ok("activity", json!({"id": id, "cancel": true})).await;
+    assert_eq!(r["state"], "cancelled", "{text}");
+    assert_eq!(until_sleeping(&m, 0).await, 0);
+    // Two workspaces on the root, as the daemon reports it.
+    let status = d.status().expect("a daemon runs");
+    assert_eq!(
+        status["roots"].as_array().map(Vec::len),
+        Some(2),
+        "{status}"
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
 /// A session's tasks are found on and run with that session's PATH, not the PATH of the
 /// daemon (which the first session started with its own).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

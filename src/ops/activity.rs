@@ -104,6 +104,8 @@ enum Stop {
 
 /// An activity running in this process.
 struct Live {
+    /// The workspace whose session started it (`Workspace::id`): its shutdown interrupts it.
+    workspace: u64,
     kind: String,
     /// As the work reports it.
     progress: Mutex<Option<ActivityProgress>>,
@@ -112,7 +114,8 @@ struct Live {
     ended: watch::Sender<bool>,
 }
 
-/// A workspace's heavy calls in flight and the activities running in this process.
+/// The heavy calls in flight on a root and the activities running on it in this process
+/// (shared by the root's workspaces, `OnRoot`).
 pub struct Activities {
     max: usize,
     slots: Arc<Mutex<Vec<Slot>>>,
@@ -164,9 +167,12 @@ impl Activities {
         self.max
     }
 
-    /// Activities running in this process.
-    pub fn running(&self) -> usize {
-        self.live.lock().map(|l| l.len()).unwrap_or(0)
+    /// Activities running in this process that `workspace` started.
+    pub fn running_of(&self, workspace: u64) -> usize {
+        self.live
+            .lock()
+            .map(|l| l.values().filter(|a| a.workspace == workspace).count())
+            .unwrap_or(0)
     }
 
     /// A place for a heavy call of `tool`, or `busy`.
@@ -312,6 +318,7 @@ impl Engine {
             permit.label(&store::activity_id(n));
             let (stop_tx, stop_rx) = oneshot::channel();
             let live = Arc::new(Live {
+                workspace: session.id,
                 kind: kind.clone(),
                 progress: Mutex::new(None),
                 stop: Mutex::new(Some(stop_tx)),
@@ -494,13 +501,19 @@ impl Engine {
 }
 
 impl super::Workspace {
-    /// lspgate is stopping: every running activity ends `failed` (reason `interrupted`).
+    /// This workspace is stopping: every activity it started ends `failed` (reason
+    /// `interrupted`); those of the other workspaces on its root go on.
     pub(crate) async fn interrupt_activities(&self) {
         let all: Vec<Arc<Live>> = self
             .activities
             .live
             .lock()
-            .map(|l| l.values().cloned().collect())
+            .map(|l| {
+                l.values()
+                    .filter(|a| a.workspace == self.id)
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         let waits = all.iter().map(|live| async move {
             let mut ended = live.ended.subscribe();
@@ -618,6 +631,7 @@ pub(crate) mod dropped {
     /// recorded, say).
     pub(crate) fn stuck(engine: &Engine, n: i64) {
         let live = Arc::new(super::Live {
+            workspace: engine.id,
             kind: "check".into(),
             progress: std::sync::Mutex::new(None),
             stop: std::sync::Mutex::new(None),
@@ -688,7 +702,7 @@ pub(crate) mod dropped {
             if futures::poll!(&mut call).is_ready() {
                 break;
             }
-            if engine.activities.running() > 0 {
+            if engine.activities.running_of(engine.id) > 0 {
                 dropped_live = true;
                 break;
             }

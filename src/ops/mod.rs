@@ -93,8 +93,11 @@ pub struct Workspace {
     pub(crate) state: crate::events::StateDb,
     /// The durable event log (shared as the database is).
     pub(crate) events: Arc<crate::events::EventLog>,
-    /// Background activities and the heavy calls in flight.
-    pub(crate) activities: activity::Activities,
+    /// Background activities and the heavy calls in flight, on the root (shared as the
+    /// database is).
+    pub(crate) activities: Arc<activity::Activities>,
+    /// Tells this workspace from the others on its root (the activities it started).
+    pub(crate) id: u64,
     /// One edit applies at a time, whichever session (and workspace on the root) asks.
     pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
     /// Keeps what this workspace shares with the others on its root alive.
@@ -104,16 +107,19 @@ pub struct Workspace {
 /// What every workspace on one root shares in this process: in the daemon, sessions on one
 /// root whose environment differs (PATH, timeouts, an explicit server command) get a workspace
 /// each, with servers of their own, but one state database, one event log (one writer, each
-/// change logged once whoever's watcher delivers it) and one edit lock.
+/// change logged once whoever's watcher delivers it), one edit lock, and one count of heavy
+/// calls and set of activities (any session polls or cancels any; `max_inflight` is the first
+/// workspace's).
 struct OnRoot {
     state: crate::events::StateDb,
     events: Arc<crate::events::EventLog>,
     edit_lock: Arc<tokio::sync::Mutex<()>>,
+    activities: Arc<activity::Activities>,
 }
 
 impl OnRoot {
     /// The one for `root`'s state in `state_dir`, made when no workspace holds it.
-    fn get(state_dir: &std::path::Path, root: &Root) -> Arc<OnRoot> {
+    fn get(state_dir: &std::path::Path, root: &Root, max_inflight: usize) -> Arc<OnRoot> {
         type Live = std::sync::Mutex<HashMap<(PathBuf, PathBuf), std::sync::Weak<OnRoot>>>;
         static LIVE: std::sync::LazyLock<Live> = std::sync::LazyLock::new(Live::default);
         let key = (state_dir.to_path_buf(), root.path().to_path_buf());
@@ -123,6 +129,7 @@ impl OnRoot {
                 events: Arc::new(crate::events::EventLog::start(state.clone())),
                 state,
                 edit_lock: Arc::default(),
+                activities: Arc::new(activity::Activities::new(max_inflight)),
             })
         };
         let Ok(mut live) = LIVE.lock() else {
@@ -140,11 +147,13 @@ impl OnRoot {
 
 impl Workspace {
     pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Arc<Workspace> {
-        let on_root = OnRoot::get(&opts.state_dir, registry.root());
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let on_root = OnRoot::get(&opts.state_dir, registry.root(), opts.max_inflight);
         registry.feed_to(on_root.events.registry_sink(registry.root()));
         let ws = Arc::new(Workspace {
             registry,
-            activities: activity::Activities::new(opts.max_inflight),
+            activities: on_root.activities.clone(),
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             present: std::sync::OnceLock::new(),
             samples: tokio::sync::OnceCell::new(),
             state: on_root.state.clone(),
@@ -193,7 +202,7 @@ impl Workspace {
 
     /// Whether background work runs on this workspace (it must not be dropped meanwhile).
     pub fn busy(&self) -> bool {
-        self.activities.running() > 0
+        self.activities.running_of(self.id) > 0
     }
 }
 
