@@ -139,6 +139,8 @@ pub struct EventLog {
     written: Arc<AtomicI64>,
     /// The file versions whose change is logged already, whichever registry delivered it.
     ledger: Arc<ledger::Ledger>,
+    /// lspgate's writes in flight, shared by the registries reporting here.
+    claims: crate::registry::Claims,
 }
 
 impl EventLog {
@@ -167,6 +169,7 @@ impl EventLog {
             db,
             written,
             ledger: Arc::default(),
+            claims: Default::default(),
         }
     }
 
@@ -249,10 +252,15 @@ impl EventLog {
             .await
     }
 
-    /// The sink a registry reports through: its events, in this log's order, with paths
-    /// made root-relative. Several registries may report to one log (the daemon's workspaces
-    /// on one root): a change of a file is logged once, by whichever delivers it first.
-    pub fn registry_sink(&self, root: &Root) -> Sink {
+    /// Makes `registry` report to this log: its events, in this log's order, with paths made
+    /// root-relative. Several registries may report to one log (the daemon's workspaces on one
+    /// root): they share lspgate's writes in flight, and a change of a file is logged once, by
+    /// whichever delivers it first.
+    pub fn record(&self, registry: &crate::registry::Registry) {
+        registry.feed_to(self.registry_sink(registry.root()), self.claims.clone());
+    }
+
+    fn registry_sink(&self, root: &Root) -> Sink {
         let tx = self.tx.clone();
         let root = root.clone();
         let ledger = self.ledger.clone();

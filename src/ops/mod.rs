@@ -149,7 +149,7 @@ impl Workspace {
     pub fn new(registry: Arc<Registry>, opts: EngineOptions) -> Arc<Workspace> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let on_root = OnRoot::get(&opts.state_dir, registry.root(), opts.max_inflight);
-        registry.feed_to(on_root.events.registry_sink(registry.root()));
+        on_root.events.record(&registry);
         let ws = Arc::new(Workspace {
             registry,
             activities: on_root.activities.clone(),

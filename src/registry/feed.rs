@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One thing the registry saw happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,19 +42,29 @@ pub enum RegistryEvent {
 /// Where registry events go: a channel's sending end, in practice.
 pub type Sink = Box<dyn Fn(RegistryEvent) + Send + Sync>;
 
+/// Files an edit of lspgate's is writing now (path → whether a delivery already carried the
+/// write): a watcher may see them before the edit hands them over (`sync_with`). Shared by the
+/// registries whose changes go to one log (the daemon's workspaces on one root), so that one
+/// workspace's edit is its own in another's deliveries too.
+pub type Claims = Arc<Mutex<HashMap<PathBuf, bool>>>;
+
 /// The sink, once the workspace gave one, and lspgate's own writes in flight.
 #[derive(Default)]
 pub(super) struct Feed {
     sink: OnceLock<Sink>,
-    /// Files an edit of lspgate's is writing now (path → whether a delivery already carried
-    /// the write): the watcher may see them before the edit hands them over (`sync_with`).
-    claimed: Mutex<HashMap<PathBuf, bool>>,
+    claimed: OnceLock<Claims>,
 }
 
 impl Feed {
-    /// Sets the sink (once; a later one is refused and returned).
-    pub(super) fn set(&self, sink: Sink) -> Result<(), Sink> {
-        self.sink.set(sink)
+    /// Sets the sink and the claims it shares (once; a later sink is refused and returned).
+    pub(super) fn set(&self, sink: Sink, claims: Claims) -> Result<(), Sink> {
+        self.sink.set(sink)?;
+        let _ = self.claimed.set(claims);
+        Ok(())
+    }
+
+    fn claims(&self) -> &Mutex<HashMap<PathBuf, bool>> {
+        self.claimed.get_or_init(Claims::default)
     }
 
     pub(super) fn send(&self, e: RegistryEvent) {
@@ -65,7 +75,7 @@ impl Feed {
     }
 
     pub(super) fn claim(&self, paths: &[PathBuf]) {
-        if let Ok(mut c) = self.claimed.lock() {
+        if let Ok(mut c) = self.claims().lock() {
             for p in paths {
                 c.insert(p.clone(), false);
             }
@@ -74,7 +84,7 @@ impl Feed {
 
     /// Ends claims that no delivery will end (the edit failed or was dropped).
     pub(super) fn unclaim(&self, paths: &[PathBuf]) {
-        if let Ok(mut c) = self.claimed.lock() {
+        if let Ok(mut c) = self.claims().lock() {
             for p in paths {
                 c.remove(p);
             }
@@ -89,7 +99,7 @@ impl Feed {
         own: &[PathBuf],
         delivered: &[PathBuf],
     ) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        let Ok(mut claimed) = self.claimed.lock() else {
+        let Ok(mut claimed) = self.claims().lock() else {
             return (own.to_vec(), Vec::new());
         };
         let mut mine = Vec::new();
@@ -139,5 +149,25 @@ mod tests {
         // The claims are over: a later write of a.py is someone else's.
         let (mine, outside) = feed.split(&[], &[p("/r/a.py")]);
         assert_eq!((mine, outside), (vec![], vec![p("/r/a.py")]));
+    }
+
+    /// Two registries reporting to one log (the daemon's workspaces on one root): one's edit
+    /// in flight is lspgate's in the other's delivery too, and reported once.
+    #[test]
+    fn an_edit_in_flight_is_lspgates_in_every_registry_sharing_the_claims() {
+        let claims = Claims::default();
+        let (editing, other) = (Feed::default(), Feed::default());
+        for f in [&editing, &other] {
+            assert!(f.set(Box::new(|_| {}), claims.clone()).is_ok());
+        }
+        editing.claim(&[p("/r/a.py")]);
+        let (mine, outside) = other.split(&[], &[p("/r/a.py")]);
+        assert_eq!((mine, outside), (vec![p("/r/a.py")], vec![]));
+        let (mine, outside) = editing.split(&[p("/r/a.py")], &[p("/r/a.py")]);
+        assert_eq!((mine, outside), (vec![], vec![]));
+        // Without shared claims the other registry would call it someone else's.
+        let alone = Feed::default();
+        editing.claim(&[p("/r/b.py")]);
+        assert_eq!(alone.split(&[], &[p("/r/b.py")]).1, vec![p("/r/b.py")]);
     }
 }

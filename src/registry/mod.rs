@@ -26,7 +26,7 @@ use crate::watch::{WatchOptions, Watcher};
 use crate::workspace::config::Config;
 use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, ServerSpec};
 use crate::workspace::{Languages, Root, server_root};
-pub use feed::{RegistryEvent, Sink};
+pub use feed::{Claims, RegistryEvent, Sink};
 pub use readiness::Scope;
 pub use server::{Server, ServerEvent};
 pub use status::ServerStatus;
@@ -247,9 +247,10 @@ impl Registry {
     }
 
     /// Sends what the registry sees happen (server lifecycle, deliveries of changes on disk) to
-    /// `sink`, in order, from now on; set once, by the workspace that records it.
-    pub fn feed_to(&self, sink: Sink) {
-        if self.feed.set(sink).is_err() {
+    /// `sink`, in order, from now on, lspgate's writes in flight shared as `claims` with the
+    /// other registries reporting there; set once, by the workspace that records it.
+    pub fn feed_to(&self, sink: Sink, claims: Claims) {
+        if self.feed.set(sink, claims).is_err() {
             tracing::warn!("the registry already reports to an event log");
         }
     }
