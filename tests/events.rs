@@ -3,7 +3,8 @@
 //! a new lspgate on the same root continues the log from the last cursor, losing and repeating
 //! nothing; a client subscribed to a file's diagnostics hears when a plain write changes them,
 //! and reading the resource then gives the new ones (pyright); two sessions at once through
-//! the per-user daemon share one log and hear each other's changes.
+//! the per-user daemon share one log and hear each other's changes; two processes on one
+//! root log each change once.
 
 mod common;
 use common::*;
@@ -462,4 +463,48 @@ async fn two_daemon_sessions(b_path: Option<String>) {
         .env("LSPGATE_HOME", &home)
         .envs(env.iter().copied())
         .output();
+}
+
+/// Two lspgate processes on one root (two standalone sessions; an old daemon draining beside a
+/// new one), each with a watcher, write one log: each change is in it once, and one process's
+/// edit is not logged as an outside change by the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_on_one_root_log_each_change_once() {
+    let ws = workspace(&[("a.py", "one = 1\n"), ("b.py", "two = 2\n")]);
+    let home = new_home();
+    let a = Gate::start_in(ws.path(), &[], &[FIXTURE], &[], &home).await;
+    let b = Gate::start_in(ws.path(), &[], &[FIXTURE], &[], &home).await;
+    // A call each starts their servers, and with them their watchers.
+    for g in [&a, &b] {
+        g.ok("diagnostics", json!({"file": "a.py"})).await;
+    }
+    let (_, cursor) = events_after(&a, 0).await;
+    a.ok(
+        "edit",
+        json!({"file": "a.py", "edits": [{"old_text": "one = 1", "new_text": "one = 2"}], "apply": true}),
+    )
+    .await;
+    std::fs::write(ws.path().join("b.py"), "two = 3\n").unwrap();
+    // Each process takes in what its watcher saw at its next call.
+    for g in [&a, &b] {
+        g.ok("diagnostics", json!({"file": "b.py"})).await;
+    }
+    let (events, _) = events_after(&b, cursor).await;
+    let logged = |file: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| {
+                kind(e, "file_changed")
+                    && e["data"]["files"]
+                        .as_array()
+                        .unwrap()
+                        .contains(&json!(file))
+            })
+            .map(|e| e["data"]["by"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(logged("a.py"), ["lspgate"], "{events:#?}");
+    assert_eq!(logged("b.py"), ["outside"], "{events:#?}");
+    a.stop().await;
+    b.stop().await;
 }

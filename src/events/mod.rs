@@ -9,8 +9,8 @@
 //! subscriptions). `flush` waits until everything emitted before it is written, so a reader
 //! sees every event that happened before its call.
 
-mod ledger;
 pub mod store;
+mod versions;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -119,6 +119,13 @@ enum Emit {
         data: Value,
         at_ms: i64,
     },
+    /// Files a delivery of changes on disk carried (root-relative, each with its version when
+    /// delivered), written by `by`; an event of those whose version was not logged yet.
+    Files {
+        by: &'static str,
+        files: Vec<(String, String)>,
+        at_ms: i64,
+    },
     /// A server's counts for a file; an event only when the file's totals change.
     Counts {
         file: String,
@@ -137,8 +144,6 @@ pub struct EventLog {
     db: StateDb,
     /// The newest seq known written (read from the database at start when it exists).
     written: Arc<AtomicI64>,
-    /// The file versions whose change is logged already, whichever registry delivered it.
-    ledger: Arc<ledger::Ledger>,
     /// lspgate's writes in flight, shared by the registries reporting here.
     claims: crate::registry::Claims,
 }
@@ -168,7 +173,6 @@ impl EventLog {
             appended,
             db,
             written,
-            ledger: Arc::default(),
             claims: Default::default(),
         }
     }
@@ -255,7 +259,7 @@ impl EventLog {
     /// Makes `registry` report to this log: its events, in this log's order, with paths made
     /// root-relative. Several registries may report to one log (the daemon's workspaces on one
     /// root): they share lspgate's writes in flight, and a change of a file is logged once, by
-    /// whichever delivers it first.
+    /// whichever delivers it first (so across processes too: `versions`).
     pub fn record(&self, registry: &crate::registry::Registry) {
         registry.feed_to(self.registry_sink(registry.root()), self.claims.clone());
     }
@@ -263,16 +267,20 @@ impl EventLog {
     fn registry_sink(&self, root: &Root) -> Sink {
         let tx = self.tx.clone();
         let root = root.clone();
-        let ledger = self.ledger.clone();
         Box::new(move |e: RegistryEvent| {
             let at_ms = store::now_ms();
-            let e = match e {
-                RegistryEvent::FilesChanged { own, outside } => RegistryEvent::FilesChanged {
-                    own: ledger.unreported(own),
-                    outside: ledger.unreported(outside),
-                },
-                e => e,
-            };
+            if let RegistryEvent::FilesChanged { own, outside } = e {
+                for (by, files) in [("lspgate", own), ("outside", outside)] {
+                    if !files.is_empty() {
+                        let files = files
+                            .iter()
+                            .map(|p| (shown(&root, p), versions::of(p)))
+                            .collect();
+                        let _ = tx.send(Emit::Files { by, files, at_ms });
+                    }
+                }
+                return;
+            }
             for (kind, data) in registry_events(&root, e) {
                 let _ = tx.send(Emit::Event { kind, data, at_ms });
             }
@@ -314,21 +322,13 @@ fn registry_events(root: &Root, e: RegistryEvent) -> Vec<(&'static str, Value)> 
             root: r,
             reason,
         } => server("server_stopped", s, r, Some(reason)),
-        RegistryEvent::FilesChanged { own, outside } => {
-            let mut out = Vec::new();
-            for (by, files) in [("lspgate", own), ("outside", outside)] {
-                if !files.is_empty() {
-                    out.push(("file_changed", files_changed(root, &files, by)));
-                }
-            }
-            out
-        }
+        // Written as `Emit::Files` (the sink), logged by version.
+        RegistryEvent::FilesChanged { .. } => Vec::new(),
     }
 }
 
-/// `{files, by}` (and `more` past `MAX_FILES`).
-pub fn files_changed(root: &Root, files: &[PathBuf], by: &str) -> Value {
-    let mut list: Vec<String> = files.iter().map(|p| shown(root, p)).collect();
+/// `{files, by}` (and `more` past `MAX_FILES`), of root-relative names.
+fn files_changed(mut list: Vec<String>, by: &str) -> Value {
     list.sort();
     list.dedup();
     let more = list.len().saturating_sub(MAX_FILES);
@@ -441,6 +441,18 @@ fn append_all(c: &mut rusqlite::Connection, work: &[Emit]) -> rusqlite::Result<V
     for e in work {
         match e {
             Emit::Event { kind, data, at_ms } => out.push(store::append(&tx, kind, data, *at_ms)?),
+            Emit::Files { by, files, at_ms } => {
+                let mut unseen = Vec::new();
+                for (file, version) in files {
+                    if store::saw_version(&tx, file, version)? {
+                        unseen.push(file.clone());
+                    }
+                }
+                if !unseen.is_empty() {
+                    let data = files_changed(unseen, by);
+                    out.push(store::append(&tx, "file_changed", &data, *at_ms)?);
+                }
+            }
             Emit::Counts {
                 file,
                 server,

@@ -47,6 +47,10 @@ pub fn init(conn: &mut Connection, alive: &dyn Fn(&str) -> bool) -> rusqlite::Re
              reason TEXT,
              progress TEXT
          );
+         CREATE TABLE IF NOT EXISTS file_versions (
+             file TEXT PRIMARY KEY,
+             version TEXT NOT NULL
+         );
          CREATE TABLE IF NOT EXISTS meta (
              key TEXT PRIMARY KEY,
              value INTEGER NOT NULL
@@ -241,6 +245,18 @@ pub fn read(
 
 /// Records that `server` reported `errors` and `warnings` for `file` (root-relative). When that
 /// changes the file's totals over all its servers, returns the new totals.
+/// Notes that `file` (root-relative) is at `version` (`versions::of`); whether that version
+/// was not noted before (its change is then news to the log).
+pub fn saw_version(tx: &Transaction, file: &str, version: &str) -> rusqlite::Result<bool> {
+    let changed = tx.execute(
+        "INSERT INTO file_versions (file, version) VALUES (?1, ?2)
+         ON CONFLICT (file) DO UPDATE SET version = excluded.version
+         WHERE version <> excluded.version",
+        params![file, version],
+    )?;
+    Ok(changed > 0)
+}
+
 pub fn saw_counts(
     tx: &Transaction,
     file: &str,
@@ -448,6 +464,31 @@ mod tests {
         let tx = c.transaction().unwrap();
         append(&tx, kind, &json!({"n": n}), 1_700_000_000_123).unwrap();
         tx.commit().unwrap();
+    }
+
+    /// Each version of a file is news once, whichever connection (process) notes it first.
+    #[test]
+    fn a_files_version_is_news_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let open = || {
+            let mut c = Connection::open(&path).unwrap();
+            init(&mut c, &|_| true).unwrap();
+            c
+        };
+        let (mut one, mut two) = (open(), open());
+        let saw = |c: &mut Connection, file: &str, version: &str| {
+            let tx = write_transaction(c).unwrap();
+            let news = saw_version(&tx, file, version).unwrap();
+            tx.commit().unwrap();
+            news
+        };
+        assert!(saw(&mut one, "a.py", "v1"));
+        assert!(!saw(&mut two, "a.py", "v1"), "the other process logged it");
+        assert!(saw(&mut two, "b.py", "v1"));
+        assert!(saw(&mut one, "a.py", "v2"));
+        assert!(saw(&mut two, "a.py", "gone"));
+        assert!(!saw(&mut one, "a.py", "gone"));
     }
 
     #[test]
