@@ -45,7 +45,7 @@ pub struct EngineOptions {
     pub tasks: Vec<crate::gates::Task>,
     /// The tools this engine's sessions offer (`--tools`); calls outside it are refused.
     pub tools: tools::Profile,
-    /// Heavy calls that may run at once on the workspace (`max_inflight`).
+    /// Heavy calls that may run at once on the root (`max_inflight`).
     pub max_inflight: usize,
     /// Whether answers are terse unless a call says otherwise (`LSPGATE_TERSE=1` in the
     /// session's environment).
@@ -200,7 +200,7 @@ impl Workspace {
         &self.events
     }
 
-    /// Whether background work runs on this workspace (it must not be dropped meanwhile).
+    /// Whether activities this workspace started still run (it must not be dropped meanwhile).
     pub fn busy(&self) -> bool {
         self.activities.running_of(self.id) > 0
     }
