@@ -76,6 +76,42 @@ async fn cross_file_rename_preview_apply_undo() {
     gate.stop().await;
 }
 
+/// A rename whose symbol findings name (pyright: `"Widget" is not assignable …`) introduces
+/// and resolves nothing: the finding names the new name after, and is the same finding; so is
+/// its undo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_named_in_findings_introduces_nothing() {
+    require("pyright-langserver");
+    let ws = workspace(&[
+        ("pyproject.toml", "[project]\nname = \"w\"\n"),
+        ("lib.py", "class Widget:\n    pass\n"),
+        (
+            "app.py",
+            "from lib import Widget\n\ncount: int = Widget()\nname: str = Widget()\n",
+        ),
+    ]);
+    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let (d, text) = gate.ok("diagnostics", json!({"file": "app.py"})).await;
+    let messages = d["files"][0]["diagnostics"].to_string();
+    assert!(messages.matches("Widget").count() >= 2, "{text}");
+    let (applied, text) = gate
+        .ok(
+            "rename",
+            json!({"file": "lib.py", "line": 1, "symbol": "Widget", "new_name": "Gadget", "apply": true}),
+        )
+        .await;
+    assert_eq!(applied["applied"], true, "{text}");
+    assert!(read(&ws.path().join("app.py")).contains("count: int = Gadget()"));
+    assert_eq!(applied["introduced"], json!([]), "{text}");
+    assert_eq!(applied["resolved"], json!([]), "{text}");
+    let id = applied["edit_id"].as_i64().unwrap();
+    let (undone, text) = gate.ok("undo", json!({"edit_id": id})).await;
+    assert_eq!(undone["applied"], true, "{text}");
+    assert_eq!(undone["introduced"], json!([]), "{text}");
+    assert_eq!(undone["resolved"], json!([]), "{text}");
+    gate.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conflicts_write_nothing() {
     require("pyright-langserver");

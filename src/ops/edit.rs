@@ -157,12 +157,14 @@ impl Engine {
         key: Option<&str>,
         file_ops: &[WireFileOp],
     ) -> Result<EditResult, ToolError> {
-        self.commit_journaled(tool, summary, plan, key, file_ops, None)
+        self.commit_journaled(tool, summary, plan, key, file_ops, None, None)
             .await
     }
 
     /// `commit`, recording in the same journal transaction as its completion that this edit
-    /// undoes edit `undoes`.
+    /// undoes edit `undoes`; `renamed` (old name, new name) for a rename, whose diagnostics
+    /// then name the new name where they named the old one and are not news.
+    #[allow(clippy::too_many_arguments)]
     async fn commit_journaled(
         &self,
         tool: &str,
@@ -171,6 +173,7 @@ impl Engine {
         key: Option<&str>,
         file_ops: &[WireFileOp],
         undoes: Option<i64>,
+        renamed: Option<(String, String)>,
     ) -> Result<EditResult, ToolError> {
         if plan.is_empty() {
             return Ok(Engine::nothing(format!("{summary}: changes nothing")));
@@ -247,7 +250,8 @@ impl Engine {
             .map(|c| c.path.clone())
             .collect();
         let (after, r2) = self.diagnostics_of(&after_paths).await;
-        let (introduced, resolved) = delta(&before, &after);
+        let renamed = renamed.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+        let (introduced, resolved) = delta(&before, &after, renamed);
         let (diff, files) = self.stats(&plan);
         let reason = r2.or(r1);
         Ok(EditResult {
@@ -343,6 +347,7 @@ impl Engine {
             pos.character,
             p.new_name
         );
+        let old_name = identifier_at(&lease.snap, pos);
         drop(lease);
         let Some(ops) = ops else {
             return Ok(Engine::nothing(
@@ -357,12 +362,19 @@ impl Engine {
             )));
         }
         if p.apply.unwrap_or(false) {
-            self.commit(
+            // The summary names both names: an undo reads them back (`renamed_in`).
+            let summary = match &old_name {
+                Some(old) => format!("rename {old} to {}", p.new_name),
+                None => format!("rename to {}", p.new_name),
+            };
+            self.commit_journaled(
                 "rename",
-                format!("rename to {}", p.new_name),
+                summary,
                 plan,
                 Some(&key),
                 &ops,
+                None,
+                old_name.map(|old| (old, p.new_name.clone())),
             )
             .await
         } else {
@@ -437,6 +449,8 @@ impl Engine {
             )));
         }
         // Every path of the entry was confined when it was read, and is again when written.
+        // Undoing a rename renames back.
+        let renamed = renamed_in(&entry.tool, &entry.summary).map(|(old, new)| (new, old));
         self.commit_journaled(
             "undo",
             format!("undo of edit {id} ({})", entry.summary),
@@ -444,6 +458,7 @@ impl Engine {
             None,
             &[],
             Some(id),
+            renamed,
         )
         .await
     }
@@ -675,7 +690,7 @@ impl Engine {
             }
             drop(lease);
         }
-        let (introduced, resolved) = delta(&before, &after);
+        let (introduced, resolved) = delta(&before, &after, None);
         Ok(WhatIfResult {
             introduced,
             resolved,
@@ -727,13 +742,21 @@ fn merge(a: EditResult, b: EditResult) -> EditResult {
 }
 
 /// What changed between two sets of diagnostics: matched by file, severity, code and message
-/// (positions may move), nearest line first.
-pub fn delta(before: &[FileDiag], after: &[FileDiag]) -> (Vec<FileDiag>, Vec<FileDiag>) {
+/// (positions may move), nearest line first. After a rename (`renamed`: old name, new name),
+/// a message that names the new name where the one before named the old is the same finding.
+pub fn delta(
+    before: &[FileDiag],
+    after: &[FileDiag],
+    renamed: Option<(&str, &str)>,
+) -> (Vec<FileDiag>, Vec<FileDiag>) {
     let same = |a: &FileDiag, b: &FileDiag| {
         a.file == b.file
             && a.diag.severity == b.diag.severity
             && a.diag.code == b.diag.code
-            && a.diag.message == b.diag.message
+            && (a.diag.message == b.diag.message
+                || renamed.is_some_and(|(old, new)| {
+                    a.diag.message == replace_word(&b.diag.message, old, new)
+                }))
     };
     let mut unmatched: Vec<Option<&FileDiag>> = before.iter().map(Some).collect();
     let mut introduced = Vec::new();
@@ -754,6 +777,72 @@ pub fn delta(before: &[FileDiag], after: &[FileDiag]) -> (Vec<FileDiag>, Vec<Fil
     }
     let resolved = unmatched.into_iter().flatten().cloned().collect();
     (introduced, resolved)
+}
+
+/// Whether `c` can be part of an identifier (in the languages lspgate serves).
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// `text` with every whole-word `old` replaced by `new`.
+fn replace_word(text: &str, old: &str, new: &str) -> String {
+    if old.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut prev: Option<char> = None;
+    while let Some(i) = rest.find(old) {
+        let before = rest[..i].chars().next_back().or(prev);
+        let after = rest[i + old.len()..].chars().next();
+        out.push_str(&rest[..i]);
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+            out.push_str(old);
+        } else {
+            out.push_str(new);
+        }
+        prev = old.chars().next_back();
+        rest = &rest[i + old.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The old and new names of a journaled rename, from its summary (`rename OLD to NEW`).
+fn renamed_in(tool: &str, summary: &str) -> Option<(String, String)> {
+    let (old, new) = summary.strip_prefix("rename ")?.split_once(" to ")?;
+    (tool == "rename" && !old.is_empty() && !new.is_empty())
+        .then(|| (old.to_string(), new.to_string()))
+}
+
+/// The identifier at `pos` in `snap`, if there is one.
+fn identifier_at(snap: &crate::documents::Snapshot, pos: WirePos) -> Option<String> {
+    let (line, column) = text::from_wire(
+        &snap.text,
+        &snap.index,
+        pos.line,
+        pos.character,
+        snap.encoding,
+    );
+    let chars: Vec<char> = snap
+        .text
+        .lines()
+        .nth(line.checked_sub(1)? as usize)?
+        .chars()
+        .collect();
+    let at = (column as usize).checked_sub(1)?;
+    if !chars.get(at).copied().is_some_and(is_ident) {
+        return None;
+    }
+    let start = chars[..at]
+        .iter()
+        .rposition(|c| !is_ident(*c))
+        .map_or(0, |i| i + 1);
+    let end = chars[at..]
+        .iter()
+        .position(|c| !is_ident(*c))
+        .map_or(chars.len(), |i| at + i);
+    Some(chars[start..end].iter().collect())
 }
 
 #[cfg(test)]

@@ -24,9 +24,46 @@ fn d(file: &str, line: u32, msg: &str) -> FileDiag {
 fn deltas_follow_moved_diagnostics() {
     let before = vec![d("a", 3, "x"), d("a", 9, "y")];
     let after = vec![d("a", 4, "x"), d("a", 5, "z")];
-    let (intro, res) = delta(&before, &after);
+    let (intro, res) = delta(&before, &after, None);
     assert_eq!(intro, vec![d("a", 5, "z")]);
     assert_eq!(res, vec![d("a", 9, "y")]);
+}
+
+/// After a rename, a finding whose message names the new name where it named the old one is
+/// the same finding, not one introduced and one resolved; a name that merely contains the old
+/// one is not renamed in it.
+#[test]
+fn a_renamed_symbol_in_a_message_is_the_same_finding() {
+    let before = vec![
+        d("a", 3, "\"cached_property\" is not iterable"),
+        d("a", 7, "\"has_cached_property\" is unknown"),
+    ];
+    let after = vec![
+        d("a", 3, "\"cached_prop\" is not iterable"),
+        d("a", 7, "\"has_cached_property\" is unknown"),
+    ];
+    let renamed = Some(("cached_property", "cached_prop"));
+    assert_eq!(delta(&before, &after, renamed), (vec![], vec![]));
+    // Without knowing the rename, both would be news.
+    assert_eq!(delta(&before, &after, None).0.len(), 1);
+    // A rename that did change a finding still shows it.
+    let changed = vec![
+        d("a", 3, "\"cached_prop\" is not callable"),
+        after[1].clone(),
+    ];
+    let (intro, res) = delta(&before, &changed, renamed);
+    assert_eq!((intro.len(), res.len()), (1, 1));
+    assert_eq!(
+        replace_word("x.old_x old_x old", "old", "new"),
+        "x.old_x old_x new"
+    );
+    assert_eq!(replace_word("old(old)", "old", "new"), "new(new)");
+    assert_eq!(
+        renamed_in("rename", "rename Widget to Gadget"),
+        Some(("Widget".into(), "Gadget".into()))
+    );
+    assert_eq!(renamed_in("rename", "rename to Gadget"), None);
+    assert_eq!(renamed_in("edit", "rename Widget to Gadget"), None);
 }
 
 mod dropped {
