@@ -254,6 +254,68 @@ async fn sessions_on_one_root_share_servers_and_keep_their_own() {
     b.stop().await;
 }
 
+/// `daemon stop` returns once the daemon is gone, and what runs next starts a new one at once:
+/// a call right after a stop used to find the old daemon's lock still held, wait out the 30 s
+/// start bound, and run in its own process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_right_after_a_stop_attaches_to_a_new_daemon() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = python_workspace();
+    let hover = ["hover", "lib.py:1", "--symbol", "compute"];
+    let (code, out, err) = d.cli(ws.path(), &hover);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("compute"), "{out}");
+    let old = d.pid();
+    // A server to stop makes the old daemon's end take a while.
+    let (code, _, err) = d.cli(Path::new("/"), &["daemon", "stop"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !alive(old),
+        "`daemon stop` returned before the daemon was gone"
+    );
+    let (code, out, err) = d.cli(ws.path(), &hover);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("compute"), "{out}");
+    assert!(
+        !err.contains("no daemon"),
+        "it ran in its own process: {err}"
+    );
+    assert_ne!(d.pid(), old);
+}
+
+/// A daemon started while another still holds the lock (one stopping) exits at once; the
+/// client starts another once the lock is free instead of waiting out its bound for a socket
+/// that will not come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_starts_a_daemon_again_once_a_stopping_one_lets_go() {
+    let d = Daemon::new();
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let dir = d.runtime.path().join("lspgate");
+    std::fs::create_dir_all(&dir).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // The test plays the stopping daemon: it holds the lock for a second.
+    let lock =
+        std::fs::File::create(dir.join(format!("daemon-{}.lock", env!("CARGO_PKG_VERSION"))))
+            .unwrap();
+    use std::os::fd::AsRawFd;
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(1));
+        drop(lock);
+    });
+    let (code, out, err) = d.cli(ws.path(), &["servers", "--", FIXTURE]);
+    release.join().unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("lspgate-fixture-server"), "{out}");
+    assert!(
+        !err.contains("no daemon"),
+        "it ran in its own process: {err}"
+    );
+    assert!(d.status().is_some(), "no daemon runs");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_servers_and_an_idle_daemon_go_away() {
     let d = Daemon::new();

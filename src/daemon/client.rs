@@ -64,8 +64,45 @@ pub(super) async fn open(request: &Request) -> Result<(UnixStream, Answer), Stri
 }
 
 /// Starts a daemon, detached (its own session, its log under the data folder), and waits for
-/// its socket.
+/// its socket. A daemon that exits without opening it found another holding the lock: one
+/// stopping (`daemon stop`, a drain) holds it until it is gone, so another is started until
+/// one opens the socket or the wait is over.
 async fn start(socket: &std::path::Path) -> Result<UnixStream, String> {
+    // Daemons started at most, one after another, while waiting.
+    const SPAWNS: usize = 5;
+    let lock = socket
+        .parent()
+        .map(|dir| paths::lock(dir, super::protocol::VERSION));
+    let deadline = tokio::time::Instant::now() + START_WAIT;
+    let mut exited = spawn_daemon()?;
+    let mut spawns = 1;
+    loop {
+        if let Ok(s) = UnixStream::connect(socket).await {
+            return Ok(s);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!(
+                "the daemon did not open {} within {}s (see {})",
+                socket.display(),
+                START_WAIT.as_secs(),
+                paths::log_file().display()
+            ));
+        }
+        // The one started is gone without a socket, and whoever held the lock let it go.
+        if exited.load(std::sync::atomic::Ordering::Acquire)
+            && spawns < SPAWNS
+            && lock.as_deref().is_some_and(paths::lock_is_free)
+        {
+            tracing::debug!("the daemon started found another one stopping; starting again");
+            exited = spawn_daemon()?;
+            spawns += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Spawns `lspgate daemon`, detached; the flag is set once that process has exited.
+fn spawn_daemon() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find lspgate itself: {e}"))?;
     let log = paths::log_file();
     if let Some(dir) = log.parent() {
@@ -95,25 +132,14 @@ async fn start(socket: &std::path::Path) -> Result<UnixStream, String> {
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the daemon: {e}"))?;
-    // Reaped in the background: it exits at once if another daemon won the race.
+    let exited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = exited.clone();
+    // Reaped in the background: it exits at once if another daemon holds the lock.
     std::thread::spawn(move || {
         let _ = child.wait();
+        flag.store(true, std::sync::atomic::Ordering::Release);
     });
-    let deadline = tokio::time::Instant::now() + START_WAIT;
-    loop {
-        if let Ok(s) = UnixStream::connect(socket).await {
-            return Ok(s);
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(format!(
-                "the daemon did not open {} within {}s (see {})",
-                socket.display(),
-                START_WAIT.as_secs(),
-                paths::log_file().display()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    Ok(exited)
 }
 
 /// Runs this command line in the daemon: what it printed and its exit code.
@@ -146,13 +172,28 @@ pub async fn status() -> i32 {
 
 /// `lspgate daemon stop`.
 pub async fn stop() -> i32 {
-    match connect_only(Request::Stop).await {
-        Ok(_) => 0,
-        Err(e) => {
-            eprintln!("{e}");
-            1
-        }
+    if let Err(e) = connect_only(Request::Stop).await {
+        eprintln!("{e}");
+        return 1;
     }
+    // Returns once the daemon is gone (its servers stopped, its lock released), so that what
+    // runs next starts a new one.
+    let Ok(dir) = paths::runtime_dir() else {
+        return 0;
+    };
+    let lock = paths::lock(&dir, VERSION);
+    let deadline = tokio::time::Instant::now() + START_WAIT;
+    while tokio::time::Instant::now() < deadline {
+        if paths::lock_is_free(&lock) {
+            return 0;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    eprintln!(
+        "the daemon was told to stop and is still stopping after {}s",
+        START_WAIT.as_secs()
+    );
+    1
 }
 
 /// Asks the running daemon (never starts one).

@@ -55,6 +55,16 @@ pub fn socket(dir: &Path) -> PathBuf {
     dir.join("daemon.sock")
 }
 
+/// Whether no daemon holds the lock at `path` (none runs, or the one that ran is gone).
+pub fn lock_is_free(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else {
+        return true;
+    };
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own; the lock, if taken, goes with the file.
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
 /// The lock a daemon of `version` holds while it runs (one per version: a new version's daemon
 /// starts while an old one drains).
 pub fn lock(dir: &Path, version: &str) -> PathBuf {
