@@ -255,28 +255,34 @@ async fn sessions_on_one_root_share_servers_and_keep_their_own() {
 }
 
 /// `daemon stop` returns once the daemon is gone, and what runs next starts a new one at once:
-/// a call right after a stop used to find the old daemon's lock still held, wait out the 30 s
-/// start bound, and run in its own process.
+/// a call right after a stop used to find the old daemon (still stopping a server that takes a
+/// second to exit) holding its lock, wait out the 30 s start bound, and run in its own process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_right_after_a_stop_attaches_to_a_new_daemon() {
-    require("pyright-langserver");
     let d = Daemon::new();
-    let ws = python_workspace();
-    let hover = ["hover", "lib.py:1", "--symbol", "compute"];
-    let (code, out, err) = d.cli(ws.path(), &hover);
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    // A call that starts the server, and one that lists it.
+    let hover = ["hover", "a.txt:1:1", "--", FIXTURE, "--slow-exit", "1000"];
+    let servers = ["servers", "--", FIXTURE, "--slow-exit", "1000"];
+    let (code, _, err) = d.cli(ws.path(), &hover);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("compute"), "{out}");
     let old = d.pid();
-    // A server to stop makes the old daemon's end take a while.
     let (code, _, err) = d.cli(Path::new("/"), &["daemon", "stop"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         !alive(old),
         "`daemon stop` returned before the daemon was gone"
     );
-    let (code, out, err) = d.cli(ws.path(), &hover);
+    // At once, with no wait for the old daemon here.
+    let (code, _, err) = d.cli(ws.path(), &hover);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("compute"), "{out}");
+    assert!(
+        !err.contains("no daemon"),
+        "it ran in its own process: {err}"
+    );
+    let (code, out, err) = d.cli(ws.path(), &servers);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("lspgate-fixture-server"), "{out}");
     assert!(
         !err.contains("no daemon"),
         "it ran in its own process: {err}"
@@ -441,6 +447,17 @@ async fn a_daemon_of_another_version_drains_for_a_new_one() {
     assert_ne!(d.pid(), old);
 }
 
+/// A root whose trusted config (`head`, then a task) has a task `doze` that sleeps `marker`
+/// seconds (a `sleep` the test can find).
+fn dozing_root(d: &Daemon, marker: &str, head: &str) -> tempfile::TempDir {
+    let ws = workspace(&[(
+        "lspgate.toml",
+        format!("{head}\n[[task]]\nname = \"doze\"\ncommand = [\"sleep\", \"{marker}\"]\n"),
+    )]);
+    trust(ws.path(), d.home.path());
+    ws
+}
+
 /// Background work belongs to the daemon's workspace, not to the session that started it: a
 /// later session polls and cancels it; the daemon's stop interrupts what still runs; and the
 /// event log reads on, from the same cursor, through a new daemon.
@@ -448,11 +465,7 @@ async fn a_daemon_of_another_version_drains_for_a_new_one() {
 async fn activities_outlive_their_session_and_events_outlive_the_daemon() {
     let d = Daemon::new();
     let m = marker();
-    let ws = workspace(&[(
-        "lspgate.toml",
-        format!("[[task]]\nname = \"doze\"\ncommand = [\"sleep\", \"{m}\"]\n"),
-    )]);
-    trust(ws.path(), d.home.path());
+    let ws = dozing_root(&d, &m, "");
     let a = d.session(ws.path(), &[]).await;
     let (r, text) = a
         .ok("run_task", json!({"name": "doze", "background": true}))
@@ -533,11 +546,7 @@ async fn activities_outlive_their_session_and_events_outlive_the_daemon() {
 async fn activities_and_heavy_calls_are_the_roots_whatever_the_sessions_path() {
     let d = Daemon::new();
     let m = marker();
-    let ws = workspace(&[(
-        "lspgate.toml",
-        format!("max_inflight = 1\n\n[[task]]\nname = \"doze\"\ncommand = [\"sleep\", \"{m}\"]\n"),
-    )]);
-    trust(ws.path(), d.home.path());
+    let ws = dozing_root(&d, &m, "max_inflight = 1\n");
     let a = d.session(ws.path(), &[]).await;
     let extra = tempfile::tempdir().unwrap();
     let path = format!("{}:{}", extra.path().display(), test_path());

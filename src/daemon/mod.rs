@@ -119,7 +119,7 @@ pub async fn run(life: Lifecycle) -> i32 {
     };
     // One daemon per version: a second one exits at once.
     let lock_path = paths::lock(&dir, VERSION);
-    let _lock = match std::fs::OpenOptions::new()
+    let lock = match std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
@@ -145,6 +145,9 @@ pub async fn run(life: Lifecycle) -> i32 {
             return 2;
         }
     };
+    // Held until the process is gone (the kernel lets it go at exit), not only until this
+    // function returns: `daemon stop` waits for it, and a new daemon takes it.
+    std::mem::forget(lock);
     let socket = paths::socket(&dir);
     // A socket nobody answers on is a leftover of a daemon that died.
     if socket.exists() && UnixStream::connect(&socket).await.is_err() {
