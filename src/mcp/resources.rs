@@ -539,10 +539,7 @@ impl Out {
 mod tests {
     use super::*;
     use crate::ops::EngineOptions;
-    use crate::ops::activity::dropped::engine;
-    use crate::registry::{Registry, RegistryOptions};
-    use crate::workspace::Root;
-    use crate::workspace::config::Config;
+    use crate::ops::activity::dropped::{engine, engine_with};
     use std::time::Duration;
 
     /// Resources read whatever the session's tool profile (they are listed whatever it is),
@@ -551,19 +548,11 @@ mod tests {
     async fn resources_read_under_any_profile_and_an_unserved_file_is_not_found() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
-        let root = Root::new(dir.path()).unwrap();
-        let registry = Registry::with_config_using(
-            root,
-            &Config::default(),
-            RegistryOptions::default(),
-            |_| None,
-        );
         let opts = EngineOptions {
-            state_dir: dir.path().join(".lspgate"),
             tools: tools::Profile::parse(&["navigation"]).unwrap(),
             ..EngineOptions::default()
         };
-        let engine = Engine::new(registry, opts);
+        let (_, engine) = engine_with(dir.path(), opts);
         for r in list() {
             let read = read(&engine, &r.uri).await;
             assert!(read.is_ok(), "{}: {read:?}", r.uri);

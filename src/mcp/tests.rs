@@ -7,10 +7,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 
 use super::serve_on;
-use crate::ops::{Engine, EngineOptions};
-use crate::registry::{Registry, RegistryOptions};
-use crate::workspace::Root;
-use crate::workspace::config::Config;
+use crate::ops::EngineOptions;
 
 /// Waits (bounded) until `f` holds.
 async fn until(what: &str, f: impl Fn() -> bool) {
@@ -27,16 +24,8 @@ async fn until(what: &str, f: impl Fn() -> bool) {
 async fn a_sessions_log_forwarding_and_subscriptions_end_with_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
-    let root = Root::new(dir.path()).unwrap();
-    let registry =
-        Registry::with_config_using(root, &Config::default(), RegistryOptions::default(), |_| {
-            None
-        });
-    let opts = EngineOptions {
-        state_dir: dir.path().join(".lspgate"),
-        ..EngineOptions::default()
-    };
-    let engine = Arc::new(Engine::new(registry.clone(), opts));
+    let (registry, engine) =
+        crate::ops::activity::dropped::engine_with(dir.path(), EngineOptions::default());
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(theirs);
     let served = tokio::spawn(serve_on(engine.clone(), read, write, 1 << 20));

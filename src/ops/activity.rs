@@ -612,7 +612,17 @@ pub(crate) mod dropped {
     use crate::workspace::Root;
     use crate::workspace::config::Config;
 
+    /// An engine on `dir` with no server at all (none configured, none found), and its state
+    /// in `dir/.lspgate`.
     pub(crate) fn engine(dir: &std::path::Path) -> Arc<Engine> {
+        engine_with(dir, EngineOptions::default()).1
+    }
+
+    /// `engine` with `opts` (its `state_dir` set to `dir/.lspgate`), and its registry.
+    pub(crate) fn engine_with(
+        dir: &std::path::Path,
+        opts: EngineOptions,
+    ) -> (Arc<Registry>, Arc<Engine>) {
         let root = Root::new(dir).unwrap();
         let registry = Registry::with_config_using(
             root,
@@ -622,9 +632,10 @@ pub(crate) mod dropped {
         );
         let opts = EngineOptions {
             state_dir: dir.join(".lspgate"),
-            ..EngineOptions::default()
+            ..opts
         };
-        Arc::new(Engine::new(registry, opts))
+        let engine = Arc::new(Engine::new(registry.clone(), opts));
+        (registry, engine)
     }
 
     /// An activity of this process that never ends, even when told to stop (its end cannot be
