@@ -129,29 +129,19 @@ async fn sessions_on_one_root_share_servers_and_keep_their_own() {
     let d = Daemon::new();
     let ws = python_workspace();
     let server = ["pyright-langserver", "--stdio"];
+    let refs = json!({"file": "lib.py", "line": 1, "symbol": "compute"});
     let a = d.session(ws.path(), &server).await;
-    let (r, text) = a
-        .ok(
-            "references",
-            json!({"file": "lib.py", "line": 1, "symbol": "compute"}),
-        )
-        .await;
+    let (r, text) = a.ok("references", refs.clone()).await;
     assert_eq!(r["total"], 4, "{text}");
     let b = d.session(ws.path(), &server).await;
     // The second session's first answer is complete, from the same (warm) pyright.
-    let (r, text) = b
-        .ok(
-            "references",
-            json!({"file": "lib.py", "line": 1, "symbol": "compute"}),
-        )
-        .await;
+    let (r, text) = b.ok("references", refs.clone()).await;
     assert_eq!(r["total"], 4, "{text}");
     assert_ne!(r["partial"], true, "{text}");
     // Terse answers are a session's choice (its LSPGATE_TERSE), not the daemon's: a third
     // session asking for them gets them on the same workspace, the others keep theirs.
     let terse =
         Gate::start_with_env(ws.path(), &[], &server, &d.env(&[("LSPGATE_TERSE", "1")])).await;
-    let refs = json!({"file": "lib.py", "line": 1, "symbol": "compute"});
     let (short, short_text) = terse.ok("references", refs.clone()).await;
     let (long, long_text) = b.ok("references", refs.clone()).await;
     assert_eq!(short, long);
@@ -243,12 +233,7 @@ async fn sessions_on_one_root_share_servers_and_keep_their_own() {
 
     // A leaving leaves B working, on the same pyright.
     a.stop().await;
-    let (r, text) = b
-        .ok(
-            "references",
-            json!({"file": "lib.py", "line": 1, "symbol": "compute"}),
-        )
-        .await;
+    let (r, text) = b.ok("references", refs.clone()).await;
     assert_eq!(r["total"], 4, "{text}");
     assert_eq!(pid_of(&b, "cli/pyright-langserver").await.unwrap(), pa);
     b.stop().await;
