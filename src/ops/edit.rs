@@ -3,8 +3,11 @@
 //! applies it (verified, atomic, journaled write-ahead), tells the servers, and reports the
 //! diagnostics it introduced and resolved.
 
+mod delta;
 mod plan;
 
+pub use delta::delta;
+use delta::{identifier_at, renamed_in};
 pub use plan::apply_specs;
 use plan::edits_key;
 #[doc(hidden)]
@@ -739,110 +742,6 @@ fn merge(a: EditResult, b: EditResult) -> EditResult {
         reason: b.reason.or(a.reason),
         message: b.message.or(a.message),
     }
-}
-
-/// What changed between two sets of diagnostics: matched by file, severity, code and message
-/// (positions may move), nearest line first. After a rename (`renamed`: old name, new name),
-/// a message that names the new name where the one before named the old is the same finding.
-pub fn delta(
-    before: &[FileDiag],
-    after: &[FileDiag],
-    renamed: Option<(&str, &str)>,
-) -> (Vec<FileDiag>, Vec<FileDiag>) {
-    let same = |a: &FileDiag, b: &FileDiag| {
-        a.file == b.file
-            && a.diag.severity == b.diag.severity
-            && a.diag.code == b.diag.code
-            && (a.diag.message == b.diag.message
-                || renamed.is_some_and(|(old, new)| {
-                    a.diag.message == replace_word(&b.diag.message, old, new)
-                }))
-    };
-    let mut unmatched: Vec<Option<&FileDiag>> = before.iter().map(Some).collect();
-    let mut introduced = Vec::new();
-    for a in after {
-        let best = unmatched
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| {
-                b.filter(|b| same(a, b))
-                    .map(|b| (i, b.diag.line.abs_diff(a.diag.line)))
-            })
-            .min_by_key(|(_, d)| *d)
-            .map(|(i, _)| i);
-        match best {
-            Some(i) => unmatched[i] = None,
-            None => introduced.push(a.clone()),
-        }
-    }
-    let resolved = unmatched.into_iter().flatten().cloned().collect();
-    (introduced, resolved)
-}
-
-/// Whether `c` can be part of an identifier (in the languages lspgate serves).
-fn is_ident(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '$'
-}
-
-/// `text` with every whole-word `old` replaced by `new`.
-fn replace_word(text: &str, old: &str, new: &str) -> String {
-    if old.is_empty() {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    let mut prev: Option<char> = None;
-    while let Some(i) = rest.find(old) {
-        let before = rest[..i].chars().next_back().or(prev);
-        let after = rest[i + old.len()..].chars().next();
-        out.push_str(&rest[..i]);
-        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
-            out.push_str(old);
-        } else {
-            out.push_str(new);
-        }
-        prev = old.chars().next_back();
-        rest = &rest[i + old.len()..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The old and new names of a journaled rename, from its summary (`rename OLD to NEW`).
-fn renamed_in(tool: &str, summary: &str) -> Option<(String, String)> {
-    let (old, new) = summary.strip_prefix("rename ")?.split_once(" to ")?;
-    (tool == "rename" && !old.is_empty() && !new.is_empty())
-        .then(|| (old.to_string(), new.to_string()))
-}
-
-/// The identifier at `pos` in `snap`, if there is one.
-fn identifier_at(snap: &crate::documents::Snapshot, pos: WirePos) -> Option<String> {
-    let (line, column) = text::from_wire(
-        &snap.text,
-        &snap.index,
-        pos.line,
-        pos.character,
-        snap.encoding,
-    );
-    let chars: Vec<char> = snap
-        .text
-        .lines()
-        .nth(line.checked_sub(1)? as usize)?
-        .chars()
-        .collect();
-    let at = (column as usize).checked_sub(1)?;
-    if !chars.get(at).copied().is_some_and(is_ident) {
-        return None;
-    }
-    let start = chars[..at]
-        .iter()
-        .rposition(|c| !is_ident(*c))
-        .map_or(0, |i| i + 1);
-    let end = chars[at..]
-        .iter()
-        .position(|c| !is_ident(*c))
-        .map_or(chars.len(), |i| at + i);
-    Some(chars[start..end].iter().collect())
 }
 
 #[cfg(test)]
