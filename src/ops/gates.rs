@@ -4,6 +4,7 @@
 
 mod batch;
 mod check;
+mod scope;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

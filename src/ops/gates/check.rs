@@ -1,15 +1,8 @@
-//! `check`: the scope (paths, globs, git), every file through every server that serves it,
-//! tasks, and CheckReport v1 — honest: `ok` only when every file in scope was checked by
-//! servers that answered, every task ran and passed, and nothing was found at the asked
-//! severity. What could not be checked is listed in `unchecked`, aggregated per server (or
-//! task) and cause, and makes `lspgate check` exit 2. Also the report's SARIF.
-//!
-//! Scope: every file named by its path, and the files a walk, glob or git finds whose language
-//! a server is defined for (a config server, trusted or not, or a preset): always for code
-//! (python, typescript, c, rust, go, shell, nim: a missing server makes them unchecked), and
-//! for data and markup formats (json, yaml, toml, markdown, css, html) when their server is
-//! installed. Files no server is known for (plaintext, unknown extensions) are not in scope:
-//! there is nothing to check them with.
+//! `check`: every file in scope (`scope.rs`) through every server that serves it, tasks, and
+//! CheckReport v1 — honest: `ok` only when every file in scope was checked by servers that
+//! answered, every task ran and passed, and nothing was found at the asked severity. What could
+//! not be checked is listed in `unchecked`, aggregated per server (or task) and cause, and
+//! makes `lspgate check` exit 2. Also the report's SARIF.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -19,12 +12,11 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::super::types::*;
-use super::super::{Engine, WALK_LIMIT, diags, paginate};
+use super::super::{Engine, diags, paginate};
 use super::batch::{self, Pass};
 use crate::error::ToolError;
 use crate::gates;
 use crate::registry::Server;
-use crate::workspace::presets::{Launch, Preset};
 use std::sync::Arc;
 
 /// How many files a check has in flight at once (`LSPGATE_CHECK_PARALLEL` overrides): enough
@@ -79,106 +71,6 @@ impl Problem {
 }
 
 impl Engine {
-    /// The files a check covers, and what makes the scope itself incomplete (a glob that
-    /// matches nothing, a workspace past the walk limit, nothing to check at all).
-    async fn check_scope(
-        &self,
-        p: &CheckParams,
-    ) -> Result<(Vec<PathBuf>, Vec<Unchecked>), ToolError> {
-        let root = self.root().path();
-        let mut notes = Vec::new();
-        let mut named = HashSet::new();
-        let changed = p.changed.unwrap_or(false);
-        let mut files: Vec<PathBuf> = if changed {
-            git_changed(self.root()).await?
-        } else {
-            match p.paths.as_deref() {
-                None | Some([]) => walk_scope(root, &mut notes).await,
-                Some(paths) => {
-                    let mut out = Vec::new();
-                    for given in paths {
-                        if given.contains(['*', '?', '[']) {
-                            let glob = globset::Glob::new(given)
-                                .map_err(|e| {
-                                    ToolError::invalid(format!("bad glob `{given}`: {e}"))
-                                })?
-                                .compile_matcher();
-                            let before = out.len();
-                            out.extend(
-                                walk_scope(root, &mut notes).await.into_iter().filter(|f| {
-                                    f.strip_prefix(root).is_ok_and(|r| glob.is_match(r))
-                                }),
-                            );
-                            if out.len() == before {
-                                notes.push(note("no_files", format!("`{given}` matches no file")));
-                            }
-                            continue;
-                        }
-                        let path = self.resolve(given)?;
-                        if path.is_dir() {
-                            out.extend(walk_scope(&path, &mut notes).await);
-                        } else {
-                            named.insert(path.clone());
-                            out.push(path);
-                        }
-                    }
-                    out
-                }
-            }
-        };
-        files.sort();
-        files.dedup();
-        notes.dedup_by(|a, b| a.reason == b.reason);
-        let mut scope: HashMap<String, bool> = HashMap::new();
-        let mut kept = Vec::with_capacity(files.len());
-        for f in files {
-            let language = self.languages().detect(&f);
-            let in_scope = match scope.get(&language) {
-                Some(v) => *v,
-                None => {
-                    let v = self.language_in_scope(&language).await;
-                    scope.insert(language, v);
-                    v
-                }
-            };
-            if in_scope || named.contains(&f) {
-                kept.push(f);
-            }
-        }
-        let files = kept;
-        if files.is_empty() && !changed && notes.is_empty() {
-            notes.push(note(
-                "no_files",
-                "nothing to check: no file in scope is of a language lspgate has a server for"
-                    .to_string(),
-            ));
-        }
-        Ok((files, notes))
-    }
-
-    /// Whether files of `language` found by a walk, glob or git are in a check's scope: a
-    /// server is defined for it (a config server, trusted or not, or a preset), and either it
-    /// is code (a missing server makes its files unchecked) or a server for it is installed
-    /// (data and markup formats are checked when their server is there; see
-    /// `Preset::data_format`).
-    async fn language_in_scope(&self, language: &str) -> bool {
-        let names = self.registry.by_language(language);
-        if names.is_empty() {
-            return false;
-        }
-        if Preset::required_by_check(language) {
-            return true;
-        }
-        for name in names {
-            if let Some(spec) = self.registry.get(&name).await
-                && !matches!(spec.launch, Launch::Missing(_))
-            {
-                return true;
-            }
-        }
-        false
-    }
-
     pub async fn check(&self, p: CheckParams) -> Result<CheckReport, ToolError> {
         self.check_with_progress(p, &|_, _| {}).await
     }
@@ -357,20 +249,6 @@ impl Engine {
             reason,
             unchecked,
         })
-    }
-
-    /// Whether a check's scope is the whole workspace (no paths, or the root itself among
-    /// them; not `changed`): then a server's workspace pass covers its files.
-    fn covers_workspace(&self, p: &CheckParams) -> bool {
-        if p.changed.unwrap_or(false) {
-            return false;
-        }
-        match p.paths.as_deref() {
-            None | Some([]) => true,
-            Some(paths) => paths
-                .iter()
-                .any(|given| self.resolve(given).is_ok_and(|r| r == self.root().path())),
-        }
     }
 
     /// One file through every server of its language: the fresh diagnostics of those that
@@ -672,20 +550,6 @@ impl CheckReport {
     }
 }
 
-/// A scope note (no file matched, past the walk limit, …) as an `unchecked` entry.
-fn note(cause: &str, reason: String) -> Unchecked {
-    Unchecked {
-        file: None,
-        language: None,
-        server: None,
-        task: None,
-        cause: cause.to_string(),
-        reason,
-        files: None,
-        examples: Vec::new(),
-    }
-}
-
 fn files_phrase(n: usize) -> String {
     if n == 1 {
         "1 file".into()
@@ -707,84 +571,6 @@ fn tail(text: &str) -> String {
         Some((i, _)) if extra > 0 => format!("…{}", &last[i..]),
         _ => last,
     }
-}
-
-/// The files under `dir` (see `workspace::walk`), walked on the blocking pool so the runtime's
-/// one thread keeps serving other calls meanwhile; past the walk limit, a note says the check
-/// does not cover the rest.
-async fn walk_scope(dir: &Path, notes: &mut Vec<Unchecked>) -> Vec<PathBuf> {
-    let owned = dir.to_path_buf();
-    let mut files =
-        tokio::task::spawn_blocking(move || crate::workspace::walk(&owned, WALK_LIMIT + 1))
-            .await
-            .unwrap_or_default();
-    if files.len() > WALK_LIMIT {
-        files.truncate(WALK_LIMIT);
-        notes.push(note(
-            "too_many_files",
-            format!(
-                "{} holds more than {WALK_LIMIT} files: the rest were not checked (check folders or globs one at a time)",
-                dir.display()
-            ),
-        ));
-    }
-    files
-}
-
-/// Files git reports as modified, added or untracked (not deleted), under `root` (git runs as
-/// a child process the runtime waits for, so a slow `git status` holds up nothing).
-async fn git_changed(root: &crate::workspace::Root) -> Result<Vec<PathBuf>, ToolError> {
-    let (workspace, root) = (root, root.path());
-    let out = tokio::process::Command::new("git")
-        .args([
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            ".",
-        ])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .map_err(|e| ToolError::invalid(format!("`changed` needs git: {e}")))?;
-    if !out.status.success() {
-        return Err(ToolError::invalid(format!(
-            "`changed` needs a git work tree: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    let top = tokio::process::Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .ok()
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
-        .unwrap_or_else(|| root.to_path_buf());
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut files = Vec::new();
-    let mut entries = text.split('\0');
-    while let Some(e) = entries.next() {
-        if e.len() < 4 {
-            continue;
-        }
-        let (status, path) = e.split_at(3);
-        if status.starts_with('R') || status.starts_with('C') {
-            entries.next(); // the old name
-        }
-        if status.contains('D') {
-            continue;
-        }
-        // Confined like every other path: what git names may be a symlink leading out.
-        if let Ok(p) = workspace.confine(&top.join(path))
-            && p.is_file()
-        {
-            files.push(p);
-        }
-    }
-    Ok(files)
 }
 
 #[cfg(test)]
