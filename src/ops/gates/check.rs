@@ -107,36 +107,29 @@ impl Engine {
                 servers,
             });
         }
+        // Every server the check uses, once each; tsserver apart (it answers for files
+        // nobody opened; the others may have a workspace pass).
+        let mut used: Vec<&Arc<Server>> = Vec::new();
+        for server in plan.iter().flat_map(|f| f.servers.iter().flatten()) {
+            if !used.iter().any(|s| Arc::ptr_eq(s, server)) {
+                used.push(server);
+            }
+        }
+        let (unopened, servers): (Vec<&Arc<Server>>, Vec<&Arc<Server>>) = used
+            .into_iter()
+            .partition(|s| s.client().diagnoses_unopened());
         // tsserver answers for a file nobody opened only once the file's project is loaded
         // (before, "No Project", and the file would be opened instead: measured on rxjs, the
         // first 32 files in flight were, and typescript-language-server then ran its own
         // diagnostics of each). Its projects began loading when it started; wait for them.
-        let mut unopened: Vec<&Arc<Server>> = Vec::new();
-        for server in plan.iter().flat_map(|f| f.servers.iter().flatten()) {
-            if server.client().diagnoses_unopened()
-                && !unopened.iter().any(|s| Arc::ptr_eq(s, server))
-            {
-                unopened.push(server);
-            }
-        }
         let (bound, languages) = (self.opts.ready_timeout, self.languages());
         futures::future::join_all(unopened.iter().map(|s| s.workspace_ready(bound, languages)))
             .await;
         // A first check of the whole workspace is one pass in servers that offer it.
         let mut passes: HashMap<usize, Pass> = HashMap::new();
         if whole {
-            // tsserver has no pass (its files are asked about unopened instead).
-            let mut servers: Vec<&Arc<Server>> = Vec::new();
-            for server in plan.iter().flat_map(|f| f.servers.iter().flatten()) {
-                if !servers.iter().any(|s| Arc::ptr_eq(s, server))
-                    && !server.client().diagnoses_unopened()
-                {
-                    servers.push(server);
-                }
-            }
             // A server says what it offers once it has read its settings (pyright: before it
             // lists its files, its ready marker; servers with no marker at once).
-            let bound = self.opts.ready_timeout;
             futures::future::join_all(servers.iter().map(|s| async move {
                 let _ = s.client().wait_loaded(bound).await;
             }))
