@@ -268,21 +268,8 @@ impl EventLog {
         let tx = self.tx.clone();
         let root = root.clone();
         Box::new(move |e: RegistryEvent| {
-            let at_ms = store::now_ms();
-            if let RegistryEvent::FilesChanged { own, outside } = e {
-                for (by, files) in [("lspgate", own), ("outside", outside)] {
-                    if !files.is_empty() {
-                        let files = files
-                            .iter()
-                            .map(|p| (shown(&root, p), versions::of(p)))
-                            .collect();
-                        let _ = tx.send(Emit::Files { by, files, at_ms });
-                    }
-                }
-                return;
-            }
-            for (kind, data) in registry_events(&root, e) {
-                let _ = tx.send(Emit::Event { kind, data, at_ms });
+            for emit in registry_emits(&root, e, store::now_ms()) {
+                let _ = tx.send(emit);
             }
         })
     }
@@ -296,14 +283,15 @@ fn shown(root: &Root, path: &Path) -> String {
     }
 }
 
-/// The events a registry event makes.
-fn registry_events(root: &Root, e: RegistryEvent) -> Vec<(&'static str, Value)> {
+/// What a registry event gives the writer: a server's lifecycle as an event; a delivery of
+/// changes on disk as the files each side wrote, each with its version now (logged by version).
+fn registry_emits(root: &Root, e: RegistryEvent, at_ms: i64) -> Vec<Emit> {
     let server = |kind: &'static str, server: String, at: PathBuf, reason: Option<String>| {
         let mut data = json!({"server": server, "root": shown(root, &at)});
         if let Some(r) = reason {
             data["reason"] = Value::from(r);
         }
-        vec![(kind, data)]
+        vec![Emit::Event { kind, data, at_ms }]
     };
     match e {
         RegistryEvent::Started { server: s, root: r } => server("server_started", s, r, None),
@@ -322,8 +310,18 @@ fn registry_events(root: &Root, e: RegistryEvent) -> Vec<(&'static str, Value)> 
             root: r,
             reason,
         } => server("server_stopped", s, r, Some(reason)),
-        // Written as `Emit::Files` (the sink), logged by version.
-        RegistryEvent::FilesChanged { .. } => Vec::new(),
+        RegistryEvent::FilesChanged { own, outside } => [("lspgate", own), ("outside", outside)]
+            .into_iter()
+            .filter(|(_, files)| !files.is_empty())
+            .map(|(by, files)| Emit::Files {
+                by,
+                files: files
+                    .iter()
+                    .map(|p| (shown(root, p), versions::of(p)))
+                    .collect(),
+                at_ms,
+            })
+            .collect(),
     }
 }
 
