@@ -225,6 +225,49 @@ pub fn find_symbol(line_text: &str, symbol: &str, occurrence: u32) -> Option<u32
     None
 }
 
+/// `text` with every whole-word `old` replaced by `new`.
+pub fn replace_word(text: &str, old: &str, new: &str) -> String {
+    if old.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut prev: Option<char> = None;
+    while let Some(i) = rest.find(old) {
+        let before = rest[..i].chars().next_back().or(prev);
+        let after = rest[i + old.len()..].chars().next();
+        out.push_str(&rest[..i]);
+        if before.is_some_and(is_word) || after.is_some_and(is_word) {
+            out.push_str(old);
+        } else {
+            out.push_str(new);
+        }
+        prev = old.chars().next_back();
+        rest = &rest[i + old.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The whole word at 1-based code-point `column` of `line_text`, if a word is there.
+pub fn word_at(line_text: &str, column: u32) -> Option<&str> {
+    let at = line_text
+        .char_indices()
+        .nth((column as usize).checked_sub(1)?)
+        .filter(|(_, c)| is_word(*c))?
+        .0;
+    let start = line_text[..at]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !is_word(*c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let end = line_text[at..]
+        .char_indices()
+        .find(|(_, c)| !is_word(*c))
+        .map_or(line_text.len(), |(i, _)| at + i);
+    Some(&line_text[start..end])
+}
+
 /// Hex SHA-256 of some bytes: the digest agents see (`expected_digest`, `revision_conflict`).
 pub fn digest(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
@@ -238,6 +281,22 @@ pub fn digest(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_word_at_a_column() {
+        let line = "let größe = old_x.y($a);";
+        assert_eq!(word_at(line, 5), Some("größe"));
+        assert_eq!(
+            word_at(line, 7),
+            Some("größe"),
+            "from within, past a multi-byte char"
+        );
+        assert_eq!(word_at(line, 13), Some("old_x"));
+        assert_eq!(word_at(line, 21), Some("$a"));
+        assert_eq!(word_at(line, 4), None, "a space");
+        assert_eq!(word_at(line, 99), None, "past the end");
+        assert_eq!(word_at(line, 0), None);
+    }
 
     fn roundtrip(text: &str, line: u32, col: u32, enc: Encoding) -> (u32, u32) {
         let idx = LineIndex::new(text);

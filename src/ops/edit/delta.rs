@@ -19,7 +19,7 @@ pub fn delta(
             && a.diag.code == b.diag.code
             && (a.diag.message == b.diag.message
                 || renamed.is_some_and(|(old, new)| {
-                    a.diag.message == replace_word(&b.diag.message, old, new)
+                    a.diag.message == text::replace_word(&b.diag.message, old, new)
                 }))
     };
     let mut unmatched: Vec<Option<&FileDiag>> = before.iter().map(Some).collect();
@@ -43,35 +43,6 @@ pub fn delta(
     (introduced, resolved)
 }
 
-/// Whether `c` can be part of an identifier (in the languages lspgate serves).
-fn is_ident(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '$'
-}
-
-/// `text` with every whole-word `old` replaced by `new`.
-pub(super) fn replace_word(text: &str, old: &str, new: &str) -> String {
-    if old.is_empty() {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    let mut prev: Option<char> = None;
-    while let Some(i) = rest.find(old) {
-        let before = rest[..i].chars().next_back().or(prev);
-        let after = rest[i + old.len()..].chars().next();
-        out.push_str(&rest[..i]);
-        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
-            out.push_str(old);
-        } else {
-            out.push_str(new);
-        }
-        prev = old.chars().next_back();
-        rest = &rest[i + old.len()..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The old and new names of a journaled rename, from its summary (`rename OLD to NEW`).
 pub(super) fn renamed_in(tool: &str, summary: &str) -> Option<(String, String)> {
     let (old, new) = summary.strip_prefix("rename ")?.split_once(" to ")?;
@@ -88,25 +59,7 @@ pub(super) fn identifier_at(snap: &crate::documents::Snapshot, pos: WirePos) -> 
         pos.character,
         snap.encoding,
     );
-    let chars: Vec<char> = snap
-        .text
-        .lines()
-        .nth(line.checked_sub(1)? as usize)?
-        .chars()
-        .collect();
-    let at = (column as usize).checked_sub(1)?;
-    if !chars.get(at).copied().is_some_and(is_ident) {
-        return None;
-    }
-    let start = chars[..at]
-        .iter()
-        .rposition(|c| !is_ident(*c))
-        .map_or(0, |i| i + 1);
-    let end = chars[at..]
-        .iter()
-        .position(|c| !is_ident(*c))
-        .map_or(chars.len(), |i| at + i);
-    Some(chars[start..end].iter().collect())
+    text::word_at(snap.line(line)?, column).map(String::from)
 }
 
 #[cfg(test)]
@@ -165,10 +118,10 @@ mod tests {
         let (intro, res) = delta(&before, &changed, renamed);
         assert_eq!((intro.len(), res.len()), (1, 1));
         assert_eq!(
-            replace_word("x.old_x old_x old", "old", "new"),
+            text::replace_word("x.old_x old_x old", "old", "new"),
             "x.old_x old_x new"
         );
-        assert_eq!(replace_word("old(old)", "old", "new"), "new(new)");
+        assert_eq!(text::replace_word("old(old)", "old", "new"), "new(new)");
         assert_eq!(
             renamed_in("rename", "rename Widget to Gadget"),
             Some(("Widget".into(), "Gadget".into()))
