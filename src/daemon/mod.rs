@@ -119,26 +119,17 @@ pub async fn run(life: Lifecycle) -> i32 {
     };
     // One daemon per version: a second one exits at once.
     let lock_path = paths::lock(&dir, VERSION);
-    let lock = match std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-    {
-        Ok(f) => {
-            use std::os::fd::AsRawFd;
-            // SAFETY: flock on a descriptor we own; released when the file is dropped.
-            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                if wants_http {
-                    eprintln!(
-                        "lspgate daemon: a daemon of lspgate {VERSION} is already running; `lspgate serve --http ADDR` has it serve HTTP, or stop it first (`lspgate daemon stop`)"
-                    );
-                    return 2;
-                }
-                tracing::info!("a daemon of lspgate {VERSION} is already running");
-                return 0;
+    let lock = match paths::try_lock(&lock_path) {
+        Ok(Some(f)) => f,
+        Ok(None) => {
+            if wants_http {
+                eprintln!(
+                    "lspgate daemon: a daemon of lspgate {VERSION} is already running; `lspgate serve --http ADDR` has it serve HTTP, or stop it first (`lspgate daemon stop`)"
+                );
+                return 2;
             }
-            f
+            tracing::info!("a daemon of lspgate {VERSION} is already running");
+            return 0;
         }
         Err(e) => {
             eprintln!("lspgate daemon: {}: {e}", lock_path.display());

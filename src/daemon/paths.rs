@@ -55,14 +55,23 @@ pub fn socket(dir: &Path) -> PathBuf {
     dir.join("daemon.sock")
 }
 
+/// Takes the lock at `path` (made if missing) without waiting: the file holding it (the lock
+/// goes with it), or `None` when another process holds it.
+pub fn try_lock(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own; released when the file is closed.
+    let taken = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    Ok(taken.then_some(f))
+}
+
 /// Whether no daemon holds the lock at `path` (none runs, or the one that ran is gone).
 pub fn lock_is_free(path: &Path) -> bool {
-    let Ok(f) = std::fs::File::open(path) else {
-        return true;
-    };
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor we own; the lock, if taken, goes with the file.
-    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    !matches!(try_lock(path), Ok(None))
 }
 
 /// The lock a daemon of `version` holds while it runs (one per version: a new version's daemon
