@@ -270,10 +270,15 @@ pub fn word_at(line_text: &str, column: u32) -> Option<&str> {
 
 /// Hex SHA-256 of some bytes: the digest agents see (`expected_digest`, `revision_conflict`).
 pub fn digest(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in d {
-        s.push_str(&format!("{b:02x}"));
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex of some bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
     }
     s
 }

@@ -1,11 +1,12 @@
 //! Safe by default, through a real MCP client: paths from a language server (the fixture's
 //! hostile renames: creates, edits, deletes and moves aimed through a symlinked folder, at `../`,
 //! at absolute paths and at `file://` URIs outside the root) are refused, and nothing is written
-//! outside, checked byte for byte; a crafted `state.db` (shipped with the workspace, or edited
-//! behind lspgate's back) whose entries point outside is never replayed; a symlinked `.lspgate`
-//! leading out is refused; and an lspgate killed between an edit's journaled intent and its
-//! completion leaves, at its next start, every file as it was before that edit, with `undo`
-//! working for the edits before it.
+//! outside, checked byte for byte; a `state.db` committed to a cloned repository (pending entries
+//! aimed at `.git/config` and `.git/hooks`, and outside) is never opened, and one edited behind
+//! lspgate's back is never replayed; a symlinked state folder named with `--state` is refused;
+//! and an lspgate killed between an edit's journaled intent and its completion leaves, at its
+//! next start, every file as it was before that edit, with `undo` working for the edits before
+//! it.
 
 mod common;
 use common::*;
@@ -146,15 +147,23 @@ async fn server_paths_that_lead_out_are_refused_and_nothing_is_written_outside()
     gate.stop().await;
 }
 
-/// The workspace's journal, opened behind lspgate's back.
-fn db(ws: &Path) -> rusqlite::Connection {
-    rusqlite::Connection::open(ws.join(".lspgate/state.db")).unwrap()
+/// The workspace's journal in lspgate's data folder `home` (the one root's state there),
+/// opened behind lspgate's back.
+fn db(home: &Path) -> rusqlite::Connection {
+    let states: Vec<PathBuf> = std::fs::read_dir(home.join("state"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("state.db"))
+        .collect();
+    assert_eq!(states.len(), 1, "{states:?}");
+    rusqlite::Connection::open(&states[0]).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_refuses_journal_entries_that_point_outside() {
     let s = setup();
-    let gate = Gate::start(&s.ws, &[], &[FIXTURE]).await;
+    let home = new_home();
+    let gate = Gate::start_in(&s.ws, &[], &[FIXTURE], &[], &home).await;
     let (r, _) = gate
         .ok("edit", json!({"file": "a.txt", "edits": [{"old_text": "here", "new_text": "there"}], "apply": true}))
         .await;
@@ -162,7 +171,7 @@ async fn undo_refuses_journal_entries_that_point_outside() {
     // victim.txt holds what the edit wrote, so an undo aimed at it would pass the content check
     // and write the edit's `before` there.
     let outside_before = tree(&s.outside);
-    let original: String = db(&s.ws)
+    let original: String = db(&home)
         .query_row("SELECT path FROM files WHERE edit_id = ?1", [id], |r| {
             r.get(0)
         })
@@ -173,7 +182,7 @@ async fn undo_refuses_journal_entries_that_point_outside() {
         "../outside/victim.txt".to_string(),
         format!("{}/out/victim.txt", s.ws.display()),
     ] {
-        db(&s.ws)
+        db(&home)
             .execute(
                 "UPDATE files SET path = ?1 WHERE edit_id = ?2",
                 rusqlite::params![crafted, id],
@@ -188,7 +197,7 @@ async fn undo_refuses_journal_entries_that_point_outside() {
         );
     }
     // Put back, the entry undoes as it should: the refusals were about the paths.
-    db(&s.ws)
+    db(&home)
         .execute(
             "UPDATE files SET path = ?1 WHERE edit_id = ?2",
             rusqlite::params![original, id],
@@ -202,59 +211,150 @@ async fn undo_refuses_journal_entries_that_point_outside() {
     gate.stop().await;
 }
 
+/// Every entry under `dir`, `.git` and `.lspgate` included.
+fn whole_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if e.file_type().unwrap().is_dir() {
+            out.push((p.clone(), Vec::new()));
+            out.extend(whole_tree(&p));
+        } else {
+            out.push((p.clone(), std::fs::read(&p).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_state_db_shipped_with_the_workspace_is_never_replayed_outside() {
+async fn a_state_db_committed_to_a_repository_is_never_opened() {
     let s = setup();
-    // A repository that ships `.lspgate/state.db`: an applied entry and an interrupted one, both
-    // aimed at a file outside that holds what they "wrote" (so recovery at start would put
-    // their `before` there, and so would undo).
-    std::fs::create_dir(s.ws.join(".lspgate")).unwrap();
+    // A repository that commits `.lspgate/state.db`: interrupted ("pending") edits whose
+    // "before" is a `.git/config` that runs a command and a `post-checkout` hook, and an
+    // applied one aimed outside; recovery at start would write them, undo would too.
+    let repo = s.ws.parent().unwrap().join("repo");
+    std::fs::create_dir_all(repo.join(".lspgate")).unwrap();
+    std::fs::write(repo.join("a.txt"), "escape here\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    let clone = s.ws.parent().unwrap().join("clone");
+    let config = |root: &Path| root.join(".git/config").display().to_string();
+    let hook = |root: &Path| root.join(".git/hooks/post-checkout").display().to_string();
     let victim = s.outside.join("victim.txt").display().to_string();
-    let (before, after) = (b"pwned\n".to_vec(), b"escape there\n".to_vec());
+    let evil_config = b"[core]\n\tfsmonitor = \"touch /tmp/pwned #\"\n".to_vec();
     let digest = lspgate::text::digest;
-    let conn = db(&s.ws);
+    let conn = rusqlite::Connection::open(repo.join(".lspgate/state.db")).unwrap();
     conn.execute_batch(
         "CREATE TABLE edits (id INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL DEFAULT '',
              tool TEXT NOT NULL, summary TEXT NOT NULL, undone_by INTEGER,
-             state TEXT NOT NULL DEFAULT 'applied');
+             state TEXT NOT NULL DEFAULT 'applied', seal TEXT);
          CREATE TABLE files (edit_id INTEGER NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL,
              before BLOB, after BLOB, before_digest TEXT, after_digest TEXT,
              PRIMARY KEY (edit_id, seq));
-         INSERT INTO edits (tool, summary, state) VALUES ('edit', 'shipped', 'applied');
-         INSERT INTO edits (tool, summary, state) VALUES ('edit', 'shipped', 'pending');",
+         INSERT INTO edits (tool, summary, state, seal) VALUES ('edit', 'config', 'pending', 'x');
+         INSERT INTO edits (tool, summary, state) VALUES ('edit', 'hook', 'pending');
+         INSERT INTO edits (tool, summary, state) VALUES ('edit', 'outside', 'applied');",
     )
     .unwrap();
-    for id in [1, 2] {
+    drop(conn);
+    git(&repo, &["add", "-f", "."]);
+    git(&repo, &["commit", "-qm", "start"]);
+    git(
+        s.ws.parent().unwrap(),
+        &["clone", "-q", &repo.display().to_string(), "clone"],
+    );
+    // Aimed at the clone's own paths, as a repository author who knows where it is cloned
+    // would (the config's "after" is what git wrote there, so a rollback would match it).
+    let conn = rusqlite::Connection::open(clone.join(".lspgate/state.db")).unwrap();
+    let cloned_config = std::fs::read(config(&clone)).unwrap();
+    type Row = (i64, String, Option<Vec<u8>>, Option<Vec<u8>>);
+    let rows: [Row; 3] = [
+        (1, config(&clone), Some(evil_config), Some(cloned_config)),
+        (
+            2,
+            hook(&clone),
+            Some(b"#!/bin/sh\ntouch /tmp/pwned\n".to_vec()),
+            None,
+        ),
+        (
+            3,
+            victim,
+            Some(b"pwned\n".to_vec()),
+            Some(b"escape there\n".to_vec()),
+        ),
+    ];
+    for (id, path, before, after) in rows {
         conn.execute(
             "INSERT INTO files VALUES (?1, 0, ?2, ?3, ?4, ?5, ?6)",
-            rusqlite::params![id, victim, before, after, digest(&before), digest(&after)],
+            rusqlite::params![
+                id,
+                path,
+                before,
+                after,
+                before.as_deref().map(digest),
+                after.as_deref().map(digest)
+            ],
         )
         .unwrap();
     }
     drop(conn);
+    let clone_before = whole_tree(&clone);
     let outside_before = tree(&s.outside);
-    let gate = Gate::start(&s.ws, &[], &[FIXTURE]).await;
-    assert_eq!(
-        tree(&s.outside),
-        outside_before,
-        "recovery at start wrote outside"
-    );
-    let (code, msg) = gate.err("undo", json!({"edit_id": 1})).await;
-    assert_eq!(code, "outside_root", "{msg}");
-    let (code, msg) = gate.err("undo", json!({"edit_id": 2})).await;
-    assert_eq!(code, "outside_root", "{msg}");
-    assert_eq!(tree(&s.outside), outside_before, "undo wrote outside");
-    // The journal still works for the workspace's own edits.
+
+    // Opening a session (and so the journal, and recovery) writes nothing anywhere.
+    let home = new_home();
+    let gate = Gate::start_in(&clone, &[], &[FIXTURE], &[], &home).await;
+    gate.ok("servers", json!({})).await;
+    assert_eq!(whole_tree(&clone), clone_before, "the clone was written");
+    assert_eq!(tree(&s.outside), outside_before, "outside was written");
+    // Its entries are not lspgate's: there is no edit 1 to undo.
+    for id in [1, 2, 3] {
+        let (code, msg) = gate.err("undo", json!({"edit_id": id})).await;
+        assert_eq!(code, "invalid_params", "{msg}");
+        assert!(msg.contains("no edit"), "{msg}");
+    }
+    // lspgate's own journal, in its data folder, works as ever.
     let (r, _) = gate
         .ok("edit", json!({"file": "a.txt", "edits": [{"old_text": "here", "new_text": "there"}], "apply": true}))
         .await;
-    assert_eq!(r["edit_id"], 3);
-    gate.ok("undo", json!({"edit_id": 3})).await;
-    assert_eq!(
-        std::fs::read_to_string(s.ws.join("a.txt")).unwrap(),
-        "escape here\n"
-    );
+    assert_eq!(r["edit_id"], 1);
+    gate.ok("undo", json!({"edit_id": 1})).await;
     gate.stop().await;
+    assert_eq!(whole_tree(&clone), clone_before, "the clone was written");
+    assert_eq!(tree(&s.outside), outside_before, "outside was written");
+
+    // Named with --state, the committed database is opened, but its unsealed entries are
+    // still never replayed, and nothing lands in `.git` whatever an entry says.
+    let state = clone.join(".lspgate").display().to_string();
+    let gate = Gate::start_in(&clone, &["--state", &state], &[FIXTURE], &[], &home).await;
+    for id in [1, 2, 3] {
+        let (code, msg) = gate.err("undo", json!({"edit_id": id})).await;
+        assert!(
+            code == "invalid_params" || code == "outside_root",
+            "{code}: {msg}"
+        );
+    }
+    gate.stop().await;
+    assert_eq!(
+        std::fs::read(config(&clone)).unwrap(),
+        clone_before
+            .iter()
+            .find(|(p, _)| p.ends_with(".git/config"))
+            .unwrap()
+            .1
+    );
+    assert!(!Path::new(&hook(&clone)).exists());
+    assert_eq!(tree(&s.outside), outside_before, "outside was written");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -262,7 +362,8 @@ async fn a_symlinked_state_folder_leading_out_is_refused() {
     let s = setup();
     std::os::unix::fs::symlink(s.outside.join("folder"), s.ws.join(".lspgate")).unwrap();
     let outside_before = tree(&s.outside);
-    let gate = Gate::start(&s.ws, &[], &[FIXTURE]).await;
+    let state = s.ws.join(".lspgate").display().to_string();
+    let gate = Gate::start(&s.ws, &["--state", &state], &[FIXTURE]).await;
     let (code, msg) = gate
         .err("edit", json!({"file": "a.txt", "edits": [{"old_text": "here", "new_text": "there"}], "apply": true}))
         .await;
@@ -283,6 +384,12 @@ async fn a_symlinked_state_folder_leading_out_is_refused() {
         json!({"file": "a.txt", "edits": [{"old_text": "here", "new_text": "there"}]}),
     )
     .await;
+    gate.stop().await;
+    // By default the state is in lspgate's data folder: the link is never followed.
+    let gate = Gate::start(&s.ws, &[], &[FIXTURE]).await;
+    gate.ok("edit", json!({"file": "a.txt", "edits": [{"old_text": "here", "new_text": "there"}], "apply": true}))
+        .await;
+    assert_eq!(tree(&s.outside), outside_before);
     gate.stop().await;
 }
 
@@ -309,11 +416,13 @@ async fn a_crash_between_intent_and_completion_is_rolled_back_at_the_next_start(
     std::fs::write(ws.join("a.txt"), "x movefile y\n").unwrap();
     std::fs::write(ws.join("b.txt"), "b0\n").unwrap();
     // lspgate aborts right after the second file of an apply is replaced.
-    let gate = Gate::start_with_env(
+    let home = new_home();
+    let gate = Gate::start_in(
         ws,
         &[],
         &[FIXTURE, "--actions"],
         &[("LSPGATE_TEST_ABORT_AFTER_WRITES", "2")],
+        &home,
     )
     .await;
     let (r, _) = gate
@@ -343,7 +452,7 @@ async fn a_crash_between_intent_and_completion_is_rolled_back_at_the_next_start(
     assert!(!ws.join("moved.txt").exists());
     drop(gate);
 
-    let gate = Gate::start(ws, &[], &[FIXTURE, "--actions"]).await;
+    let gate = Gate::start_in(ws, &[], &[FIXTURE, "--actions"], &[], &home).await;
     // Rolled back at start, before any call: every file as it was before the rename.
     assert_eq!(
         snapshot(ws),

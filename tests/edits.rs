@@ -354,13 +354,20 @@ async fn a_command_whose_edit_comes_back_as_apply_edit() {
 async fn the_journal_survives_a_restart_of_lspgate() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("a.txt"), "one\n").unwrap();
-    let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
+    let home = new_home();
+    let gate = Gate::start_in(ws.path(), &[], &[FIXTURE], &[], &home).await;
     let (r, _) = gate.ok("edit", json!({"file": "a.txt", "edits": [{"old_text": "one", "new_text": "two"}], "apply": true})).await;
     let id = r["edit_id"].as_i64().unwrap();
     gate.stop().await;
-    assert!(ws.path().join(".lspgate/state.db").is_file());
-    assert!(read(&ws.path().join(".lspgate/.gitignore")).contains('*'));
-    let gate = Gate::start(ws.path(), &[], &[FIXTURE]).await;
+    // The journal is lspgate's, in its data folder, not the workspace's.
+    assert!(!ws.path().join(".lspgate").exists());
+    let states: Vec<_> = std::fs::read_dir(home.join("state"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(states.len(), 1);
+    assert!(states[0].path().join("state.db").is_file());
+    let gate = Gate::start_in(ws.path(), &[], &[FIXTURE], &[], &home).await;
     gate.ok("undo", json!({"edit_id": id})).await;
     assert_eq!(read(&ws.path().join("a.txt")), "one\n");
     gate.stop().await;

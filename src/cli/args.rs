@@ -21,7 +21,8 @@ pub struct Cli {
     /// Workspace root (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Folder of lspgate's state (the edit journal); default `.lspgate` under the root.
+    /// Folder of lspgate's state (edit journal, event log); default: the root's own folder in
+    /// lspgate's data folder (`state/HASH`), outside the workspace.
     #[arg(long, global = true, value_name = "DIR")]
     pub state: Option<PathBuf>,
     /// Config file (default: lspgate.toml in the root, when there is one).

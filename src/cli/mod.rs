@@ -125,7 +125,7 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
             .state
             .as_deref()
             .map(context::absolute)
-            .unwrap_or_else(|| root.path().join(".lspgate")),
+            .unwrap_or_else(|| crate::edits::journal::default_dir(root.path())),
         max_output: cli.max_output,
         ready_timeout: secs(cli.ready_timeout, "ready-timeout")?,
         diagnostics_timeout: secs(cli.diagnostics_timeout, "diagnostics-timeout")?,

@@ -1,6 +1,7 @@
 //! The edit journal, write-ahead: every change with its files' paths, before and after content
-//! and digests, in an embedded SQLite database (`.lspgate/state.db` by default) that survives
-//! restarts of lspgate.
+//! and digests, in an embedded SQLite database that survives restarts of lspgate: `state.db` in
+//! the root's own folder of lspgate's data folder (`default_dir`: the user's, 0700, the file
+//! 0600), never the workspace's unless `--state` names a folder there.
 //!
 //! Protocol (`Journal::apply`): under the journal's lock, the intent is committed (state
 //! `pending`, durable: WAL with `synchronous=FULL`) before the first file is replaced; the files
@@ -13,9 +14,12 @@
 //! `edit_id` for it, so before is what it last knew. Recovery runs when the journal is opened
 //! (lspgate opens it at start when it exists) and again, under the lock, before every apply.
 //!
-//! Nothing read from the database is trusted: every path is confined to the root
-//! (`Root::confine`) when an entry is read, and again when it is written, and the folder is
-//! opened without following symlinks.
+//! Nothing read from the database is trusted: an entry is used only when it carries the seal
+//! lspgate made for it with the user's key (`seal`), so one lspgate did not record for this
+//! user and root is never recovered or undone; every path is confined to the root
+//! (`Root::confine`) when an entry is read, and again when it is written (where a VCS folder
+//! such as `.git/` is refused too, `edits::Target`), and the folder is opened without
+//! following symlinks.
 
 use std::ffi::{OsStr, OsString};
 use std::os::fd::AsRawFd;
@@ -33,6 +37,8 @@ use super::{FileChange, Plan};
 use crate::error::{Code, ToolError};
 use crate::text::digest;
 use crate::workspace::{Root, normalize};
+
+mod seal;
 
 const DB: &str = "state.db";
 /// lspgate's files in the state folder; none may be a symlink.
@@ -109,6 +115,28 @@ struct Inner {
     /// time across processes on the same state folder; the kernel releases a dead writer's.
     lock: std::fs::File,
     root: Root,
+    /// The user's key: entries are sealed with it when recorded and checked when read.
+    key: seal::Key,
+}
+
+/// Where lspgate keeps a root's state unless told otherwise: a folder of its own in lspgate's
+/// data folder, named by the SHA-256 of the root's path (so a repository cannot ship it).
+pub fn default_dir(root: &Path) -> PathBuf {
+    let name = digest(root.as_os_str().as_encoded_bytes());
+    crate::workspace::presets::data_dir()
+        .join("state")
+        .join(&name[..32])
+}
+
+/// The folder the user's journal key is kept in: lspgate's data folder (a private temporary
+/// one for unit tests, which must not write to the user's).
+fn key_dir() -> PathBuf {
+    if cfg!(test) {
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        return std::env::temp_dir().join(format!("lspgate-unit-tests-{uid}"));
+    }
+    crate::workspace::presets::data_dir()
 }
 
 fn db_error(e: rusqlite::Error) -> ToolError {
@@ -162,7 +190,14 @@ fn state_folder(dir: &Path, root: &Root) -> Result<(PathBuf, Dir), ToolError> {
         }
         return Ok((path, folder));
     }
-    std::fs::create_dir_all(&path).map_err(|e| io("create", &path, e))?;
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&path)
+            .map_err(|e| io("create", &path, e))?;
+    }
     let real = path.canonicalize().map_err(|e| io("open", &path, e))?;
     let folder = Dir::open(&real).map_err(|e| io("open", &real, e))?;
     Ok((real, folder))
@@ -197,6 +232,18 @@ impl Drop for Locked<'_> {
     }
 }
 
+/// An entry's head as stored: tool, summary, undone_by, state, seal.
+type Head = (String, String, Option<i64>, String, Option<String>);
+
+/// The bytes of a stored path (`stored`), as `path_of` reads them back.
+fn value_bytes(v: &rusqlite::types::Value) -> &[u8] {
+    match v {
+        rusqlite::types::Value::Text(s) => s.as_bytes(),
+        rusqlite::types::Value::Blob(b) => b,
+        _ => &[],
+    }
+}
+
 /// One stored file of an entry, before confinement.
 type Row = (
     PathBuf,
@@ -220,8 +267,8 @@ impl Journal {
         let io = |name: &str, e: std::io::Error| {
             ToolError::io("create", &path.join(name).display().to_string(), &e)
         };
-        // Its own `.gitignore`, unless the state folder is the workspace root itself.
-        if path != root.path() {
+        // Its own `.gitignore` when it is a folder of the workspace (not the root itself).
+        if path != root.path() && path.starts_with(root.path()) {
             folder
                 .create_new(
                     OsStr::new(".gitignore"),
@@ -232,6 +279,17 @@ impl Journal {
         let lock = folder
             .open_own(OsStr::new(LOCK), 0o600)
             .map_err(|e| io(LOCK, e))?;
+        // The database holds every edit's whole content: the user's alone. SQLite gives its
+        // -wal and -shm files the database's mode.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let db = folder
+                .open_own(OsStr::new(DB), 0o600)
+                .map_err(|e| io(DB, e))?;
+            db.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| io(DB, e))?;
+        }
+        let key = seal::Key::load(&key_dir())?;
         // SQLite refuses a path with any symlink in it (and opens its own files O_NOFOLLOW).
         let conn = Connection::open_with_flags(
             path.join(DB),
@@ -276,12 +334,25 @@ impl Journal {
             )
             .map_err(db_error)?;
         }
+        // Journals from before entries were sealed: their entries are never replayed.
+        let has_seal: bool = conn
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info('edits') WHERE name = 'seal'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        if !has_seal {
+            conn.execute_batch("ALTER TABLE edits ADD COLUMN seal TEXT")
+                .map_err(db_error)?;
+        }
         let journal = Journal {
             inner: Arc::new(Inner {
                 conn: Mutex::new(conn),
                 writing: Mutex::new(()),
                 lock,
                 root: root.clone(),
+                key,
             }),
         };
         match journal.try_lock() {
@@ -415,6 +486,36 @@ impl Journal {
             )
             .map_err(db_error)?;
         }
+        let paths: Vec<rusqlite::types::Value> =
+            plan.changes.iter().map(|c| stored(&c.path)).collect();
+        let digests: Vec<(Option<String>, Option<String>)> = plan
+            .changes
+            .iter()
+            .map(|c| {
+                (
+                    c.before.as_deref().map(digest),
+                    c.after.as_deref().map(digest),
+                )
+            })
+            .collect();
+        let files: Vec<seal::Sealed> = paths
+            .iter()
+            .zip(&digests)
+            .map(|(p, (before, after))| seal::Sealed {
+                path: value_bytes(p),
+                before: before.as_deref(),
+                after: after.as_deref(),
+            })
+            .collect();
+        let sealed = self
+            .inner
+            .key
+            .seal(self.inner.root.path(), id, tool, summary, &files);
+        tx.execute(
+            "UPDATE edits SET seal = ?2 WHERE id = ?1",
+            params![id, sealed],
+        )
+        .map_err(db_error)?;
         tx.commit().map_err(db_error)?;
         Ok(id)
     }
@@ -485,7 +586,8 @@ impl Journal {
                 Ok(()) => {
                     tracing::warn!("edit {id} was interrupted before it completed; rolled back")
                 }
-                Err(e) if e.code == Code::OutsideRoot => {
+                // Not this workspace's, or not lspgate's: never to be replayed.
+                Err(e) if matches!(e.code, Code::OutsideRoot | Code::InvalidParams) => {
                     tracing::error!("edit {id} in the journal is refused: {e}");
                     if let Err(e) = self.set_state(id, State::Refused) {
                         tracing::error!("edit journal: {e}");
@@ -528,11 +630,11 @@ impl Journal {
     pub fn get(&self, id: i64) -> Result<Option<Entry>, ToolError> {
         let (head, rows) = {
             let conn = self.conn()?;
-            let head: Option<(String, String, Option<i64>, String)> = conn
+            let head: Option<Head> = conn
                 .query_row(
-                    "SELECT tool, summary, undone_by, state FROM edits WHERE id = ?1",
+                    "SELECT tool, summary, undone_by, state, seal FROM edits WHERE id = ?1",
                     params![id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
                 )
                 .optional()
                 .map_err(db_error)?;
@@ -557,7 +659,7 @@ impl Journal {
                 .map_err(db_error)?;
             (head, rows)
         };
-        let Some((tool, summary, undone_by, state)) = head else {
+        let Some((tool, summary, undone_by, state, sealed)) = head else {
             return Ok(None);
         };
         let state = State::parse(&state).ok_or_else(|| {
@@ -565,6 +667,23 @@ impl Journal {
                 "edit {id} has an unknown state `{state}` in the journal"
             ))
         })?;
+        let files: Vec<seal::Sealed> = rows
+            .iter()
+            .map(|(path, _, _, before, after)| seal::Sealed {
+                path: path.as_os_str().as_bytes(),
+                before: before.as_deref(),
+                after: after.as_deref(),
+            })
+            .collect();
+        let genuine = self.inner.key.verify(
+            sealed.as_deref(),
+            self.inner.root.path(),
+            id,
+            &tool,
+            &summary,
+            &files,
+        );
+        drop(files);
         let mut changes = Vec::with_capacity(rows.len());
         for (path, before, after, before_digest, after_digest) in rows {
             let shown = path.display().to_string();
@@ -590,6 +709,13 @@ impl Journal {
                 before,
                 after,
             });
+        }
+        // Checked once every path is known to be inside: a path leading out says so first.
+        if !genuine {
+            return Err(ToolError::invalid(format!(
+                "edit {id} in the journal was not recorded by lspgate for this workspace and user (it carries no valid seal: a state database shipped with a repository, copied from elsewhere, edited by hand, or older than sealed journals); lspgate never replays or undoes it"
+            ))
+            .with_data(json!({"edit_id": id})));
         }
         Ok(Some(Entry {
             id,

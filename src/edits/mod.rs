@@ -134,6 +134,11 @@ struct Target {
     dir: Option<Dir>,
 }
 
+/// Version control's own folders: no write of lspgate's (an agent's edit, a server's workspace
+/// edit, recovery or undo from the journal) lands in one, wherever in the workspace it is (a
+/// `.git/config` or hook written there is code the next `git` command runs).
+pub const VCS_FOLDERS: [&str; 7] = [".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".pijul"];
+
 impl Target {
     /// Confines `path` again, now (`Root::confine`), and opens its folder. A path that no longer
     /// confines to itself (a folder on it became a symlink) is refused.
@@ -160,6 +165,16 @@ impl Target {
         let rel = confined
             .strip_prefix(root.path())
             .map_err(|_| ToolError::invalid(format!("{shown} is outside the workspace")))?;
+        if let Some(vcs) = rel.iter().find(|c| VCS_FOLDERS.iter().any(|v| c == v)) {
+            return Err(ToolError::new(
+                Code::OutsideRoot,
+                format!(
+                    "{shown} is inside the workspace's {} folder, which lspgate never writes (version control's own files, and what its configuration runs); nothing was written",
+                    vcs.to_string_lossy()
+                ),
+            )
+            .with_data(json!({"file": shown, "vcs": vcs.to_string_lossy()})));
+        }
         let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
             return Err(ToolError::invalid(format!(
                 "{shown} is the workspace root, not a file"

@@ -61,6 +61,16 @@ struct StateInner {
 
 impl StateDb {
     pub fn new(dir: &Path, root: &Root) -> StateDb {
+        // A `.lspgate/state.db` in the workspace is a repository's (committed or shipped) or an
+        // older lspgate's: the two look alike, so it is never opened, migrated or replayed.
+        let found = root.path().join(".lspgate").join("state.db");
+        if std::fs::symlink_metadata(&found).is_ok() && dir != found.parent().unwrap_or(dir) {
+            tracing::info!(
+                "{} is left alone: lspgate keeps its state in {} and never replays a state database found in a workspace (its undo history, if it was lspgate's, stays behind)",
+                found.display(),
+                dir.display()
+            );
+        }
         StateDb {
             inner: Arc::new(StateInner {
                 dir: dir.to_path_buf(),

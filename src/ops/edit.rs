@@ -444,7 +444,9 @@ impl Engine {
             State::RolledBack => Some(
                 "was interrupted before it completed and rolled back: no file holds what it would have written",
             ),
-            State::Refused => Some("names paths outside the workspace and is refused"),
+            State::Refused => Some(
+                "is refused: it names paths outside the workspace (or in a VCS folder), or was not recorded by lspgate for this workspace and user",
+            ),
         };
         if let Some(why) = not_applied {
             return Err(ToolError::invalid(format!(

@@ -337,32 +337,132 @@ fn a_state_folder_named_outside_the_root_is_used_as_given() {
     assert!(Journal::exists(&state));
 }
 
+/// A journal lspgate did not seal: one shipped with a repository (the attack: a `pending` entry
+/// whose "before" is a `.git/config` that runs a command, and one that would create a hook),
+/// or one from before sealing, which looks the same. Nothing of it is ever replayed or undone.
 #[test]
-fn journals_from_before_the_write_ahead_protocol_are_read_as_applied() {
+fn an_unsealed_journal_is_never_replayed() {
     let ws = Ws::new();
+    std::fs::create_dir_all(ws.path(".git/hooks")).unwrap();
+    std::fs::write(ws.path(".git/config"), "[core]\n").unwrap();
     std::fs::create_dir(ws.state()).unwrap();
+    let evil = b"[core]\n\tfsmonitor = touch pwned\n";
     let conn = Connection::open(ws.state().join(DB)).unwrap();
-    conn.execute_batch(&format!(
+    conn.execute_batch(
         "CREATE TABLE edits (id INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL DEFAULT '',
-             tool TEXT NOT NULL, summary TEXT NOT NULL, undone_by INTEGER);
+             tool TEXT NOT NULL, summary TEXT NOT NULL, undone_by INTEGER,
+             state TEXT NOT NULL DEFAULT 'applied');
          CREATE TABLE files (edit_id INTEGER NOT NULL, seq INTEGER NOT NULL, path TEXT NOT NULL,
              before BLOB, after BLOB, before_digest TEXT, after_digest TEXT,
              PRIMARY KEY (edit_id, seq));
-         INSERT INTO edits (tool, summary) VALUES ('edit', 'old');
-         INSERT INTO files VALUES (1, 0, '{}', X'6130', X'6131', '{}', '{}');",
-        ws.path("a.txt").display(),
-        digest(b"a0"),
-        digest(b"a1"),
-    ))
+         INSERT INTO edits (tool, summary, state) VALUES ('edit', 'config', 'pending');
+         INSERT INTO edits (tool, summary, state) VALUES ('edit', 'hook', 'pending');
+         INSERT INTO edits (tool, summary, state) VALUES ('edit', 'old', 'applied');",
+    )
     .unwrap();
-    drop(conn);
-    std::fs::write(ws.path("a.txt"), "a1").unwrap();
-    let j = Journal::open(&ws.state(), &ws.root).unwrap();
-    let e = j.get(1).unwrap().unwrap();
-    assert_eq!(e.state, State::Applied);
-    j.apply("undo", "undo", &e.plan.reversed(), Some(1))
+    type Row<'a> = (i64, PathBuf, Option<&'a [u8]>, Option<&'a [u8]>);
+    let rows: [Row; 3] = [
+        (1, ws.path(".git/config"), Some(evil), Some(b"[core]\n")),
+        (
+            2,
+            ws.path(".git/hooks/post-checkout"),
+            Some(b"#!/bin/sh\n"),
+            None,
+        ),
+        (3, ws.path("a.txt"), Some(b"pwned\n"), Some(b"a0\n")),
+    ];
+    for (id, path, before, after) in rows {
+        conn.execute(
+            "INSERT INTO files VALUES (?1, 0, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                id,
+                path.display().to_string(),
+                before,
+                after,
+                before.map(digest),
+                after.map(digest)
+            ],
+        )
         .unwrap();
-    assert_eq!(ws.read("a.txt").as_deref(), Some("a0"));
+    }
+    drop(conn);
+    let j = Journal::open(&ws.state(), &ws.root).unwrap();
+    assert_eq!(ws.read(".git/config").as_deref(), Some("[core]\n"));
+    assert!(!ws.path(".git/hooks/post-checkout").exists());
+    for id in [1, 2, 3] {
+        let e = j.get(id).unwrap_err();
+        assert_eq!(e.code, Code::InvalidParams, "{e}");
+        assert!(e.message.contains("not recorded by lspgate"), "{e}");
+    }
+    let states: Vec<String> = j
+        .conn()
+        .unwrap()
+        .prepare("SELECT state FROM edits ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(states, ["refused", "refused", "applied"]);
+    assert_eq!(ws.read("a.txt").as_deref(), Some("a0\n"));
+    // The journal goes on for lspgate's own edits.
+    let id = j.apply("edit", "a", &ws.plan(), None).unwrap();
+    assert_eq!(id, 4);
+    assert!(j.get(id).unwrap().is_some());
+}
+
+/// Even an entry lspgate sealed never writes into a VCS folder, whether recovery or undo asks.
+#[test]
+fn recovery_and_undo_never_write_into_a_vcs_folder() {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.path(".git")).unwrap();
+    std::fs::write(ws.path(".git/config"), "[core]\n").unwrap();
+    let j = Journal::open(&ws.state(), &ws.root).unwrap();
+    let plan = Plan {
+        changes: vec![
+            FileChange {
+                path: ws.path(".git/config"),
+                before: Some(b"[core]\n\thooksPath = x\n".to_vec()),
+                after: Some(b"[core]\n".to_vec()),
+            },
+            FileChange {
+                path: ws.path("sub/.hg/hgrc"),
+                before: Some(b"[hooks]\n".to_vec()),
+                after: None,
+            },
+        ],
+    };
+    let id = j.begin("edit", "vcs", &plan).unwrap();
+    drop(j);
+    let j = Journal::open(&ws.state(), &ws.root).unwrap();
+    assert_eq!(ws.read(".git/config").as_deref(), Some("[core]\n"));
+    assert!(!ws.path("sub/.hg").exists());
+    let state: String = j
+        .conn()
+        .unwrap()
+        .query_row("SELECT state FROM edits WHERE id = ?1", [id], |r| r.get(0))
+        .unwrap();
+    assert_eq!(state, "refused");
+    // An apply (an undo is one) is refused the same way, and writes nothing.
+    let e = j.apply("undo", "undo", &plan.reversed(), None).unwrap_err();
+    assert_eq!(e.code, Code::OutsideRoot, "{e}");
+    assert!(e.message.contains("lspgate never writes"), "{e}");
+    assert_eq!(ws.read(".git/config").as_deref(), Some("[core]\n"));
+}
+
+/// The state folder lspgate makes outside the workspace and the database are the user's alone.
+#[test]
+fn the_state_outside_the_workspace_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Ws::new();
+    let state = ws.outside.join("state/root");
+    let j = Journal::open(&state, &ws.root).unwrap();
+    j.apply("edit", "a", &ws.plan(), None).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&state), 0o700);
+    assert_eq!(mode(&ws.outside.join("state")), 0o700);
+    assert_eq!(mode(&state.join(DB)), 0o600);
+    assert_eq!(mode(&state.join("state.db-wal")), 0o600);
 }
 
 #[test]
