@@ -116,6 +116,61 @@ fn check_exit_codes_json_sarif_and_changed() {
     assert_eq!(report["unchecked"][0]["cause"], "no_files", "{report}");
 }
 
+/// A repository's executable configuration: git runs its file system monitor on `git status`,
+/// a filter driver on a file whose stat changed, and the `post-index-change` hook when the
+/// index is refreshed. `check --changed` runs git, and none of them (a workspace is not trusted
+/// to run code by holding a `.git` folder), yet still finds what changed.
+#[test]
+fn check_changed_runs_nothing_the_repository_configures() {
+    require("pyright-langserver");
+    let ws = example("python");
+    git(ws.path(), &["init", "-q"]);
+    std::fs::write(ws.path().join(".gitattributes"), "*.py filter=evil\n").unwrap();
+    git(ws.path(), &["add", "."]);
+    git(ws.path(), &["commit", "-qm", "start"]);
+    let marks = tempfile::tempdir().unwrap();
+    let mark = |n: &str| marks.path().join(n).display().to_string();
+    let git_dir = ws.path().join(".git");
+    let mut config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+    config.push_str(&format!(
+        "[core]\n\tfsmonitor = \"touch {} #\"\n[filter \"evil\"]\n\tclean = \"touch {}; cat\"\n\trequired = true\n",
+        mark("fsmonitor"),
+        mark("filter")
+    ));
+    std::fs::write(git_dir.join("config"), config).unwrap();
+    let hook = git_dir.join("hooks/post-index-change");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", mark("hook"))).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A new stat with the same size makes git read app.py through the clean filter.
+    let app = ws.path().join("app.py");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&app)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let report_py = ws.path().join("shop/report.py");
+    let broken = std::fs::read_to_string(&report_py).unwrap() + "\nbad: int = 'x'\n";
+    std::fs::write(&report_py, broken).unwrap();
+
+    let (code, out, err) = lspgate_cli(ws.path(), &["check", "--changed", "--json"]);
+    let ran: Vec<_> = std::fs::read_dir(marks.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(ran.is_empty(), "git ran the repository's {ran:?}");
+    assert_eq!(code, 1, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["summary"]["files"], 1, "{report}");
+    assert_eq!(report["issues"][0]["file"], "shop/report.py", "{report}");
+    // The same repository does run them for a plain `git status`: the test can fail.
+    git(ws.path(), &["status", "--porcelain"]);
+    assert!(std::path::Path::new(&mark("fsmonitor")).exists());
+}
+
 /// The ways a check can fail to check, seen from the CLI (text, `--json`, `--sarif`): each
 /// exits 2 with `ok: false` and the reason in `unchecked`, never 0.
 fn could_not_check(dir: &Path, args: &[&str], home: &Path, path: &str) -> Value {

@@ -167,33 +167,102 @@ async fn walk_scope(dir: &Path, notes: &mut Vec<Unchecked>) -> Vec<PathBuf> {
     files
 }
 
+/// The repository's configuration that makes git run a program, neutralised on every git
+/// command lspgate runs (a workspace is not trusted to run code by being a repository): the
+/// file system monitor, hooks (`git status` refreshing the index runs `post-index-change`),
+/// the pager, and below, per driver, the filter drivers (a clean filter runs when a file's
+/// stat changed). Submodules are not entered (each has a configuration of its own).
+const GIT_NEUTRAL: [&str; 6] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+];
+
+/// A git command in `root` that runs nothing the repository names: `GIT_NEUTRAL`, no system
+/// configuration, no prompt, no optional index write, and every filter driver the
+/// configuration defines blanked (`filters`, from `git config`, which runs no program).
+fn git(root: &Path, filters: &[String], args: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("git");
+    cmd.args(GIT_NEUTRAL).arg("--no-optional-locks");
+    for driver in filters {
+        for (key, value) in [
+            ("clean", ""),
+            ("smudge", ""),
+            ("process", ""),
+            ("required", "false"),
+        ] {
+            cmd.arg("-c").arg(format!("filter.{driver}.{key}={value}"));
+        }
+    }
+    cmd.args(args)
+        .current_dir(root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// The filter drivers git's configuration defines (`filter.NAME.clean` and the like), read
+/// with `git config`, which runs none of them.
+async fn git_filters(root: &Path) -> Vec<String> {
+    let Ok(out) = git(
+        root,
+        &[],
+        &["config", "--null", "--get-regexp", r"^filter\."],
+    )
+    .output()
+    .await
+    else {
+        return Vec::new();
+    };
+    let mut drivers: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter_map(|entry| {
+            let key = entry.split('\n').next()?.strip_prefix("filter.")?;
+            let (driver, _) = key.rsplit_once('.')?;
+            Some(driver.to_string())
+        })
+        .collect();
+    drivers.sort();
+    drivers.dedup();
+    drivers
+}
+
 /// Files git reports as modified, added or untracked (not deleted), under `root` (git runs as
-/// a child process the runtime waits for, so a slow `git status` holds up nothing).
+/// a child process the runtime waits for, so a slow `git status` holds up nothing), with the
+/// repository's executable configuration neutralised (`git`).
 async fn git_changed(root: &crate::workspace::Root) -> Result<Vec<PathBuf>, ToolError> {
     let (workspace, root) = (root, root.path());
-    let out = tokio::process::Command::new("git")
-        .args([
+    let filters = git_filters(root).await;
+    let out = git(
+        root,
+        &filters,
+        &[
             "status",
             "--porcelain=v1",
             "-z",
             "--untracked-files=all",
+            "--ignore-submodules=all",
             ".",
-        ])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .map_err(|e| ToolError::invalid(format!("`changed` needs git: {e}")))?;
+        ],
+    )
+    .output()
+    .await
+    .map_err(|e| ToolError::invalid(format!("`changed` needs git: {e}")))?;
     if !out.status.success() {
         return Err(ToolError::invalid(format!(
             "`changed` needs a git work tree: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let top = tokio::process::Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
+    let top = git(root, &filters, &["rev-parse", "--show-toplevel"])
         .output()
         .await
         .ok()
