@@ -171,6 +171,47 @@ async fn clangd_tools() {
     gate.stop().await;
 }
 
+/// clangd reads its compilation database only for a file it opens: the first workspace-wide
+/// question of a fresh session, with nothing open, still finds what a file nobody opened
+/// defines (lspgate opens a file of the database and waits for the index), not partial.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_workspace_symbols_finds_what_unopened_files_define() {
+    require("clangd");
+    let ws = example("c");
+    std::fs::write(
+        ws.path().join("extra.c"),
+        "int foo_bar_only_here(int x) { return x + 1; }\n",
+    )
+    .unwrap();
+    let d = ws.path().display();
+    let entry = |f: &str| {
+        format!(r#"{{"directory": "{d}", "file": "{f}", "arguments": ["cc", "-c", "{f}"]}}"#)
+    };
+    std::fs::write(
+        ws.path().join("compile_commands.json"),
+        format!(
+            "[{}, {}, {}]",
+            entry("main.c"),
+            entry("util.c"),
+            entry("extra.c")
+        ),
+    )
+    .unwrap();
+    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let (r, text) = gate
+        .ok("workspace_symbols", json!({"query": "foo_bar"}))
+        .await;
+    assert_ne!(r["partial"], true, "{text}");
+    let found: Vec<(&str, &str)> = r["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["file"].as_str().unwrap()))
+        .collect();
+    assert!(found.contains(&("foo_bar_only_here", "extra.c")), "{text}");
+    gate.stop().await;
+}
+
 /// Without a compile_commands.json clangd knows only the open files: a workspace-wide answer
 /// says so instead of passing off what it knows as everything.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

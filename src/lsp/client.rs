@@ -95,6 +95,8 @@ pub(super) struct State {
     pub(super) publish_seq: Mutex<u64>,
     /// Active `$/progress` tokens and their titles.
     pub(super) progress: Mutex<HashMap<String, String>>,
+    /// How many `$/progress` begins the server has sent.
+    pub(super) begun: std::sync::atomic::AtomicU64,
     /// Dynamic registrations: id → method.
     pub(super) registrations: Mutex<HashMap<String, String>>,
     /// File watchers registered (`workspace/didChangeWatchedFiles`), by registration id.
@@ -435,6 +437,30 @@ impl LspClient {
             titles.push("loading the workspace".into());
         }
         Busy { titles }
+    }
+
+    /// How many pieces of work (`$/progress` begins) the server has announced so far.
+    pub fn progress_begun(&self) -> u64 {
+        self.state.begun.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits (at most `timeout`) until the server announces work beyond the first `seen`
+    /// (`progress_begun`); whether it did.
+    pub async fn wait_begun(&self, seen: u64, timeout: Duration) -> bool {
+        let mut rx = self.progress_tx.subscribe();
+        let wait = async {
+            loop {
+                rx.borrow_and_update();
+                if self.progress_begun() > seen || !self.is_alive() {
+                    return;
+                }
+                if rx.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(timeout, wait).await;
+        self.progress_begun() > seen
     }
 
     /// Waits (at most `timeout`) until a server with a ready marker has shown it: answers

@@ -84,6 +84,9 @@ pub(super) async fn serve_inbound(mut inbound: mpsc::UnboundedReceiver<Inbound>,
                                     .unwrap_or("working")
                                     .to_string();
                                 p.insert(token.clone(), title);
+                                state
+                                    .begun
+                                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                             }
                             Some("end") => {
                                 let title = p.remove(&token);

@@ -61,13 +61,14 @@ impl Server {
                 )),
             },
             Readiness::CompileCommands => {
-                if !has_compile_commands(&self.root) {
+                let Some(db) = compile_commands(&self.root) else {
                     return partial(format!(
                         "{} indexes files nobody opened only from a compile_commands.json, and {} has none: it knows the open files and what they include",
                         self.name,
                         self.root.display()
                     ));
-                }
+                };
+                self.load_compilation_database(&db, languages, bound).await;
                 match client.wait_idle(bound).await {
                     Ok(()) => Scope::default(),
                     Err(busy) => partial(format!(
@@ -162,6 +163,60 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Makes clangd load the compilation database `db` and start its background index, once
+    /// per instance (a restart re-arms it): clangd reads the database only for a file it
+    /// opens, so nothing is indexed until one is. One file of the database is opened, and the
+    /// indexing it starts is waited for to begin (bounded: an index already on disk and up to
+    /// date may start none).
+    async fn load_compilation_database(&self, db: &Path, languages: &Languages, bound: Duration) {
+        let mut loaded = self.projects.lock().await;
+        if loaded.is_some() {
+            return;
+        }
+        let (db, root) = (db.to_path_buf(), self.root.clone());
+        let first = tokio::task::spawn_blocking(move || first_entry(&db, &root))
+            .await
+            .ok()
+            .flatten();
+        let client = self.client();
+        let seen = client.progress_begun();
+        if let Some(file) = &first {
+            tracing::debug!(server = %self.name, file = %file.display(), "opening a file of the compilation database");
+            let language = languages.detect(file);
+            match self.docs.lease(file, &language, None).await {
+                Ok(_) => {
+                    client.wait_begun(seen, INDEX_START.min(bound)).await;
+                }
+                Err(e) => tracing::debug!(server = %self.name, "opening {}: {e}", file.display()),
+            }
+        }
+        *loaded = Some(Projects {
+            files: first.into_iter().collect(),
+            ..Projects::default()
+        });
+    }
+}
+
+/// How long clangd gets to announce the background indexing that opening a file of its
+/// compilation database starts.
+const INDEX_START: Duration = Duration::from_secs(3);
+
+/// The first file of a compilation database that exists inside `root`.
+fn first_entry(db: &Path, root: &Path) -> Option<PathBuf> {
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        directory: PathBuf,
+        file: PathBuf,
+    }
+    let text = std::fs::read(db).ok()?;
+    let entries: Vec<Entry> = serde_json::from_slice(&text).ok()?;
+    entries.into_iter().find_map(|e| {
+        let path = e.directory.join(&e.file).canonicalize().ok()?;
+        (path.starts_with(root) && path.is_file()).then_some(path)
+    })
+}
+
 fn partial(reason: String) -> Scope {
     Scope {
         partial: Some(reason),
@@ -169,10 +224,12 @@ fn partial(reason: String) -> Scope {
     }
 }
 
-/// Whether clangd has a compilation database for `root` (it looks there and in `build/`).
-fn has_compile_commands(root: &Path) -> bool {
-    root.join("compile_commands.json").is_file()
-        || root.join("build/compile_commands.json").is_file()
+/// clangd's compilation database for `root`, if it has one (it looks there and in `build/`).
+fn compile_commands(root: &Path) -> Option<PathBuf> {
+    ["compile_commands.json", "build/compile_commands.json"]
+        .into_iter()
+        .map(|name| root.join(name))
+        .find(|p| p.is_file())
 }
 
 /// The projects tsserver would make of `files` (everything under the root, sorted) and the
