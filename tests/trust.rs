@@ -4,6 +4,13 @@
 //! `[languages]` still applies; after `lspgate trust` they run, in a session already running
 //! too; a changed file is untrusted again; a file named with `--config` is trusted by that act.
 //! And a `tcp` server off loopback is refused at load unless `allow_remote`.
+//!
+//! The same trust covers what the repository runs or weakens without commands of its own
+//! (issue 22): an untrusted file may not raise `max_inflight` or `[timeouts]` past the
+//! defaults; a task preset's extra args (`make --eval …`) are refused; rust-analyzer starts with
+//! build scripts, proc macros and check on save off (or not at all beside a
+//! `.cargo/config.toml`); and `lspgate trust` of a workspace without lspgate.toml lifts all
+//! that.
 
 mod common;
 use common::*;
@@ -268,4 +275,265 @@ fn a_tcp_server_off_loopback_is_refused_at_load_unless_allowed() {
         remote["command"], "tcp://192.0.2.7:9000 (untrusted)",
         "{out}"
     );
+}
+
+/// The `max_inflight` lspgate reported in `initialize`.
+fn max_inflight_of(gate: &Gate) -> Value {
+    let info = gate.client.peer_info().expect("initialize result");
+    info.capabilities.experimental.as_ref().unwrap()["lspgate"]["max_inflight"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_config_may_lower_limits_but_not_raise_them() {
+    let ws = workspace(&[
+        ("a.py", "x = 1\n"),
+        (
+            "lspgate.toml",
+            "max_inflight = 1000000\n\n[timeouts]\nreferences = 86400\nhover = 5\n",
+        ),
+    ]);
+    let root = ws.path();
+    let home = new_home();
+    let gate = Gate::start_in(root, &[], &[], &[], &home).await;
+    assert_eq!(max_inflight_of(&gate), 2, "capped at the default");
+    gate.stop().await;
+    // Said in the log and by doctor.
+    let (_, out, err) = lspgate_cli_with(root, &["doctor"], &home, &test_path());
+    assert!(
+        err.contains("max_inflight 1000000 capped at 2")
+            && err.contains("references = 86400 capped at 30 s"),
+        "{err}"
+    );
+    assert!(
+        out.contains("config: ") && out.contains("max_inflight 1000000 capped at 2"),
+        "{out}"
+    );
+    assert!(!out.contains("hover = 5 capped"), "lowering is fine: {out}");
+    // Trusted: as written.
+    trust(root, &home);
+    let gate = Gate::start_in(root, &[], &[], &[], &home).await;
+    assert_eq!(max_inflight_of(&gate), 1_000_000);
+    gate.stop().await;
+    let (_, out, err) = lspgate_cli_with(root, &["doctor"], &home, &test_path());
+    assert!(
+        !out.contains("capped") && !err.contains("capped"),
+        "{out}{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_preset_args_are_refused_until_the_workspace_is_trusted() {
+    let markers = tempfile::tempdir().unwrap();
+    let pwned = markers.path().join("pwned");
+    let ws = workspace(&[("Makefile", "all:\n\t@echo built\n")]);
+    let root = ws.path();
+    let home = new_home();
+    let gate = Gate::start_in(root, &[], &[], &[], &home).await;
+    let eval = format!("--eval=pwn: ; touch '{}'", pwned.display());
+    let args = json!({"name": "make", "args": [eval, "pwn"]});
+    let e = error_of(&gate, "run_task", args.clone()).await;
+    assert_eq!(e["code"], "untrusted_config", "{e}");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("run_task `make` with extra args is refused")
+            && message.contains(&trust_command(root)),
+        "{e}"
+    );
+    assert_eq!(e["data"]["trust"], trust_command(root), "{e}");
+    assert!(!pwned.exists(), "the args ran");
+    // The preset itself runs as ever.
+    let (r, text) = gate.ok("run_task", json!({"name": "make"})).await;
+    assert_eq!(r["ok"], true, "{text}");
+    // The CLI too.
+    let (code, _, err) = lspgate_cli_with(
+        root,
+        &["call", "run_task", &args.to_string()],
+        &home,
+        &test_path(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("untrusted_config: "), "{err}");
+    assert!(!pwned.exists(), "the args ran");
+
+    // `lspgate trust` with no lspgate.toml trusts the root; the running session sees it.
+    let (code, out, err) = lspgate_cli_with(
+        root,
+        &["trust", "--root", &root.to_string_lossy()],
+        &home,
+        &test_path(),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("trusted the workspace"), "{out}");
+    assert!(out.contains("builtin/rust-analyzer"), "{out}");
+    let (r, text) = gate.ok("run_task", args.clone()).await;
+    assert_eq!(r["ok"], true, "{text}");
+    assert!(pwned.exists(), "trusted, the args did not run");
+    gate.stop().await;
+
+    // Revoked: refused again.
+    std::fs::remove_file(&pwned).unwrap();
+    let (code, out, _) = lspgate_cli_with(root, &["trust", "--revoke"], &home, &test_path());
+    assert_eq!(code, 0, "{out}");
+    let (code, _, err) = lspgate_cli_with(
+        root,
+        &["call", "run_task", &args.to_string()],
+        &home,
+        &test_path(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("untrusted_config: "), "{err}");
+    assert!(!pwned.exists());
+}
+
+/// A folder holding a `rust-analyzer` that logs everything lspgate sends it to `log` (then
+/// serves as the fixture server does).
+fn fake_rust_analyzer(log: &Path) -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    let exe = bin.path().join("rust-analyzer");
+    std::fs::write(
+        &exe,
+        format!("#!/bin/sh\ntee -a '{}' | exec '{FIXTURE}'\n", log.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// The `initializationOptions` of every `initialize` in `log`, in order.
+fn initializations(log: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.split("Content-Length:")
+        .filter_map(|m| {
+            let body = m.split_once("\r\n\r\n")?.1;
+            serde_json::Deserializer::from_str(body)
+                .into_iter::<Value>()
+                .next()?
+                .ok()
+        })
+        .filter(|m| m["method"] == "initialize")
+        .map(|m| m["params"]["initializationOptions"].clone())
+        .collect()
+}
+
+fn server_row(s: &Value, name: &str) -> Value {
+    s["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {name}: {s}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_analyzer_runs_no_build_script_or_proc_macro_until_the_workspace_is_trusted() {
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("rust-analyzer.log");
+    let bin = fake_rust_analyzer(&log);
+    let path = format!("{}:{}", bin.path().display(), test_path());
+    let ws = workspace(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+        ),
+        ("build.rs", "fn main() {}\n"),
+        ("src/main.rs", "fn main() {\n    let answer = 42;\n}\n"),
+    ]);
+    let root = ws.path();
+    let home = new_home();
+    let gate = Gate::start_in(root, &[], &[], &[("PATH", path.as_str())], &home).await;
+    let (s, text) = gate.ok("servers", json!({})).await;
+    let ra = server_row(&s, "builtin/rust-analyzer");
+    let note = ra["note"].as_str().unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        note.contains("build scripts, proc macros and check on save off")
+            && note.contains(&trust_command(root)),
+        "{text}"
+    );
+    assert!(
+        text.contains("(untrusted workspace: build scripts, proc macros and check on save off)"),
+        "{text}"
+    );
+    gate.call(
+        "hover",
+        json!({"file": "src/main.rs", "line": 2, "symbol": "answer"}),
+    )
+    .await;
+    let inits = initializations(&log);
+    assert_eq!(inits.len(), 1, "{inits:?}");
+    assert_eq!(
+        inits[0]["cargo"]["buildScripts"]["enable"], false,
+        "{inits:?}"
+    );
+    assert_eq!(inits[0]["procMacro"]["enable"], false, "{inits:?}");
+    assert_eq!(inits[0]["checkOnSave"], false, "{inits:?}");
+    let (code, out, _) = lspgate_cli_with(root, &["doctor"], &home, &path);
+    assert!(
+        out.contains("workspace: NOT TRUSTED")
+            && out.contains("restricted: untrusted workspace: build scripts"),
+        "{code} {out}"
+    );
+
+    // doctor started one too, restricted as well.
+    let before = initializations(&log);
+    assert!(before.len() == 2 && before[1] == before[0], "{before:?}");
+
+    // Trusted (no lspgate.toml): the next call starts it again with all its features.
+    trust(root, &home);
+    let (s, text) = gate.ok("servers", json!({})).await;
+    assert!(
+        server_row(&s, "builtin/rust-analyzer")["note"].is_null(),
+        "{text}"
+    );
+    gate.call(
+        "hover",
+        json!({"file": "src/main.rs", "line": 2, "symbol": "answer"}),
+    )
+    .await;
+    let after = initializations(&log);
+    assert_eq!(after.len(), before.len() + 1, "{after:?}");
+    assert!(
+        after[before.len()].is_null(),
+        "the preset as it is: {after:?}"
+    );
+    gate.stop().await;
+
+    // A repository with a .cargo/config.toml (its rustc-wrapper would run with `cargo
+    // metadata`): rust-analyzer does not start at all untrusted.
+    std::fs::remove_file(&log).unwrap();
+    let ws = workspace(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"y\"\nversion = \"0.1.0\"\n",
+        ),
+        (
+            ".cargo/config.toml",
+            "[build]\nrustc-wrapper = \"./evil\"\n",
+        ),
+        ("src/main.rs", "fn main() {}\n"),
+    ]);
+    let gate = Gate::start_in(ws.path(), &[], &[], &[("PATH", path.as_str())], &home).await;
+    let e = error_of(
+        &gate,
+        "hover",
+        json!({"file": "src/main.rs", "line": 1, "column": 4}),
+    )
+    .await;
+    assert_eq!(e["code"], "untrusted_config", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains(".cargo/config.toml"),
+        "{e}"
+    );
+    let (s, text) = gate.ok("servers", json!({})).await;
+    assert_eq!(
+        server_row(&s, "builtin/rust-analyzer")["state"],
+        "untrusted",
+        "{text}"
+    );
+    gate.stop().await;
+    assert!(!log.exists(), "rust-analyzer started");
 }

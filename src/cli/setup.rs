@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use super::{Cli, engine_for, load_config, say_raw};
-use crate::workspace::config::Config;
 use crate::workspace::presets::{self, PRESETS, Preset};
 
 pub(super) fn install(name: &str) -> i32 {
@@ -54,10 +53,8 @@ pub(super) async fn doctor(cli: &Cli) -> i32 {
         root.path().display()
     );
     let _ = writeln!(text, "data folder: {}", presets::data_dir().display());
-    if let Ok(Config {
-        untrusted: Some(u), ..
-    }) = load_config(cli, &root)
-    {
+    let config = load_config(cli, &root).unwrap_or_default();
+    if let Some(u) = &config.untrusted {
         let _ = writeln!(
             text,
             "config: {} is NOT TRUSTED ({}): its servers and tasks do not run; review it, then `{}`",
@@ -69,7 +66,23 @@ pub(super) async fn doctor(cli: &Cli) -> i32 {
             },
             u.command()
         );
+    } else if let Some(u) = &config.workspace {
+        let _ = writeln!(
+            text,
+            "workspace: NOT TRUSTED: presets that run the repository's code start restricted or not at all, and task presets take no extra args; review it, then `{}`",
+            u.command()
+        );
     }
+    for note in &config.notes {
+        let _ = writeln!(text, "config: {note}");
+    }
+    // What restricted presets go without (an untrusted workspace), by server.
+    let notes: std::collections::HashMap<String, Option<String>> = engine
+        .registry()
+        .statuses()
+        .into_iter()
+        .map(|s| (s.name, s.note))
+        .collect();
     let found = engine.languages().scan(20_000);
     let mut report = Vec::new();
     if found.is_empty() {
@@ -120,8 +133,12 @@ pub(super) async fn doctor(cli: &Cli) -> i32 {
                         version.as_deref().unwrap_or("(no version given)"),
                         caps.join(", ")
                     );
+                    let note = notes.get(name.as_str()).cloned().flatten();
+                    if let Some(n) = &note {
+                        let _ = writeln!(text, "           restricted: {n}");
+                    }
                     servers.push(
-                        json!({"name": name, "ok": true, "version": version, "capabilities": caps}),
+                        json!({"name": name, "ok": true, "version": version, "capabilities": caps, "note": note}),
                     );
                 }
                 Err(e) => {

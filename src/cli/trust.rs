@@ -1,6 +1,8 @@
 //! `lspgate trust [--root DIR] [--revoke]`: records the digest of the workspace's own
 //! lspgate.toml in the user's data folder (like `direnv allow`), after checking that it parses,
-//! and prints what it may now run; `--revoke` forgets it.
+//! or, with no lspgate.toml, the root itself; and prints what it may now run (the file's
+//! commands, and the presets' features and task arguments that run the repository's code).
+//! `--revoke` forgets both records.
 
 use super::Cli;
 use crate::workspace::Root;
@@ -34,13 +36,13 @@ pub fn run(cli: &Cli, revoke: bool) -> i32 {
     };
     let path = root.path().join("lspgate.toml");
     if revoke {
-        return match trust::revoke(&path) {
+        return match trust::revoke(&path).and_then(|f| Ok(f | trust::revoke(root.path())?)) {
             Ok(true) => {
-                say!("{} is no longer trusted", path.display());
+                say!("{} is no longer trusted", root.path().display());
                 0
             }
             Ok(false) => {
-                say!("{} was not trusted", path.display());
+                say!("{} was not trusted", root.path().display());
                 0
             }
             Err(e) => {
@@ -51,13 +53,7 @@ pub fn run(cli: &Cli, revoke: bool) -> i32 {
     }
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!(
-                "file_not_found: {} has no lspgate.toml to trust",
-                root.path().display()
-            );
-            return 2;
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return trust_root(root.path()),
         Err(e) => {
             eprintln!("invalid_params: cannot read {}: {e}", path.display());
             return 2;
@@ -112,6 +108,41 @@ pub fn run(cli: &Cli, revoke: bool) -> i32 {
     for t in &config.tasks {
         say!("  task {}: {}", t.name, t.command.join(" "));
     }
+    say_repository_code(root.path());
     say!("A change to the file makes it untrusted until `lspgate trust` again.");
     0
+}
+
+/// Trusts a workspace that has no lspgate.toml: a record of its root.
+fn trust_root(root: &std::path::Path) -> i32 {
+    if let Err(e) = trust::grant_root(root) {
+        eprintln!(
+            "internal: cannot write the trust record under {}: {e}",
+            trust::dir().display()
+        );
+        return 1;
+    }
+    say!(
+        "trusted the workspace {} (it has no lspgate.toml)",
+        root.display()
+    );
+    say_repository_code(root);
+    say!(
+        "An lspgate.toml added later is untrusted (and so is the workspace) until `lspgate trust` again."
+    );
+    0
+}
+
+/// What trusting the workspace lets the presets do there.
+fn say_repository_code(root: &std::path::Path) {
+    say!(
+        "lspgate may now run the repository's own code in {}:",
+        root.display()
+    );
+    for (name, what) in crate::workspace::presets::repository_code() {
+        say!("  server {name}: {what}");
+    }
+    say!(
+        "  run_task of a task preset with extra args (cargo, tsc, cc, nim, pytest, make: their arguments can run commands)"
+    );
 }

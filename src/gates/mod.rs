@@ -30,6 +30,10 @@ pub struct Task {
     /// Set for a task of the workspace's lspgate.toml while that file is not trusted: it does
     /// not run (`untrusted_config`).
     pub untrusted: Option<Untrusted>,
+    /// Set for a preset whose extra arguments can run commands (see `presets`) on a workspace
+    /// that is not trusted: it runs as it is, but `run_task` with `args` is refused
+    /// (`untrusted_config`) until `lspgate trust`.
+    pub args_untrusted: Option<Untrusted>,
     /// What lspgate left out of the command and why (put before the task's stderr).
     pub notes: Vec<String>,
 }
@@ -42,6 +46,7 @@ impl Task {
             steps: vec![t.command.clone()],
             parser: t.parser.clone(),
             untrusted: untrusted.cloned(),
+            args_untrusted: None,
             notes: Vec::new(),
         }
     }
@@ -51,6 +56,24 @@ impl Task {
     pub fn runnable(&self) -> Result<(), ToolError> {
         match &self.untrusted {
             Some(u) if !u.granted() => Err(u.error(&format!("task `{}`", self.name))),
+            _ => Ok(()),
+        }
+    }
+
+    /// `untrusted_config` when `args` are given to a preset whose arguments can run commands
+    /// and the workspace is not trusted (checked again at each use).
+    pub fn accepts(&self, args: &[String]) -> Result<(), ToolError> {
+        match &self.args_untrusted {
+            Some(u) if !args.is_empty() && !u.granted() => Err(u.refuse(
+                &format!("run_task `{}` with extra args", self.name),
+                &format!(
+                    "`{}`'s arguments can make it run commands or write files anywhere",
+                    self.steps
+                        .first()
+                        .and_then(|s| s.first())
+                        .map_or(self.name.as_str(), String::as_str)
+                ),
+            )),
             _ => Ok(()),
         }
     }
@@ -106,6 +129,7 @@ pub async fn run(
     timeout: Duration,
 ) -> Result<TaskRun, ToolError> {
     task.runnable()?;
+    task.accepts(args)?;
     if task.steps.is_empty() || task.steps.iter().any(Vec::is_empty) {
         return Err(ToolError::invalid(format!(
             "task `{}` has an empty command",
@@ -330,6 +354,47 @@ fn cargo_json(stdout: &str) -> Vec<TaskDiag> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn extra_args_of_a_preset_are_refused_on_an_untrusted_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("ran");
+        let task = Task {
+            name: "make".into(),
+            steps: vec![vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                format!("touch '{}'", marker.display()),
+            ]],
+            parser: None,
+            untrusted: None,
+            args_untrusted: Some(Untrusted {
+                config: dir.path().to_path_buf(),
+                root: dir.path().to_path_buf(),
+                digest: "not on record".into(),
+                changed: false,
+            }),
+            notes: Vec::new(),
+        };
+        let run_with = |args: Vec<String>| {
+            let (task, root) = (task.clone(), dir.path().to_path_buf());
+            async move { run(&task, &args, &root, None, Duration::from_secs(10)).await }
+        };
+        let e = run_with(vec!["--eval=x".into()]).await.unwrap_err();
+        assert_eq!(e.code, Code::UntrustedConfig);
+        assert!(
+            e.message
+                .contains("run_task `make` with extra args is refused")
+                && e.message.contains("lspgate trust --root"),
+            "{}",
+            e.message
+        );
+        assert!(!marker.exists(), "nothing runs");
+        // Without extra args the preset runs as ever.
+        let r = run_with(Vec::new()).await.unwrap();
+        assert_eq!(r.exit_code, Some(0));
+        assert!(marker.exists());
+    }
 
     #[test]
     fn gcc_and_clang_output() {

@@ -8,6 +8,15 @@
 //! cargo (build scripts, proc macros), make (its recipes), pytest (conftest.py) and nim
 //! (compile-time `staticExec`) run the repository's own code by their nature; they run only
 //! when a task is asked for by name.
+//!
+//! Extra arguments (`run_task`'s `args`) are refused on a workspace that is not trusted
+//! (`trust::workspace`), for every preset, each for its own reason (`ARGS_RUN_COMMANDS`): cargo
+//! (`--config build.rustc-wrapper=…`, `--config target.….runner=…`), tsc (`--noEmit false
+//! --outDir DIR`, `--generateTrace DIR`: writes files anywhere), cc (`-wrapper`, `-B`,
+//! `-fplugin=`, `-specs=`), nim (`--eval:`, `--import:` of any file, whose compile-time code
+//! runs), pytest (`-p` loads a plugin module, `-o`/`-c` replace its configuration, `--basetemp`
+//! deletes a folder), make (`--eval`, `SHELL=`, `-f` of any makefile). Once the workspace is
+//! trusted they pass through as given.
 
 use std::path::Path;
 
@@ -17,6 +26,8 @@ use super::Task;
 /// session's PATH; `None`: lspgate's own). Walks the workspace for `cc` (blocking: call it off
 /// the runtime thread).
 pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
+    // Asked once per lookup; the task asks again (`Untrusted::granted`) when it runs.
+    let workspace = crate::workspace::trust::workspace(root);
     let has = |marker: &str| crate::workspace::has_marker(root, marker);
     let on_path = |c: &str| crate::workspace::presets::which_in(c, path).is_some();
     let task = |name: &str, steps: Vec<Vec<String>>, parser: &str| Task {
@@ -24,6 +35,10 @@ pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
         steps,
         parser: Some(parser.into()),
         untrusted: None,
+        args_untrusted: ARGS_RUN_COMMANDS
+            .contains(&name)
+            .then(|| workspace.clone())
+            .flatten(),
         notes: Vec::new(),
     };
     let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<String>>();
@@ -92,6 +107,10 @@ pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
     }
     out
 }
+
+/// The presets whose extra arguments can run commands or write files anywhere (see the module
+/// comment for why, one by one): refused on a workspace that is not trusted. All of them.
+pub const ARGS_RUN_COMMANDS: &[&str] = &["cargo", "tsc", "cc", "nim", "pytest", "make"];
 
 /// The C sources of the workspace (lspgate's walk: .gitignore respected, hidden folders and
 /// node_modules skipped, no symlink followed), as `./`-prefixed root-relative paths.

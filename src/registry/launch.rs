@@ -38,9 +38,39 @@ impl Registry {
                     )
                     .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
                 })?;
-            *spec = preset.spec(Some(&exe));
+            let languages = std::mem::take(&mut spec.languages);
+            *spec = preset.spec_for(Some(&exe), self.workspace.get());
+            spec.languages = languages.clone();
+            if let Some(r) = spec.restricted.as_mut() {
+                r.full.languages = languages;
+            }
             if let Ok(mut c) = entry.command.lock() {
                 *c = spec.command_line();
+            }
+            if let Ok(mut n) = entry.note.lock() {
+                *n = spec
+                    .restricted
+                    .as_ref()
+                    .map(|r| (r.status_note(), r.untrusted.clone()));
+            }
+        }
+        // A restricted preset that would run the repository's programs whatever it is told
+        // (rust-analyzer beside a .cargo/config.toml): not at all until the workspace is trusted.
+        if let Some(r) = spec.restricted.clone()
+            && !r.blockers.is_empty()
+        {
+            let found = tokio::task::spawn_blocking(move || r.blocker().map(|p| (p, r)))
+                .await
+                .ok()
+                .flatten();
+            if let Some((path, r)) = found {
+                let runs = format!(
+                    "the workspace holds {}, with which it would run programs of the repository's choosing even with build scripts and proc macros off",
+                    self.root.relative(&path)
+                );
+                return Err(r
+                    .untrusted
+                    .refuse(&format!("server `{}`", spec.name), &runs));
             }
         }
         let connect = match &spec.launch {
@@ -58,7 +88,7 @@ impl Registry {
                 address: address.clone(),
             },
             Launch::Missing(p) => return Err(missing(p)),
-            Launch::Untrusted(_, u) => return Err(u.error(&format!("server `{}`", spec.name))),
+            Launch::Untrusted(_, u) => return Err(spec.untrusted_error(u)),
         };
         let defaults = ClientOptions::default();
         let opts = ClientOptions {

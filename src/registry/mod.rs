@@ -100,6 +100,9 @@ struct Entry {
     roots: Vec<String>,
     origin: Origin,
     command: Mutex<String>,
+    /// What a restricted preset goes without on an untrusted workspace (`servers` shows it
+    /// while the workspace is not trusted).
+    note: Mutex<Option<(String, crate::workspace::trust::Untrusted)>>,
     instances: Mutex<HashMap<PathBuf, Arc<Instance>>>,
     restarts: Mutex<u32>,
 }
@@ -112,6 +115,11 @@ impl Entry {
             roots: spec.roots.clone(),
             origin: spec.origin,
             command: Mutex::new(spec.command_line()),
+            note: Mutex::new(
+                spec.restricted
+                    .as_ref()
+                    .map(|r| (r.status_note(), r.untrusted.clone())),
+            ),
             spec: tokio::sync::Mutex::new(spec),
             instances: Mutex::default(),
             restarts: Mutex::new(0),
@@ -122,21 +130,32 @@ impl Entry {
         self.languages.is_empty() || self.languages.iter().any(|l| l == language)
     }
 
-    /// `untrusted_config` while the entry comes from an untrusted lspgate.toml; once the
-    /// content it was loaded from is trusted, its launch is the real one (no restart needed).
-    async fn untrusted(&self) -> Option<ToolError> {
+    /// `untrusted_config` while the entry comes from an untrusted lspgate.toml, or is a preset
+    /// that does not start on an untrusted workspace; once the content it was loaded from (or
+    /// the workspace) is trusted, its launch is the real one (no restart needed). `Ok(true)`:
+    /// a restricted preset was just lifted to its full spec, so its restricted instances must go.
+    async fn untrusted(&self) -> Result<bool, ToolError> {
         let mut spec = self.spec.lock().await;
-        let Launch::Untrusted(inner, u) = &spec.launch else {
-            return None;
-        };
-        if !u.granted() {
-            return Some(u.error(&format!("server `{}`", self.name)));
+        let mut lifted = false;
+        if let Some(r) = &spec.restricted
+            && r.untrusted.granted()
+        {
+            *spec = r.full.clone();
+            lifted = true;
+            if let Ok(mut n) = self.note.lock() {
+                *n = None;
+            }
         }
-        spec.launch = (**inner).clone();
+        if let Launch::Untrusted(inner, u) = &spec.launch {
+            if !u.granted() {
+                return Err(spec.untrusted_error(u));
+            }
+            spec.launch = (**inner).clone();
+        }
         if let Ok(mut c) = self.command.lock() {
             *c = spec.command_line();
         }
-        None
+        Ok(lifted)
     }
 
     fn instances(&self) -> Vec<(PathBuf, Arc<Instance>)> {
@@ -167,6 +186,9 @@ pub struct Registry {
     delivering: tokio::sync::Mutex<()>,
     /// Dropped with the registry: ends its background tasks.
     _alive: tokio::sync::watch::Sender<()>,
+    /// The workspace's trust when it is not trusted (`Config::workspace`): a preset installed
+    /// on first use is restricted as the others are.
+    workspace: std::sync::OnceLock<crate::workspace::trust::Untrusted>,
 }
 
 /// lspgate's own writes in flight (see `Registry::claim_writes`).
@@ -216,6 +238,7 @@ impl Registry {
             watcher: OnceCell::new(),
             delivering: tokio::sync::Mutex::new(()),
             _alive: tokio::sync::watch::channel(()).0,
+            workspace: std::sync::OnceLock::new(),
         })
     }
 
@@ -289,6 +312,10 @@ impl Registry {
     ) -> Arc<Registry> {
         let languages = Languages::new(root.path(), &config.languages);
         let reg = Registry::new(root, languages, opts);
+        if let Some(u) = &config.workspace {
+            let _ = reg.workspace.set(u.clone());
+        }
+        let trust = config.workspace.as_ref();
         let mut served: HashSet<String> = HashSet::new();
         for c in &config.servers {
             served.extend(c.languages.iter().cloned());
@@ -300,7 +327,7 @@ impl Registry {
             let exe = locate(p);
             if p.companion {
                 if let Some(exe) = exe {
-                    reg.register(p.spec(Some(&exe)));
+                    reg.register(p.spec_for(Some(&exe), trust));
                 }
                 continue;
             }
@@ -312,10 +339,7 @@ impl Registry {
             match exe {
                 Some(exe) => {
                     served.extend(langs.iter().cloned());
-                    reg.register(ServerSpec {
-                        languages: langs,
-                        ..p.spec(Some(&exe))
-                    });
+                    reg.register(serving(p.spec_for(Some(&exe), trust), langs));
                 }
                 None => missing.push(p),
             }
@@ -324,10 +348,7 @@ impl Registry {
             let langs = unserved(p, &served);
             if !langs.is_empty() {
                 served.extend(langs.iter().cloned());
-                reg.register(ServerSpec {
-                    languages: langs,
-                    ..p.spec(None)
-                });
+                reg.register(serving(p.spec_for(None, trust), langs));
             }
         }
         reg
@@ -454,8 +475,14 @@ impl Registry {
     /// The instance of `entry` for `root`, started (or its failure) on first use.
     async fn instance(&self, entry: &Arc<Entry>, root: &Path) -> Result<Arc<Server>, ToolError> {
         // Not cached in the instance: trusting the file later lets it start.
-        if let Some(e) = entry.untrusted().await {
-            return Err(e);
+        if entry.untrusted().await? {
+            self.stop_entry(
+                entry,
+                "the workspace is trusted now: started again with all its features",
+            );
+            if let Ok(mut m) = entry.instances.lock() {
+                m.clear();
+            }
         }
         let inst = {
             let mut map = entry
@@ -725,6 +752,15 @@ impl Registry {
         });
         futures::future::join_all(stops).await;
     }
+}
+
+/// `spec` serving only `languages` (so does the full spec of a restricted one).
+fn serving(mut spec: ServerSpec, languages: Vec<String>) -> ServerSpec {
+    if let Some(r) = spec.restricted.as_mut() {
+        r.full.languages = languages.clone();
+    }
+    spec.languages = languages;
+    spec
 }
 
 fn unserved(p: &Preset, served: &HashSet<String>) -> Vec<String> {

@@ -18,8 +18,13 @@ pub struct ServerStatus {
     /// Root-relative (`.` for the workspace root).
     pub root: String,
     /// idle, starting, indexing, ready, restarting, failed, or untrusted (from a workspace
-    /// lspgate.toml not trusted yet: `last_error` says how to trust it).
+    /// lspgate.toml not trusted yet, or a preset that would run the repository's code on a
+    /// workspace not trusted: `last_error` says how to trust it).
     pub state: String,
+    /// What the server goes without because the workspace is not trusted (rust-analyzer: build
+    /// scripts, proc macros, check on save), and how to lift that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     pub restarts: u32,
@@ -40,6 +45,14 @@ impl Registry {
         for e in self.entries() {
             let manual = e.restarts.lock().map(|r| *r).unwrap_or(0);
             let command = e.command.lock().map(|c| c.clone()).unwrap_or_default();
+            // Until a call lifts it (`Entry::untrusted`), a trusted workspace's note is moot.
+            let note = e
+                .note
+                .lock()
+                .ok()
+                .and_then(|n| n.clone())
+                .filter(|(_, u)| !u.granted())
+                .map(|(n, _)| n);
             let base = |root: &Path| ServerStatus {
                 name: e.name.clone(),
                 languages: e.languages.clone(),
@@ -48,6 +61,7 @@ impl Registry {
                     r => r,
                 },
                 state: "idle".into(),
+                note: note.clone(),
                 pid: None,
                 restarts: manual,
                 last_error: None,
@@ -67,7 +81,7 @@ impl Registry {
                     && let Launch::Untrusted(_, u) = &spec.launch
                 {
                     s.state = "untrusted".into();
-                    s.last_error = Some(u.error(&format!("server `{}`", e.name)).message);
+                    s.last_error = Some(spec.untrusted_error(u).message);
                 }
                 out.push(s);
             }
@@ -76,7 +90,11 @@ impl Registry {
                 match inst.cell.get() {
                     None => s.state = "starting".into(),
                     Some(Err(err)) => {
-                        s.state = "failed".into();
+                        s.state = if err.code == crate::error::Code::UntrustedConfig {
+                            "untrusted".into()
+                        } else {
+                            "failed".into()
+                        };
                         s.last_error = Some(err.message.clone());
                     }
                     Some(Ok(server)) => {

@@ -1,7 +1,8 @@
 //! `lspgate.toml`: servers, project language declarations and tasks (SPEC §4). Parsed strictly;
 //! an invalid file is rejected with its path, line and reason (a `tcp` server off loopback
 //! without `allow_remote` included). Its JSON Schema is published. The workspace's own file is
-//! loaded with its trust (see `trust`): untrusted, its commands do not run.
+//! loaded with its trust (see `trust`): untrusted, its commands do not run, and it may lower
+//! `max_inflight` and `[timeouts]` but not raise them past lspgate's defaults (`cap_limits`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,11 +39,36 @@ pub struct Config {
     #[schemars(range(min = 1))]
     pub max_inflight: Option<usize>,
     /// Set when this is the workspace's own file and its content is not trusted: its servers
-    /// and tasks do not run (they answer `untrusted_config`); `[languages]` and `[timeouts]`
-    /// still apply.
+    /// and tasks do not run (they answer `untrusted_config`); `[languages]` still applies, and
+    /// `max_inflight` and `[timeouts]` apply up to lspgate's defaults.
     #[serde(skip)]
     #[schemars(skip)]
     pub untrusted: Option<super::trust::Untrusted>,
+    /// Set when the workspace is not trusted (`trust::workspace`; for its own file, the same as
+    /// `untrusted`): presets that run the repository's code start restricted, task presets
+    /// refuse extra arguments. `None` for a config built by hand (`Config::default()`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub workspace: Option<super::trust::Untrusted>,
+    /// What lspgate changed in the file's values, and why (an untrusted file's limits capped):
+    /// logged at load, shown by `doctor`.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub notes: Vec<String>,
+}
+
+/// The most `max_inflight` an untrusted lspgate.toml may ask for: lspgate's default.
+pub const UNTRUSTED_MAX_INFLIGHT: usize = crate::ops::activity::MAX_INFLIGHT;
+
+/// The longest bound, in seconds, an untrusted lspgate.toml may set for `kind` in `[timeouts]`:
+/// lspgate's default for it (`initialize`: 60, any request: 30, the `--timeout` default).
+pub fn untrusted_timeout_cap(kind: &str) -> f64 {
+    let d = crate::lsp::ClientOptions::default();
+    if kind == "initialize" {
+        d.init_timeout.as_secs_f64()
+    } else {
+        d.request_timeout.as_secs_f64()
+    }
 }
 
 /// How lspgate reaches a server.
@@ -139,11 +165,16 @@ impl Config {
     /// the very bytes parsed), else none.
     pub fn for_workspace(root: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
         if let Some(path) = explicit {
-            return Config::load(path);
+            let mut config = Config::load(path)?;
+            config.workspace = super::trust::workspace(root);
+            return Ok(config);
         }
         let path = root.join("lspgate.toml");
         if !path.is_file() {
-            return Ok(Config::default());
+            return Ok(Config {
+                workspace: super::trust::workspace(root),
+                ..Config::default()
+            });
         }
         let bytes = std::fs::read(&path).map_err(|e| ConfigError {
             path: path.clone(),
@@ -156,10 +187,47 @@ impl Config {
             reason: "not UTF-8".into(),
         })?;
         let mut config = Config::parse(&text, &path)?;
-        if config.has_commands() {
-            config.untrusted = super::trust::check(&path, root, text.as_bytes());
+        config.untrusted = super::trust::check(&path, root, text.as_bytes());
+        config.workspace = config.untrusted.clone();
+        if config.untrusted.is_some() {
+            config.cap_limits();
+            for n in &config.notes {
+                tracing::warn!("{n}");
+            }
         }
         Ok(config)
+    }
+
+    /// An untrusted file may lower `max_inflight` and `[timeouts]` but not raise them: values
+    /// past lspgate's defaults are capped there, each with a note saying so.
+    pub fn cap_limits(&mut self) {
+        let trust = self
+            .untrusted
+            .as_ref()
+            .map(|u| format!("; `{}` lets it set more", u.command()))
+            .unwrap_or_default();
+        let file = self
+            .untrusted
+            .as_ref()
+            .map(|u| u.config.display().to_string())
+            .unwrap_or_else(|| "lspgate.toml".into());
+        if let Some(n) = self.max_inflight
+            && n > UNTRUSTED_MAX_INFLIGHT
+        {
+            self.max_inflight = Some(UNTRUSTED_MAX_INFLIGHT);
+            self.notes.push(format!(
+                "{file} is not trusted: max_inflight {n} capped at {UNTRUSTED_MAX_INFLIGHT} (the default){trust}"
+            ));
+        }
+        for (kind, secs) in self.timeouts.iter_mut() {
+            let cap = untrusted_timeout_cap(kind);
+            if *secs > cap {
+                self.notes.push(format!(
+                    "{file} is not trusted: [timeouts] {kind} = {secs} capped at {cap} s (the default){trust}"
+                ));
+                *secs = cap;
+            }
+        }
     }
 
     /// Whether the file defines anything that runs: servers (commands or tcp addresses) or
@@ -428,6 +496,35 @@ parser = "cargo-json"
         let e = parse("[[server]]\nname = \"a/b\"\ncommand = \"x\"\nlanguages = [\"c\"]\ncapabilities = [\"telepathy\"]\n").unwrap_err();
         assert!(e.reason.contains("telepathy"));
         assert!(e.to_string().starts_with("lspgate.toml:2: "), "{e}");
+    }
+
+    #[test]
+    fn an_untrusted_file_may_lower_limits_but_not_raise_them() {
+        let text =
+            "max_inflight = 1000000\n[timeouts]\nreferences = 86400\nhover = 5\ninitialize = 600\n";
+        let mut c = parse(text).unwrap();
+        c.untrusted = Some(crate::workspace::trust::Untrusted {
+            config: PathBuf::from("/w/lspgate.toml"),
+            root: PathBuf::from("/w"),
+            digest: String::new(),
+            changed: false,
+        });
+        c.cap_limits();
+        assert_eq!(c.max_inflight, Some(UNTRUSTED_MAX_INFLIGHT));
+        assert_eq!(c.timeouts["references"], 30.0);
+        assert_eq!(c.timeouts["initialize"], 60.0);
+        assert_eq!(c.timeouts["hover"], 5.0, "lowering is fine");
+        assert_eq!(c.notes.len(), 3, "{:?}", c.notes);
+        assert!(
+            c.notes[0].contains("max_inflight 1000000 capped at 2")
+                && c.notes[0].contains("lspgate trust --root /w"),
+            "{:?}",
+            c.notes
+        );
+        // Within the defaults: nothing to say.
+        let mut c = parse("max_inflight = 1\n[timeouts]\nreferences = 10\n").unwrap();
+        c.cap_limits();
+        assert_eq!((c.max_inflight, c.notes.len()), (Some(1), 0));
     }
 
     #[test]

@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 use super::config::{ServerConfig, TransportKind};
 use crate::lsp::{Dialect, SpawnSpec};
 
+mod untrusted;
+pub use untrusted::{Restricted, repository_code};
+
 /// How a preset's server is installed.
 #[derive(Debug, Clone, Copy)]
 pub enum Install {
@@ -373,6 +376,10 @@ pub struct ServerSpec {
     pub companion: bool,
     /// Resident memory cap in bytes; a server over it is restarted.
     pub max_memory: Option<u64>,
+    /// Set for a preset that runs the repository's code, on a workspace that is not trusted:
+    /// what it goes without (or why it does not start) and the spec it starts from once the
+    /// workspace is trusted (see `Preset::spec_for`).
+    pub restricted: Option<Box<Restricted>>,
 }
 
 impl ServerSpec {
@@ -414,6 +421,7 @@ impl ServerSpec {
             origin: Origin::Cli,
             companion: false,
             max_memory: None,
+            restricted: None,
         })
     }
 
@@ -452,12 +460,30 @@ impl ServerSpec {
             origin: Origin::Config,
             companion: false,
             max_memory: c.max_memory.map(|mib| mib << 20),
+            restricted: None,
         }
     }
 
-    /// The command line, for people (`servers`, `doctor`).
+    /// The command line, for people (`servers`, `doctor`); a restricted preset's says what it
+    /// goes without.
     pub fn command_line(&self) -> String {
-        self.launch.command_line()
+        match &self.restricted {
+            Some(r) if !matches!(self.launch, Launch::Untrusted(..)) => {
+                format!("{} ({})", self.launch.command_line(), r.note)
+            }
+            _ => self.launch.command_line(),
+        }
+    }
+
+    /// `untrusted_config` for this server, whose launch is `Launch::Untrusted` with `u`: a
+    /// `[[server]]` of an untrusted lspgate.toml, or a preset that would run the repository's
+    /// code on an untrusted workspace.
+    pub fn untrusted_error(&self, u: &super::trust::Untrusted) -> crate::error::ToolError {
+        let what = format!("server `{}`", self.name);
+        match &self.restricted {
+            Some(r) => u.refuse(&what, r.note),
+            None => u.error(&what),
+        }
     }
 }
 
@@ -618,6 +644,21 @@ impl Preset {
             origin: Origin::Preset,
             companion: self.companion,
             max_memory: None,
+            restricted: None,
+        }
+    }
+
+    /// `spec`, on a workspace that is `untrusted` (else the same): a preset that runs the
+    /// repository's code starts with those features off, or not at all (see `untrusted`).
+    pub fn spec_for(
+        &'static self,
+        exe: Option<&Path>,
+        workspace: Option<&super::trust::Untrusted>,
+    ) -> ServerSpec {
+        let full = self.spec(exe);
+        match workspace {
+            Some(u) if !u.granted() => untrusted::restrict(self, full, u),
+            _ => full,
         }
     }
 

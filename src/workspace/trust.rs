@@ -8,6 +8,14 @@
 //! `presets::data_dir()`, holding `<sha256 of the content> <path>`. Trust covers the file's
 //! text only: a program it names (`command = "./tools/server"`) runs with whatever that
 //! program holds when it starts.
+//!
+//! The same trust covers what the repository itself may run (`workspace`): presets whose servers
+//! execute the repository's code (rust-analyzer's build scripts and proc macros, nimsuggest's
+//! NimScript) start with those features off, or not at all, and task presets refuse extra
+//! arguments, until the workspace is trusted. A workspace is trusted when its lspgate.toml is
+//! (that file's record), or, with no lspgate.toml, when `lspgate trust` recorded the root
+//! itself (a record keyed by the root's path, content empty). A new lspgate.toml in a trusted
+//! root makes it untrusted until that file is trusted: what was reviewed changed.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -17,10 +25,11 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Code, ToolError};
 
-/// A workspace config whose commands may not run: what was loaded, and how to trust it.
+/// A workspace config whose commands may not run, or a workspace that is not trusted (then
+/// `config` is the root itself: it has no lspgate.toml): what was loaded, and how to trust it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Untrusted {
-    /// The config file (`<root>/lspgate.toml`).
+    /// The config file (`<root>/lspgate.toml`), or the root when it has none.
     pub config: PathBuf,
     /// The workspace root, for the command that trusts it.
     pub root: PathBuf,
@@ -44,6 +53,40 @@ impl Untrusted {
     /// terminal lets a running session use it without a restart).
     pub fn granted(&self) -> bool {
         recorded(&self.config).as_deref() == Some(self.digest.as_str())
+    }
+
+    /// Whether this is about a lspgate.toml (else the root, which has none).
+    pub fn of_file(&self) -> bool {
+        self.config != self.root
+    }
+
+    fn why(&self) -> &'static str {
+        match (self.of_file(), self.changed) {
+            (true, true) => "its lspgate.toml changed since it was trusted",
+            (true, false) => "its lspgate.toml was never trusted",
+            (false, _) => "it was never trusted",
+        }
+    }
+
+    /// `untrusted_config` for `what` (`server \`builtin/nimlangserver\``, `run_task \`make\`
+    /// with extra args`), which would run the repository's own code or commands as `runs` says,
+    /// on this workspace that is not trusted.
+    pub fn refuse(&self, what: &str, runs: &str) -> ToolError {
+        ToolError::new(
+            Code::UntrustedConfig,
+            format!(
+                "{what} is refused: {runs}, and the workspace {} is not trusted ({}); review the repository, then run `{}`",
+                self.root.display(),
+                self.why(),
+                self.command()
+            ),
+        )
+        .with_data(json!({
+            "root": self.root,
+            "config": self.of_file().then_some(&self.config),
+            "reason": if self.changed { "changed" } else { "new" },
+            "trust": self.command(),
+        }))
     }
 
     /// `untrusted_config` for `what` (`server \`local/x\``, `task \`build\``) defined in the file.
@@ -106,6 +149,33 @@ pub fn check(config: &Path, root: &Path, bytes: &[u8]) -> Option<Untrusted> {
         digest,
         changed: on_record.is_some(),
     })
+}
+
+/// Whether the workspace at `root` is trusted (`None`), else what is not: its lspgate.toml
+/// when it has one (that file's content must be on record), else the root itself. The one
+/// question config, presets and tasks ask; an `Untrusted` answers it again, live, with
+/// `granted`.
+pub fn workspace(root: &Path) -> Option<Untrusted> {
+    let config = root.join("lspgate.toml");
+    if config.is_file() {
+        return match std::fs::read(&config) {
+            Ok(bytes) => check(&config, root, &bytes),
+            // Unreadable: nothing on record can match it.
+            Err(_) => Some(Untrusted {
+                config: config.clone(),
+                root: root.to_path_buf(),
+                digest: String::new(),
+                changed: recorded(&config).is_some(),
+            }),
+        };
+    }
+    check(root, root, b"")
+}
+
+/// Records the workspace at `root`, which has no lspgate.toml, as trusted; returns the
+/// record's path.
+pub fn grant_root(root: &Path) -> std::io::Result<PathBuf> {
+    grant(root, b"")
 }
 
 /// Records `bytes` as the trusted content of `config`; returns the record's path. The record
