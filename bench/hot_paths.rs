@@ -76,6 +76,7 @@ fn main() {
             end_line: 10 + i,
             end_column: 19,
             text: "total = compute(price, quantity) + compute(tax, 1)".into(),
+            text_omitted: None,
         })
         .collect();
     let refs = ReferencesResult {

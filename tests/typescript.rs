@@ -228,7 +228,11 @@ async fn a_check_opens_no_file_beyond_one_per_project() {
     )
     .unwrap();
     let path = format!("{}:{}", bin.path().display(), test_path());
-    let gate = Gate::start_with_env(ws.path(), &[], &[], &[("PATH", &path)]).await;
+    // No TypeScript beside the wrapper: the server would load the workspace's own, which it
+    // does only in a trusted workspace.
+    let home = new_home();
+    trust(ws.path(), &home);
+    let gate = Gate::start_in(ws.path(), &[], &[], &[("PATH", &path)], &home).await;
     let (report, text) = gate.ok("check", json!({})).await;
     assert_eq!(report["summary"]["files"], 81, "{text}");
     assert_eq!(report["summary"]["errors"], 1, "{text}");

@@ -127,13 +127,11 @@ impl Engine {
                 .client()
                 .pushed_uris()
                 .into_iter()
+                .filter(|uri| !server.client().latest_pushed(uri).is_empty())
                 .filter_map(|uri| uri.to_file_path().ok())
-                .filter(|p| p.starts_with(self.root().path()))
+                // Confined: a file through a symlink leading out is not opened (read) at all.
+                .filter_map(|p| self.root().confine(&p).ok())
                 .filter(|p| !files.iter().any(|(o, _)| o == p))
-                .filter(|p| {
-                    let uri = Url::from_file_path(p).ok();
-                    uri.is_some_and(|u| !server.client().latest_pushed(&u).is_empty())
-                })
                 .map(|p| {
                     let l = self.languages().detect(&p);
                     (p, l)

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::types::*;
-use super::{Engine, diags};
+use super::{Engine, diags, read_in_root, text_in_root};
 use crate::error::{Code, ToolError};
 use crate::gates::{self, Task};
 use crate::lsp::Cap;
@@ -146,7 +146,10 @@ impl Engine {
             });
         };
         let path = self.resolve(&p.file)?;
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let text = text_in_root(self.root(), &path)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         let index = LineIndex::new(&text);
         let symbol = self.enclosing_symbol(&path, first.line).await;
         let lo = first.line.saturating_sub(3).max(1);
@@ -247,8 +250,17 @@ impl Engine {
     pub async fn shrink(&self, p: ShrinkParams) -> Result<ShrinkResult, ToolError> {
         let path = self.resolve(&p.file)?;
         let language = self.languages().detect(&path);
-        let original =
-            std::fs::read_to_string(&path).map_err(|e| ToolError::io("read", &p.file, &e))?;
+        let original = match read_in_root(self.root(), &path)? {
+            Some(bytes) => String::from_utf8(bytes).map_err(|_| {
+                ToolError::invalid(format!("{} is not UTF-8 text; nothing to shrink", p.file))
+            })?,
+            None => {
+                return Err(ToolError::new(
+                    Code::FileNotFound,
+                    format!("no file `{}` in the workspace", p.file),
+                ));
+            }
+        };
         let max_steps = super::positive(p.max_steps, "max_steps")?.unwrap_or(200) as usize;
         let deadline = Instant::now()
             + Duration::from_secs(

@@ -49,10 +49,18 @@ fn render_locs(out: &mut String, locs: &[Loc], terse: bool) {
         } else {
             let _ = writeln!(out, "{file}");
             for l in &locs[i..j] {
-                let _ = writeln!(out, "  {}:{} {}", l.line, l.column, short(&l.text, 60));
+                let _ = writeln!(out, "  {}:{} {}", l.line, l.column, line_text(l));
             }
         }
         i = j;
+    }
+}
+
+/// A location's source line as shown (cut to 60 characters), or why lspgate did not read it.
+fn line_text(l: &Loc) -> Cow<'_, str> {
+    match l.text_omitted {
+        Some(why) => Cow::Borrowed(why.says()),
+        None => short(&l.text, 60),
     }
 }
 
@@ -254,14 +262,7 @@ impl Render for CallHierarchyResult {
             );
             if !terse {
                 for s in &c.call_sites {
-                    let _ = writeln!(
-                        out,
-                        "  {}:{}:{} {}",
-                        s.file,
-                        s.line,
-                        s.column,
-                        short(&s.text, 60)
-                    );
+                    let _ = writeln!(out, "  {}:{}:{} {}", s.file, s.line, s.column, line_text(s));
                 }
             }
         }
@@ -627,7 +628,33 @@ mod tests {
             end_line: line,
             end_column: 12,
             text: "total = compute(x, y)".into(),
+            text_omitted: None,
         }
+    }
+
+    #[test]
+    fn a_location_outside_the_root_says_why_it_has_no_text() {
+        let outside = Loc {
+            file: "/usr/include/stdio.h".into(),
+            text: String::new(),
+            text_omitted: Some(TextOmitted::OutsideRoot),
+            ..loc("", 3)
+        };
+        let r = LocationsResult {
+            locations: vec![loc("a.c", 1), outside],
+            partial: false,
+            reason: None,
+        };
+        let full = r.render(false);
+        assert!(
+            full.contains("/usr/include/stdio.h\n  3:5 (not read: outside the workspace root)"),
+            "{full}"
+        );
+        assert!(full.contains("  1:5 total = compute(x, y)"), "{full}");
+        assert_eq!(r.render(true), "a.c 1:5\n/usr/include/stdio.h 3:5");
+        let json = serde_json::to_value(&r).unwrap_or_default();
+        assert_eq!(json["locations"][1]["text_omitted"], "outside_root");
+        assert!(json["locations"][0].get("text_omitted").is_none(), "{json}");
     }
 
     #[test]

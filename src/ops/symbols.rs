@@ -9,7 +9,7 @@ use crate::lsp::wire::WireSymbol;
 use crate::text;
 
 use super::types::*;
-use super::{Engine, FileCache, cursor_start, paginate, positive, shape};
+use super::{Engine, FileCache, cursor_start, paginate, positive, shape, text_in_root};
 
 impl Engine {
     /// The outline of a file, shaped (`shape::outline`: line order at every level, function
@@ -46,8 +46,9 @@ impl Engine {
                 let path = self.resolve(&p.file)?;
                 let text = match p.source {
                     Some(s) => s,
-                    None => std::fs::read_to_string(&path)
-                        .map_err(|err| ToolError::io("read", &p.file, &err))?,
+                    None => text_in_root(self.root(), &path)?.ok_or_else(|| {
+                        ToolError::new(Code::FileNotFound, format!("no file `{}`", p.file))
+                    })?,
                 };
                 (fallback_symbols(&text), SymbolSource::Fallback)
             }
@@ -93,7 +94,7 @@ impl Engine {
         let mut reasons = Vec::new();
         for (server, partial, found) in answers {
             reasons.extend(partial);
-            let mut files = FileCache::empty(server.client().encoding());
+            let mut files = FileCache::empty(self.root(), server.client().encoding());
             for s in found? {
                 if let Some(kind) = &p.kind
                     && !s.kind.eq_ignore_ascii_case(kind)
@@ -101,7 +102,7 @@ impl Engine {
                     continue;
                 }
                 let local = s.local || self.local_by_text(&mut files, &s);
-                if let Some(loc) = files.loc(self.root(), &s.location.uri, s.location.range) {
+                if let Some(loc) = files.loc(&s.location.uri, s.location.range) {
                     let rank = shape::symbol_rank(query, &s.name, s.kind, local);
                     all.push((
                         rank,

@@ -205,6 +205,31 @@ pub struct Loc {
     pub end_line: u32,
     pub end_column: u32,
     pub text: String,
+    /// Why `text` is empty, when lspgate would not read the file: `outside_root` (outside the
+    /// workspace root, e.g. a system header or a library stub; lspgate reads no file there, so
+    /// `line` and `column` are the server's position plus one, columns in its encoding).
+    /// Absent on every other location.
+    // A plain string in the schema (every tool list carries it five times).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub text_omitted: Option<TextOmitted>,
+}
+
+/// Why a location has no `text`.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TextOmitted {
+    /// The file is outside the workspace root: lspgate reads nothing there.
+    OutsideRoot,
+}
+
+impl TextOmitted {
+    /// How the text renderings say it.
+    pub fn says(self) -> &'static str {
+        match self {
+            TextOmitted::OutsideRoot => "(not read: outside the workspace root)",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -20,10 +20,12 @@ use futures::future::{BoxFuture, Shared};
 use url::Url;
 
 use super::super::types::Diag;
+use super::super::{read_in_root, text_in_root};
 use crate::lsp::WorkspaceReport;
 use crate::lsp::wire::{WireDiagnostic, WirePos};
 use crate::registry::Server;
 use crate::text::{self, Encoding, LineIndex};
+use crate::workspace::Root;
 
 /// A server instance, as a key (the same `Arc<Server>` for every file it serves).
 pub(super) fn key(server: &Arc<Server>) -> usize {
@@ -90,13 +92,14 @@ pub(super) fn start_pass(
 }
 
 /// Diagnostics of `path` in the server's encoding, as `Diag`s against the file's text on disk
-/// (`None` when it cannot be read).
+/// (`None` when it cannot be read, or leads outside `root`: see `ops::read_in_root`).
 pub(super) fn disk_diags(
+    root: &Root,
     path: &Path,
     encoding: Encoding,
     list: Vec<WireDiagnostic>,
 ) -> Option<Vec<Diag>> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = read_in_root(root, path).ok()??;
     Some(convert(&bytes, encoding, list))
 }
 
@@ -114,13 +117,19 @@ fn convert(bytes: &[u8], encoding: Encoding, list: Vec<WireDiagnostic>) -> Vec<D
 }
 
 /// What a pass said about `path`, if it said anything about the file as it is: `None` when
-/// the pass did not report it, it cannot be read, or it changed at or after the pass started
-/// (the server may have reported it as it was before; it is then opened and asked afresh).
-pub(super) fn from_pass(report: &PassReport, path: &Path, encoding: Encoding) -> Option<Vec<Diag>> {
+/// the pass did not report it, it cannot be read (or leads outside `root`), or it changed at or
+/// after the pass started (the server may have reported it as it was before; it is then opened
+/// and asked afresh).
+pub(super) fn from_pass(
+    root: &Root,
+    report: &PassReport,
+    path: &Path,
+    encoding: Encoding,
+) -> Option<Vec<Diag>> {
     let uri = Url::from_file_path(path).ok()?;
     let list = report.files.get(&uri)?;
     // Read, then stat: a change that the text read may hold moved the file's ctime first.
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = read_in_root(root, path).ok()??;
     let meta = std::fs::metadata(path).ok()?;
     if changed_since(&meta, report.started) {
         tracing::debug!(file = %path.display(), "changed since the workspace pass began: asked afresh");
@@ -144,8 +153,9 @@ fn changed_since(meta: &std::fs::Metadata, t: SystemTime) -> bool {
 /// project (`project`: its tsconfig.json or jsconfig.json) whose config turns `checkJs` on;
 /// otherwise (loose files in an inferred project, `checkJs` off) it reports syntax errors and
 /// the few errors TypeScript gives for plain JavaScript, not types. A config's `extends` is not
-/// followed: `checkJs` set only in a base config reads as off.
-pub(super) fn javascript_types_checked(file_text: &str, project: &str) -> bool {
+/// followed: `checkJs` set only in a base config reads as off, and so does a config outside
+/// `root` (tsserver names it; lspgate reads no file outside the root).
+pub(super) fn javascript_types_checked(root: &Root, file_text: &str, project: &str) -> bool {
     if file_text.contains("@ts-nocheck") {
         return false;
     }
@@ -153,11 +163,14 @@ pub(super) fn javascript_types_checked(file_text: &str, project: &str) -> bool {
         return true;
     }
     let config = Path::new(project);
-    if project.starts_with("/dev/null/") || !config.is_file() {
+    if project.starts_with("/dev/null/") || !config.is_absolute() {
         return false;
     }
-    std::fs::read_to_string(config)
-        .is_ok_and(|c| regex::Regex::new(r#""checkJs"\s*:\s*true"#).is_ok_and(|re| re.is_match(&c)))
+    text_in_root(root, config).is_ok_and(|c| {
+        c.is_some_and(|c| {
+            regex::Regex::new(r#""checkJs"\s*:\s*true"#).is_ok_and(|re| re.is_match(&c))
+        })
+    })
 }
 
 /// The notes of a check: per server, how many JavaScript files it checked for syntax only.
@@ -208,27 +221,48 @@ mod tests {
     #[test]
     fn javascript_is_type_checked_only_when_asked_to() {
         let dir = tempfile::tempdir().unwrap();
-        let on = dir.path().join("jsconfig.json");
+        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        let root = Root::new(&dir.path().join("ws")).unwrap();
+        let on = root.path().join("jsconfig.json");
         std::fs::write(&on, "{\"compilerOptions\": {\"checkJs\" : true}}").unwrap();
-        let off = dir.path().join("tsconfig.json");
+        let off = root.path().join("tsconfig.json");
         std::fs::write(&off, "{\"compilerOptions\": {\"allowJs\": true}}").unwrap();
         let inferred = "/dev/null/inferredProject1*";
-        assert!(!javascript_types_checked("let a = 1;", inferred));
+        assert!(!javascript_types_checked(&root, "let a = 1;", inferred));
         assert!(javascript_types_checked(
+            &root,
             "// @ts-check\nlet a = 1;",
             inferred
         ));
         assert!(javascript_types_checked(
+            &root,
             "let a = 1;",
             &on.to_string_lossy()
         ));
         assert!(!javascript_types_checked(
+            &root,
             "// @ts-nocheck\n",
             &on.to_string_lossy()
         ));
         assert!(!javascript_types_checked(
+            &root,
             "let a = 1;",
             &off.to_string_lossy()
+        ));
+        // A config outside the root is not read: as if `checkJs` were off.
+        let outside = dir.path().join("tsconfig.json");
+        std::fs::write(&outside, "{\"compilerOptions\": {\"checkJs\": true}}").unwrap();
+        assert!(!javascript_types_checked(
+            &root,
+            "let a = 1;",
+            &outside.to_string_lossy()
+        ));
+        let link = root.path().join("linked.json");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        assert!(!javascript_types_checked(
+            &root,
+            "let a = 1;",
+            &link.to_string_lossy()
         ));
         let notes = syntax_only_notes(HashMap::from([(
             "builtin/typescript-language-server".to_string(),
@@ -247,7 +281,8 @@ mod tests {
     #[test]
     fn a_file_changed_since_the_pass_began_is_not_taken_from_it() {
         let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("a.py");
+        let root = Root::new(dir.path()).unwrap();
+        let f = root.path().join("a.py");
         std::fs::write(&f, "x: str = 1\n").unwrap();
         let d = error_at(0);
         let uri = Url::from_file_path(&f).unwrap();
@@ -261,15 +296,17 @@ mod tests {
         let changed = ctime.max(meta.modified().unwrap());
         // Changed before the pass: covered.
         let out = from_pass(
+            &root,
             &report(changed + Duration::from_secs(1)),
             &f,
             Encoding::Utf16,
         );
         assert_eq!(out.map(|o| o.len()), Some(1));
         // Changed at or after: asked afresh.
-        assert!(from_pass(&report(changed), &f, Encoding::Utf16).is_none());
+        assert!(from_pass(&root, &report(changed), &f, Encoding::Utf16).is_none());
         assert!(
             from_pass(
+                &root,
                 &report(changed - Duration::from_secs(1)),
                 &f,
                 Encoding::Utf16
@@ -279,12 +316,13 @@ mod tests {
         // A write right after a pass starts, as `check` takes the start.
         let started = pass_start();
         std::fs::write(&f, "\n\nx: str = 1\n").unwrap();
-        assert!(from_pass(&report(started), &f, Encoding::Utf16).is_none());
+        assert!(from_pass(&root, &report(started), &f, Encoding::Utf16).is_none());
         // A file the pass did not report is not covered either.
-        let other = dir.path().join("b.py");
+        let other = root.path().join("b.py");
         std::fs::write(&other, "y = 1\n").unwrap();
         assert!(
             from_pass(
+                &root,
                 &report(ctime + Duration::from_secs(60)),
                 &other,
                 Encoding::Utf16
@@ -296,11 +334,26 @@ mod tests {
     #[test]
     fn diagnostics_convert_against_the_disk_text() {
         let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("a.py");
+        let root = Root::new(dir.path()).unwrap();
+        let f = root.path().join("a.py");
         std::fs::write(&f, "é = 1\nx: str = 1\n").unwrap();
         let d = error_at(1);
-        let out = disk_diags(&f, Encoding::Utf16, vec![d]).unwrap();
+        let out = disk_diags(&root, &f, Encoding::Utf16, vec![d]).unwrap();
         assert_eq!((out[0].line, out[0].column, out[0].end_column), (2, 10, 11));
-        assert!(disk_diags(&dir.path().join("gone.py"), Encoding::Utf16, vec![]).is_none());
+        assert!(disk_diags(&root, &root.path().join("gone.py"), Encoding::Utf16, vec![]).is_none());
+        // Through a symlink leading out of the root: not read.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("a.py"), "é = 1\nx: str = 1\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("out")).unwrap();
+        let d = error_at(1);
+        assert!(
+            disk_diags(
+                &root,
+                &root.path().join("out/a.py"),
+                Encoding::Utf16,
+                vec![d]
+            )
+            .is_none()
+        );
     }
 }

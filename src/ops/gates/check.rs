@@ -12,7 +12,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::super::types::*;
-use super::super::{Engine, diags, paginate};
+use super::super::{Engine, diags, paginate, text_in_root};
 use super::batch::{self, Pass};
 use crate::error::ToolError;
 use crate::gates;
@@ -310,7 +310,7 @@ impl Engine {
         let client = server.client();
         if let Some(pass) = passes.get(&batch::key(server)) {
             let report = pass.clone().await?;
-            return batch::from_pass(&report, path, client.encoding());
+            return batch::from_pass(self.root(), &report, path, client.encoding());
         }
         if !client.diagnoses_unopened() {
             return None;
@@ -318,7 +318,7 @@ impl Engine {
         let uri = url::Url::from_file_path(path).ok()?;
         // A file of no project it has loaded ("No Project") is opened instead.
         let list = client.pull_diagnostics(&uri).await.ok()?;
-        batch::disk_diags(path, client.encoding(), list)
+        batch::disk_diags(self.root(), path, client.encoding(), list)
     }
 
     /// A file's diagnostics from the server with the file opened in it (leased), or why there
@@ -356,8 +356,11 @@ impl Engine {
         let Ok(project) = client.tsserver_project_of(path).await else {
             return false;
         };
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        !batch::javascript_types_checked(&text, &project)
+        let text = text_in_root(self.root(), path)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        !batch::javascript_types_checked(self.root(), &text, &project)
     }
 
     /// The files' problems as `unchecked` entries, one per (server, cause): how many files,

@@ -1,0 +1,216 @@
+//! Nothing outside the workspace root is read for an answer (issue 22): a location a server
+//! names outside the root — `/etc/passwd`, a file through an in-root symlink leading out, a
+//! header clangd jumps to — keeps its file and position but carries no `text`, and says why
+//! (`text_omitted: outside_root`); locations inside the root (through an in-root symlink that
+//! stays inside too) keep their source line.
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+/// What no answer may hold: the first line of `/etc/passwd`, and the secret outside the root.
+const SECRET: &str = "TOPSECRET-d41d8cd9 do not show";
+
+fn passwd_first_line() -> String {
+    let text = std::fs::read_to_string("/etc/passwd").expect("/etc/passwd is readable");
+    let first = text.lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.len() > 5,
+        "an /etc/passwd with a first line: {first:?}"
+    );
+    first
+}
+
+/// Fails if anything of what lies outside the root is in an answer (structured or text).
+fn assert_nothing_outside(what: &str, structured: &Value, text: &str) {
+    let json = structured.to_string();
+    let passwd = passwd_first_line();
+    for (name, s) in [("structured", json.as_str()), ("text", text)] {
+        assert!(!s.contains(SECRET), "{what} ({name}) shows the secret: {s}");
+        assert!(
+            !s.contains(&passwd),
+            "{what} ({name}) shows /etc/passwd: {s}"
+        );
+        assert!(
+            !s.contains("root:x:"),
+            "{what} ({name}) shows /etc/passwd: {s}"
+        );
+    }
+}
+
+/// The locations of an answer whose `file` ends with `suffix`.
+fn at<'a>(locs: &'a [Value], suffix: &str) -> Vec<&'a Value> {
+    locs.iter()
+        .filter(|l| l["file"].as_str().is_some_and(|f| f.ends_with(suffix)))
+        .collect()
+}
+
+/// A location outside the root: no text, the marker, the server's position + 1.
+fn assert_omitted(what: &str, l: &Value) {
+    assert_eq!(l["text"], "", "{what}: {l}");
+    assert_eq!(l["text_omitted"], "outside_root", "{what}: {l}");
+    assert_eq!(
+        (l["line"].as_u64(), l["column"].as_u64()),
+        (Some(1), Some(1)),
+        "{what}: {l}"
+    );
+    assert_eq!(l["end_column"].as_u64(), Some(5), "{what}: {l}");
+}
+
+/// A workspace `ws` (`a.py`; `out`, a symlink to the folder `outside` beside it, which holds
+/// `secret.txt`; `in`, a symlink to its own `sub` holding `inside.txt`).
+struct Setup {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    outside: PathBuf,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(ws.join("a.py"), "alpha here\nalpha again\n").unwrap();
+    std::fs::write(ws.join("sub/inside.txt"), "inner line stays\n").unwrap();
+    std::fs::write(outside.join("secret.txt"), format!("{SECRET}\n")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("out")).unwrap();
+    std::os::unix::fs::symlink(ws.join("sub"), ws.join("in")).unwrap();
+    Setup {
+        ws: ws.canonicalize().unwrap(),
+        outside: outside.canonicalize().unwrap(),
+        _dir: dir,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locations_outside_the_root_carry_no_text_and_say_why() {
+    let s = setup();
+    let through_link = s.ws.join("out/secret.txt").display().to_string();
+    let outside = s.outside.join("secret.txt").display().to_string();
+    let inside = s.ws.join("in/inside.txt").display().to_string();
+    let server = [
+        FIXTURE,
+        "--elsewhere",
+        "file:///etc/passwd",
+        "--elsewhere",
+        &through_link,
+        "--elsewhere",
+        &outside,
+        "--elsewhere",
+        &inside,
+    ];
+    let gate = Gate::start(&s.ws, &[], &server).await;
+    let at_alpha = json!({"file": "a.py", "line": 1, "symbol": "alpha"});
+
+    for terse in [false, true] {
+        let mut args = at_alpha.clone();
+        args["terse"] = json!(terse);
+        for tool in ["definition", "references"] {
+            let (r, text) = gate.ok(tool, args.clone()).await;
+            let what = format!("{tool} (terse {terse})");
+            assert_nothing_outside(&what, &r, &text);
+            let locs = r["locations"].as_array().unwrap();
+            let own = at(locs, "a.py");
+            assert!(!own.is_empty(), "{what}: {r}");
+            for l in own {
+                assert!(
+                    l["text"].as_str().unwrap().starts_with("alpha"),
+                    "{what}: {l}"
+                );
+                assert!(l.get("text_omitted").is_none(), "{what}: {l}");
+            }
+            // Outside: its path as given (absolute outside, root-relative through the link).
+            for (file, n) in [
+                ("/etc/passwd", 1),
+                ("out/secret.txt", 1),
+                (outside.as_str(), 1),
+            ] {
+                let found: Vec<_> = locs.iter().filter(|l| l["file"] == file).collect();
+                assert_eq!(found.len(), n, "{what}: {file} in {r}");
+                assert_omitted(&format!("{what}: {file}"), found[0]);
+            }
+            // Through an in-root symlink that stays inside: read.
+            let inner = at(locs, "in/inside.txt");
+            assert_eq!(inner.len(), 1, "{what}: {r}");
+            assert_eq!(inner[0]["text"], "inner line stays", "{what}");
+            assert!(inner[0].get("text_omitted").is_none(), "{what}");
+            if !terse {
+                assert!(
+                    text.contains("/etc/passwd\n  1:1 (not read: outside the workspace root)"),
+                    "{what}: {text}"
+                );
+                assert!(text.contains("1:1 inner line stays"), "{what}: {text}");
+            }
+        }
+        let (r, text) = gate
+            .ok(
+                "workspace_symbols",
+                json!({"query": "alpha", "terse": terse}),
+            )
+            .await;
+        assert_nothing_outside("workspace_symbols", &r, &text);
+        let syms = r["symbols"].as_array().unwrap();
+        for file in ["/etc/passwd", "out/secret.txt", outside.as_str()] {
+            let found: Vec<_> = syms.iter().filter(|l| l["file"] == file).collect();
+            assert_eq!(found.len(), 1, "workspace_symbols: {file} in {r}");
+            assert_omitted(&format!("workspace_symbols: {file}"), found[0]);
+        }
+        assert!(
+            syms.iter()
+                .filter(|l| l["file"] == "a.py")
+                .all(|l| l.get("text_omitted").is_none()),
+            "{r}"
+        );
+    }
+    gate.stop().await;
+}
+
+/// clangd jumps to what a line includes: `#include "/etc/passwd"` in an overlay, or a system
+/// header. The location is kept (file, line, column); the file is not read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clangd_jumping_out_of_the_root_reads_nothing_there() {
+    require("clangd");
+    let ws = workspace(&[(
+        "main.c",
+        "#include <stdio.h>\nint main(void) { printf(\"hi\\n\"); return 0; }\n",
+    )]);
+    let gate = Gate::start(ws.path(), &[], &[]).await;
+    let overlay = "#include \"/etc/passwd\"\nint main(void) { return 0; }\n";
+    let (r, text) = gate
+        .ok(
+            "definition",
+            json!({"file": "main.c", "line": 1, "column": 14, "source": overlay}),
+        )
+        .await;
+    assert_nothing_outside("definition of an include of /etc/passwd", &r, &text);
+    let locs = r["locations"].as_array().unwrap();
+    assert_eq!(locs.len(), 1, "{r}");
+    assert_eq!(locs[0]["file"], "/etc/passwd", "{r}");
+    assert_eq!(locs[0]["text"], "", "{r}");
+    assert_eq!(locs[0]["text_omitted"], "outside_root", "{r}");
+    assert_eq!(locs[0]["line"], 1, "{r}");
+    assert!(
+        text.contains("not read: outside the workspace root"),
+        "{text}"
+    );
+
+    // A system header: outside the root too, so no text; file and line are kept.
+    let (r, text) = gate
+        .ok(
+            "definition",
+            json!({"file": "main.c", "line": 2, "symbol": "printf", "kind": "declaration"}),
+        )
+        .await;
+    let locs = r["locations"].as_array().unwrap();
+    assert!(!locs.is_empty(), "{text}");
+    for l in locs {
+        let file = l["file"].as_str().unwrap();
+        assert!(file.starts_with("/usr/include/"), "{r}");
+        assert_eq!(l["text"], "", "{r}");
+        assert_eq!(l["text_omitted"], "outside_root", "{r}");
+        assert!(l["line"].as_u64().is_some_and(|n| n > 1), "{r}");
+    }
+    gate.stop().await;
+}
