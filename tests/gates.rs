@@ -171,6 +171,41 @@ fn check_changed_runs_nothing_the_repository_configures() {
     assert!(std::path::Path::new(&mark("fsmonitor")).exists());
 }
 
+/// A root holding one Python file: pyright checks it in its workspace pass, which it ends
+/// without ever beginning its progress; the check takes as long as asking that file (it waited
+/// 30 s for progress that never came, then went file by file).
+#[test]
+fn a_check_of_a_one_file_root_answers_at_once() {
+    require("pyright-langserver");
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("only.py"), "x: int = 'a'\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let clock = std::time::Instant::now();
+    let out = Command::new(LSPGATE)
+        .current_dir(ws.path())
+        .args(["check", "--json"])
+        .env("PATH", test_path())
+        .env("LSPGATE_HOME", home.path())
+        .env("LSPGATE_STANDALONE", "1")
+        .env("LSPGATE_LOG", "lspgate::ops::gates=info")
+        .output()
+        .unwrap();
+    let took = clock.elapsed();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["summary"]["errors"], 1, "{report}");
+    assert!(
+        stderr.contains("workspace diagnostics pass")
+            && !stderr.contains("no workspace diagnostics pass"),
+        "the pass did not end: {stderr}"
+    );
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+}
+
 /// The ways a check can fail to check, seen from the CLI (text, `--json`, `--sarif`): each
 /// exits 2 with `ok: false` and the reason in `unchecked`, never 0.
 fn could_not_check(dir: &Path, args: &[&str], home: &Path, path: &str) -> Value {

@@ -75,7 +75,6 @@ impl LspClient {
         );
         tokio::pin!(request);
         let mut found = WorkspaceReport::new();
-        let mut begun = false;
         loop {
             tokio::select! {
                 answer = &mut request => {
@@ -97,11 +96,13 @@ impl LspClient {
                         });
                     }
                     Ok(Some((token, value))) if token == results => add_reports(&mut found, &value),
-                    Ok(Some((_, value))) => match value.get("kind").and_then(Value::as_str) {
-                        Some("begin") => begun = true,
-                        Some("end") if begun => return Ok(found),
-                        _ => {}
-                    },
+                    // The pass's own token: its end is the pass's, begun or not (with one file
+                    // to check, pyright reports it and ends without a begin).
+                    Ok(Some((_, value))) => {
+                        if value.get("kind").and_then(Value::as_str) == Some("end") {
+                            return Ok(found);
+                        }
+                    }
                 },
             }
         }
