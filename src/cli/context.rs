@@ -16,12 +16,14 @@ pub struct Client {
 }
 
 impl Client {
-    /// This process's own folder and the environment variables lspgate reads.
+    /// This process's own folder and whole environment: the daemon runs the session's servers
+    /// and tasks with it, as the session's shell would.
     pub fn this_process() -> Client {
         Client {
             cwd: std::env::current_dir().unwrap_or_default(),
-            env: std::env::vars()
-                .filter(|(k, _)| k == "PATH" || k == "HOME" || k.starts_with("LSPGATE_"))
+            env: crate::workspace::env::Env::of_process()
+                .vars()
+                .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         }
     }
@@ -54,6 +56,14 @@ pub fn var(name: &str) -> Option<String> {
     match CLIENT.try_with(|c| c.env.get(name).cloned()) {
         Ok(v) => v,
         Err(_) => std::env::var(name).ok(),
+    }
+}
+
+/// The client's whole environment (this process's outside the daemon).
+pub fn env() -> crate::workspace::env::Env {
+    match CLIENT.try_with(|c| crate::workspace::env::Env::from_map(c.env.clone())) {
+        Ok(env) => env,
+        Err(_) => crate::workspace::env::Env::of_process(),
     }
 }
 

@@ -118,7 +118,12 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         },
         _ => Profile::all(),
     };
+    // The session's environment: its servers and tasks run with it, and the variables its
+    // servers read tell which workspace (and so which servers) it shares with other sessions.
+    let env: crate::workspace::env::SharedEnv = std::sync::Arc::new(context::env());
+    let identity = env.identity(&identity_keys(&config, explicit));
     let opts = EngineOptions {
+        env: Some(env.clone()),
         tools,
         tasks,
         state_dir: cli
@@ -148,7 +153,9 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         restart: cli.restart,
         backoff: std::time::Duration::from_millis(cli.restart_backoff_ms),
         watch: WatchOptions::from_env(vec![opts.state_dir.clone()]),
-        path: context::var("PATH").map(Into::into),
+        path: env.get("PATH").map(Into::into),
+        env: Some(env.clone()),
+        identity: identity.clone(),
     };
     let make = || {
         let root = root.clone();
@@ -174,7 +181,7 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
             &cli.config,
             config_digest(root.path(), cli.config.as_deref()),
             explicit,
-            &reg_opts.path,
+            &identity,
             (
                 reg_opts.open_documents,
                 reg_opts.request_timeout,
@@ -191,6 +198,30 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
     let mut make = make;
     let ws = provider(&key, &mut make);
     Ok(Engine::session(ws, opts))
+}
+
+/// The variables that make a workspace's servers what they are (`workspace::env`): every one
+/// but the per-session ones for an explicit command or a configured server that names none,
+/// else those its presets and configured servers read.
+fn identity_keys(config: &Config, explicit: &[String]) -> crate::workspace::env::Keys {
+    use crate::workspace::env::{Keys, preset_keys};
+    if !explicit.is_empty() {
+        return Keys::AllBut;
+    }
+    let presets = crate::workspace::presets::PRESETS
+        .iter()
+        .map(|p| preset_keys(p.name))
+        .fold(Keys::Only(Vec::new()), Keys::union);
+    config.servers.iter().fold(presets, |keys, s| {
+        keys.union(match &s.env_keys {
+            Some(names) => Keys::Only(
+                std::iter::once("PATH".to_string())
+                    .chain(names.iter().cloned())
+                    .collect(),
+            ),
+            None => Keys::AllBut,
+        })
+    })
 }
 
 /// The digest of the config file a workspace would load (and so of its trust).

@@ -389,11 +389,27 @@ impl Daemon {
     /// Roots, sessions, servers (pid, state, resident memory).
     fn status(&self) -> Value {
         let workspaces = self.workspaces.lock();
-        let roots: Vec<Value> = workspaces
+        let all: Vec<&Shared> = workspaces.iter().flat_map(|map| map.values()).collect();
+        let roots: Vec<Value> = all
             .iter()
-            .flat_map(|map| map.values())
             .map(|s| {
                 let registry = s.ws.registry();
+                // What sets it apart from the other workspaces of its root: the variables its
+                // servers read whose values differ (names only: values may be secrets).
+                let mut differs: Vec<&String> = all
+                    .iter()
+                    .map(|o| o.ws.registry())
+                    .filter(|o| o.root().path() == registry.root().path())
+                    .flat_map(|o| {
+                        let (mine, theirs) = (registry.identity(), o.identity());
+                        mine.keys()
+                            .chain(theirs.keys())
+                            .filter(|k| mine.get(*k) != theirs.get(*k))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                differs.sort();
+                differs.dedup();
                 let servers: Vec<Value> = registry
                     .statuses()
                     .into_iter()
@@ -407,6 +423,7 @@ impl Daemon {
                     "root": registry.root().path(),
                     "sessions": s.sessions.load(Ordering::Acquire),
                     "servers": servers,
+                    "env_differs": differs,
                 })
             })
             .collect();

@@ -9,6 +9,8 @@ pub mod sarif;
 pub use presets::presets;
 
 use std::path::Path;
+
+use crate::workspace::env::Env;
 use std::time::Duration;
 
 use regex::Regex;
@@ -118,14 +120,14 @@ fn cap(mut s: String) -> String {
 }
 
 /// Runs `task`'s steps (each plus `args`) in `root`, all within `timeout` (then the running
-/// step's process group is killed), found on and run with `path` (the session's PATH, in a
-/// daemon; `None`: lspgate's own). The exit code is the first non-zero one; outputs are
-/// concatenated.
+/// step's process group is killed), found on and run with `env` (the calling session's whole
+/// environment, as its shell would run them; `None`: lspgate's own). The exit code is the
+/// first non-zero one; outputs are concatenated.
 pub async fn run(
     task: &Task,
     args: &[String],
     root: &Path,
-    path: Option<&std::ffi::OsStr>,
+    env: Option<&Env>,
     timeout: Duration,
 ) -> Result<TaskRun, ToolError> {
     task.runnable()?;
@@ -156,7 +158,7 @@ pub async fn run(
     let mut exit_code = Some(0);
     for step in &task.steps {
         let argv = argv(step);
-        let Some(out) = run_step(task, &argv, root, path, deadline, &command_line).await? else {
+        let Some(out) = run_step(task, &argv, root, env, deadline, &command_line).await? else {
             return Ok(TaskRun {
                 exit_code: None,
                 stdout: cap(String::from_utf8_lossy(&stdout).into_owned()),
@@ -191,7 +193,7 @@ async fn run_step(
     task: &Task,
     argv: &[String],
     root: &Path,
-    path: Option<&std::ffi::OsStr>,
+    env: Option<&Env>,
     deadline: tokio::time::Instant,
     command_line: &str,
 ) -> Result<Option<std::process::Output>, ToolError> {
@@ -208,9 +210,9 @@ async fn run_step(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    // The program is looked up on this PATH too.
-    if let Some(path) = path {
-        cmd.env("PATH", path);
+    // The session's environment, whole (the program is looked up on its PATH too).
+    if let Some(env) = env {
+        cmd.env_clear().envs(env.vars());
     }
     #[cfg(unix)]
     cmd.process_group(0);

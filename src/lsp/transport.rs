@@ -44,6 +44,8 @@ pub struct SpawnSpec {
     pub command: String,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Start from an empty environment (then `env` is the whole of it) rather than lspgate's.
+    pub clear_env: bool,
 }
 
 /// The live channel to one server process.
@@ -77,6 +79,9 @@ impl Transport {
         root: &Path,
     ) -> Result<(Arc<Transport>, mpsc::UnboundedReceiver<Inbound>), LspError> {
         let mut cmd = Command::new(&spec.command);
+        if spec.clear_env {
+            cmd.env_clear();
+        }
         cmd.args(&spec.args)
             .current_dir(root)
             .envs(spec.env.iter().cloned())

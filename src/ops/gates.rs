@@ -93,7 +93,7 @@ impl Engine {
             &task,
             &p.args.unwrap_or_default(),
             self.root().path(),
-            self.registry().path(),
+            self.opts.env.as_deref(),
             timeout,
         )
         .await?;

@@ -53,6 +53,9 @@ pub struct EngineOptions {
     /// Whether answers are terse unless a call says otherwise (`LSPGATE_TERSE=1` in the
     /// session's environment).
     pub terse: bool,
+    /// The session's whole environment, which its tasks run with (its client's, in the
+    /// daemon); `None`: lspgate's own.
+    pub env: Option<crate::workspace::env::SharedEnv>,
 }
 
 impl Default for EngineOptions {
@@ -66,6 +69,7 @@ impl Default for EngineOptions {
             tools: tools::Profile::all(),
             max_inflight: activity::MAX_INFLIGHT,
             terse: false,
+            env: None,
         }
     }
 }

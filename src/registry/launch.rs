@@ -76,7 +76,13 @@ impl Registry {
         let connect = match &spec.launch {
             Launch::Stdio(s) => {
                 let mut s = s.clone();
-                if let Some(path) = self.opts.path.as_ref().and_then(|p| p.to_str())
+                if let Some(env) = &self.opts.env {
+                    // The session's environment, whole; the server's own `env` on top.
+                    let own = std::mem::take(&mut s.env);
+                    s.env = env.vars().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    s.env.extend(own);
+                    s.clear_env = true;
+                } else if let Some(path) = self.opts.path.as_ref().and_then(|p| p.to_str())
                     && !s.env.iter().any(|(k, _)| k == "PATH")
                 {
                     s.env.push(("PATH".into(), path.to_string()));

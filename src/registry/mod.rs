@@ -72,6 +72,12 @@ pub struct RegistryOptions {
     /// The PATH servers are found on and started with (a daemon serves sessions with their
     /// own); `None`: lspgate's own.
     pub path: Option<std::ffi::OsString>,
+    /// The whole environment servers start with: that of the session that made the workspace
+    /// (its client's, in the daemon); `None`: lspgate's own.
+    pub env: Option<crate::workspace::env::SharedEnv>,
+    /// The variables that set this workspace's servers apart from another's on the same root
+    /// (`workspace::env`), for `daemon status`.
+    pub identity: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for RegistryOptions {
@@ -85,6 +91,8 @@ impl Default for RegistryOptions {
             backoff: Duration::from_millis(500),
             watch: WatchOptions::default(),
             path: None,
+            env: None,
+            identity: Default::default(),
         }
     }
 }
@@ -362,6 +370,11 @@ impl Registry {
     /// in a daemon); `None`: lspgate's own.
     pub fn path(&self) -> Option<&std::ffi::OsStr> {
         self.opts.path.as_deref()
+    }
+
+    /// The variables that set this workspace's servers apart (see `RegistryOptions::identity`).
+    pub fn identity(&self) -> &std::collections::BTreeMap<String, String> {
+        &self.opts.identity
     }
 
     fn entries(&self) -> Vec<Arc<Entry>> {

@@ -108,6 +108,11 @@ pub struct ServerConfig {
     pub allow_remote: bool,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The variables of a session's environment this server reads (besides `PATH`; `NAME*`
+    /// and `*NAME` patterns allowed): sessions share one instance only when these are equal.
+    /// Unset: every variable but those that differ per terminal session.
+    #[serde(default)]
+    pub env_keys: Option<Vec<String>>,
     /// Sent as `initializationOptions`.
     #[serde(default)]
     pub initialization: Option<Value>,

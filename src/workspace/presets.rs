@@ -404,6 +404,7 @@ impl ServerSpec {
                 command: cmd.clone(),
                 args: args.to_vec(),
                 env: Vec::new(),
+                clear_env: false,
             }),
             name,
             languages: Vec::new(),
@@ -437,6 +438,7 @@ impl ServerSpec {
                 command: c.command.clone().unwrap_or_default(),
                 args: c.args.clone(),
                 env: c.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                clear_env: false,
             }),
         };
         let launch = match untrusted {
@@ -623,6 +625,7 @@ impl Preset {
                     command: exe.to_string_lossy().into_owned(),
                     args: self.args.iter().map(|s| s.to_string()).collect(),
                     env: Vec::new(),
+                    clear_env: false,
                 })
             }
         };

@@ -440,7 +440,7 @@ impl Engine {
             task,
             &[],
             self.root().path(),
-            self.registry().path(),
+            self.opts.env.as_deref(),
             TASK_TIMEOUT,
         )
         .await
