@@ -6,8 +6,11 @@
 //! two HTTP clients and a stdio session on one root share one pyright through the daemon; a
 //! daemon killed under `serve --http` is replaced at the same address with the same token, and
 //! a `serve --http` killed takes its listener with it;
-//! `daemon --http` serves its root; a call in flight gets its answer when the listener stops.
+//! `daemon --http` serves its root; a call in flight gets its answer when the listener stops;
+//! the bounds a hostile client meets (`http/bounds.rs`), and tokens too easy to guess.
 
+#[path = "http/bounds.rs"]
+mod bounds;
 mod common;
 mod raw_http;
 
@@ -946,6 +949,42 @@ fn refused_addresses_and_tokens() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 16"));
+    // Long enough but easy to guess: 16 identical characters, a repeated pair.
+    // (Spawned and waited for with a bound: a listener that took it would serve for ever.)
+    for weak in ["aaaaaaaaaaaaaaaa", "abababababababababababab"] {
+        let mut child = env
+            .lspgate(&[
+                "serve",
+                "--root",
+                root,
+                "--http",
+                "127.0.0.1:0",
+                "--",
+                FIXTURE,
+            ])
+            .env("LSPGATE_TOKEN", weak)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let code = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status.code();
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("LSPGATE_TOKEN={weak} was taken: lspgate is serving with it");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(code, Some(2), "{weak}: {err}");
+        assert!(err.contains("LSPGATE_TOKEN is too easy to guess"), "{err}");
+    }
     // A taken port.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();

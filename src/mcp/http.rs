@@ -3,8 +3,11 @@
 //! stdio sessions of one root use the same servers), every request through `guard` first.
 //! Loopback unless `--http-public`; the bearer token is `LSPGATE_TOKEN` or one made at start,
 //! written to a 0600 file in the user's runtime folder (removed when the listener stops); the
-//! request body is capped at the frame limit; on stop the listener takes no new connection,
-//! lets the tool calls in flight finish (bounded), then ends its sessions.
+//! request body is capped at the frame limit; connections, sessions and requests per session
+//! are bounded (`bounds`); on stop the listener takes no new connection, lets the tool calls in
+//! flight finish (bounded), then ends its sessions.
+
+mod bounds;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -19,6 +22,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use super::McpServer;
 use super::guard::{self, Guard, Origin};
 use crate::ops::Engine;
+pub use bounds::{
+    HEADER_TIMEOUT, Limits, MAX_CONNECTIONS, MAX_SESSION_INFLIGHT, MAX_SESSIONS, RESUME_WINDOW,
+    SESSION_IDLE,
+};
 
 /// The path MCP is served at.
 pub const PATH: &str = "/mcp";
@@ -28,6 +35,10 @@ const CALLS_GRACE: Duration = Duration::from_secs(10);
 
 /// The shortest token lspgate accepts from `LSPGATE_TOKEN`.
 const MIN_TOKEN: usize = 16;
+
+/// The fewest bits of entropy lspgate estimates a token from `LSPGATE_TOKEN` must have
+/// (`token_bits`): 16 random letters and digits have about 80.
+const MIN_TOKEN_BITS: f64 = 64.0;
 
 /// The `--http` options of `serve` and `daemon`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -60,6 +71,8 @@ pub struct HttpConfig {
     pub origins: Vec<Origin>,
     /// The largest request body, in bytes (the frame limit): 413 beyond.
     pub max_body: usize,
+    /// Connections, sessions, requests per session, the header timeout.
+    pub limits: Limits,
 }
 
 impl HttpArgs {
@@ -103,6 +116,7 @@ impl HttpArgs {
             hosts: listed(&self.http_hosts, "LSPGATE_HTTP_HOSTS"),
             origins,
             max_body,
+            limits: Limits::from_env(&var)?,
         }))
     }
 }
@@ -162,6 +176,12 @@ impl Token {
                 "LSPGATE_TOKEN must be at least {MIN_TOKEN} visible ASCII characters (no spaces)"
             ));
         }
+        let bits = token_bits(secret.as_bytes());
+        if bits < MIN_TOKEN_BITS {
+            return Err(format!(
+                "LSPGATE_TOKEN is too easy to guess: about {bits:.0} bits of entropy, lspgate wants at least {MIN_TOKEN_BITS:.0} (repeats, runs and sequences count for little): use 16 or more random letters and digits (`openssl rand -hex 16`), or leave it unset and lspgate makes one"
+            ));
+        }
         Ok(Token { secret, generated })
     }
 
@@ -193,6 +213,27 @@ impl Token {
     pub fn secret(&self) -> &str {
         &self.secret
     }
+}
+
+/// An estimate of the entropy of a token, in bits: each character that could not be guessed
+/// from the ones before it counts for the alphabet of the character classes the token uses
+/// (lowercase, uppercase, digits: 26, 26, 10; other visible ASCII: 32). A character is guessed
+/// when it continues a step of the one before (`aaaa`, `abcd`, `9753`) or repeats the two
+/// before it at some lag up to 8 (`abab`, `xyzxyz`).
+fn token_bits(t: &[u8]) -> f64 {
+    let class = |f: fn(&u8) -> bool, size: f64| if t.iter().any(f) { size } else { 0.0 };
+    let alphabet = class(u8::is_ascii_lowercase, 26.0)
+        + class(u8::is_ascii_uppercase, 26.0)
+        + class(u8::is_ascii_digit, 10.0)
+        + class(u8::is_ascii_punctuation, 32.0);
+    let step = |i: usize| i16::from(t[i]) - i16::from(t[i - 1]);
+    let guessed = |i: usize| {
+        (i == 1 && t[1] == t[0])
+            || (i >= 2 && step(i) == step(i - 1))
+            || (2..=8).any(|lag| i > lag && t[i] == t[i - lag] && t[i - 1] == t[i - 1 - lag])
+    };
+    let free = (0..t.len()).filter(|&i| !guessed(i)).count();
+    free as f64 * alphabet.max(1.0).log2()
 }
 
 /// The token's file, removed when the listener stops.
@@ -286,15 +327,6 @@ async fn track(
         chunk
     });
     axum::response::Response::from_parts(parts, axum::body::Body::from_stream(body))
-}
-
-/// One open MCP session, counted while it lives.
-struct Session(Arc<AtomicUsize>);
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// A bound listener, not serving yet.
@@ -414,17 +446,17 @@ impl Listener {
         let factory = {
             let sessions = sessions.clone();
             move || {
-                sessions.fetch_add(1, Ordering::AcqRel);
                 let held: Arc<dyn std::any::Any + Send + Sync> =
-                    Arc::new(Session(sessions.clone()));
+                    Arc::new(bounds::Slot::claimed_or_new(&sessions));
                 Ok(session().holding(held))
             }
         };
-        let service = StreamableHttpService::new(
-            factory,
-            Arc::new(LocalSessionManager::default()),
-            http_config,
-        );
+        // Sessions idle for long are closed, and finished responses are not kept for long.
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(SESSION_IDLE);
+        manager.session_config.completed_cache_ttl = RESUME_WINDOW;
+        let service = StreamableHttpService::new(factory, Arc::new(manager), http_config);
+        let admission = Arc::new(bounds::Admission::new(sessions, &config.limits));
         let app = axum::Router::new()
             .nest_service(PATH, service)
             .fallback(|| async {
@@ -434,22 +466,17 @@ impl Listener {
                 )
             })
             .layer(axum::middleware::from_fn_with_state(
+                admission,
+                bounds::admit,
+            ))
+            .layer(axum::middleware::from_fn_with_state(
                 inflight.clone(),
                 track,
             ))
             .layer(axum::middleware::from_fn_with_state(guard, guard::gate));
-        let (closing, mut closed) = tokio::sync::watch::channel(false);
-        // Small answers go out at once (Nagle's delay would hold each one for the client's ACK).
-        let tcp = axum::serve::ListenerExt::tap_io(tcp, |stream| {
-            if let Err(e) = stream.set_nodelay(true) {
-                tracing::debug!("TCP_NODELAY: {e}");
-            }
-        });
-        let server = axum::serve(tcp, app).with_graceful_shutdown(async move {
-            let _ = closed.wait_for(|c| *c).await;
-        });
-        let server = tokio::spawn(async move { server.await });
-        tracing::info!(%addr, "serving MCP over HTTP");
+        let (closing, closed) = tokio::sync::watch::channel(false);
+        let mut server = tokio::spawn(bounds::run(tcp, app, config.limits, closed));
+        tracing::info!(%addr, connections = config.limits.connections(), sessions = config.limits.max_sessions, "serving MCP over HTTP");
         stop.await;
         tracing::info!(%addr, "stopping the HTTP listener");
         let _ = closing.send(true);
@@ -460,11 +487,13 @@ impl Listener {
             tracing::warn!("requests still running after {CALLS_GRACE:?}: ending them");
         }
         sessions_ended.cancel();
-        match tokio::time::timeout(Duration::from_secs(3), server).await {
-            Ok(Ok(Ok(()))) => {}
-            Ok(Ok(Err(e))) => tracing::warn!("the HTTP listener failed: {e}"),
+        match tokio::time::timeout(Duration::from_secs(3), &mut server).await {
+            Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!("the HTTP listener failed: {e}"),
-            Err(_) => tracing::warn!("connections still open 3 s after the stop: dropped"),
+            Err(_) => {
+                tracing::warn!("connections still open 3 s after the stop: dropped");
+                server.abort();
+            }
         }
         drop(token_file);
         tracing::info!(%addr, "HTTP listener stopped");
@@ -554,5 +583,64 @@ mod tests {
             Token::choose(Some((a.secret().into(), true)), env("ignored-because-kept")).unwrap();
         assert_eq!(kept.secret(), a.secret());
         assert_eq!(format!("{kept:?}"), "Token(..)");
+    }
+
+    #[test]
+    fn guessable_tokens_are_refused() {
+        let env = |t: &'static str| move |k: &str| (k == "LSPGATE_TOKEN").then(|| t.to_string());
+        for weak in [
+            "aaaaaaaaaaaaaaaa",
+            "abababababababababababab",
+            "abcabcabcabcabcabcabc",
+            "abcdefghijklmnop",
+            "0123456789abcdef",
+            "1111111111111111111111111111111111",
+            "9876543210987654",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+            "xyzxyzxyzxyzxyzxyzxyzxyzxyzxyzxyzxyz",
+            "4242424242424242",
+        ] {
+            let e = Token::choose(None, env(weak)).unwrap_err();
+            assert!(e.contains("too easy to guess"), "{weak}: {e}");
+        }
+        for strong in [
+            "a-long-enough-token",
+            "a-token-the-user-chose-0123",
+            "k3J9x2Qm7vT1pL8w",
+            "4f1c9a7e2b6d8035",
+            "correct-horse-battery-staple",
+        ] {
+            assert!(Token::choose(None, env(strong)).is_ok(), "{strong}");
+        }
+        // Every generated token passes its own check.
+        for _ in 0..200 {
+            let t = Token::generate().unwrap();
+            assert!(token_bits(t.secret().as_bytes()) > 200.0);
+        }
+    }
+
+    #[test]
+    fn random_sixteen_character_tokens_pass() {
+        // Tokens of 16 random characters from a-z0-9, as a user would make them: the estimate
+        // rarely mistakes one for guessable.
+        let mut bytes = [0u8; 16 * 500];
+        let mut filled = 0;
+        while filled < bytes.len() {
+            // SAFETY: the unfilled tail of `bytes`.
+            let n = unsafe {
+                libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+            };
+            assert!(n > 0);
+            filled += n as usize;
+        }
+        const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        let refused = bytes
+            .chunks(16)
+            .filter(|c| {
+                let t: Vec<u8> = c.iter().map(|b| ALNUM[*b as usize % ALNUM.len()]).collect();
+                token_bits(&t) < MIN_TOKEN_BITS
+            })
+            .count();
+        assert!(refused <= 5, "{refused} of 500 refused");
     }
 }

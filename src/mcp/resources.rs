@@ -39,6 +39,11 @@ pub const EVENTS_URI: &str = "lspgate://events";
 /// Events `lspgate://events` shows (the `events` tool pages through all).
 const EVENTS_SHOWN: i64 = 100;
 
+/// Resources one session (or one listen stream) may be subscribed to at once: a subscription
+/// past it is refused (`INVALID_REQUEST`, `data.max_subscriptions`); subscribing again to a URI
+/// already subscribed replaces its subscription, and counts once.
+pub const MAX_SUBSCRIPTIONS: usize = 256;
+
 /// What a resource URI names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -244,7 +249,7 @@ impl Subscriptions {
                 log.written()
             }
         };
-        let id = self.begin(uri, target.clone(), file, since).await;
+        let id = self.begin(uri, target.clone(), file, since).await?;
         match seen(engine, &target).await {
             Ok(seen) => {
                 log.flush().await;
@@ -262,10 +267,26 @@ impl Subscriptions {
     }
 
     /// Puts a subscription in place before its baseline is computed: events after `since` that
-    /// concern it count from now on, even for a follower that is already running.
-    async fn begin(&self, uri: &str, target: Target, file: Option<String>, since: i64) -> u64 {
+    /// concern it count from now on, even for a follower that is already running. Refused past
+    /// `MAX_SUBSCRIPTIONS` (a URI already subscribed is replaced, not added).
+    async fn begin(
+        &self,
+        uri: &str,
+        target: Target,
+        file: Option<String>,
+        since: i64,
+    ) -> Result<u64, McpError> {
+        let mut watched = self.watched.lock().await;
+        if watched.len() >= MAX_SUBSCRIPTIONS && !watched.contains_key(uri) {
+            return Err(McpError::invalid_request(
+                format!(
+                    "{uri}: too many subscriptions: this session has {MAX_SUBSCRIPTIONS}, the most lspgate keeps for one; unsubscribe from one first"
+                ),
+                Some(json!({"max_subscriptions": MAX_SUBSCRIPTIONS})),
+            ));
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.watched.lock().await.insert(
+        watched.insert(
             uri.to_string(),
             Watched {
                 id,
@@ -278,7 +299,7 @@ impl Subscriptions {
                 due: false,
             },
         );
-        id
+        Ok(id)
     }
 
     /// Completes subscription `id` with its baseline `seen`, computed before event `settled`
@@ -589,7 +610,8 @@ mod tests {
         let since = log.written();
         let id = subs
             .begin(DIAGNOSTICS_URI, Target::Diagnostics, None, since)
-            .await;
+            .await
+            .unwrap();
         log.emit("file_changed", json!({"files": ["a.py"], "by": "outside"}));
         log.flush().await;
         // The follower reads the change and tells the first subscription of it (having passed
@@ -601,6 +623,35 @@ mod tests {
         let heard = tokio::time::timeout(Duration::from_secs(5), told.recv()).await;
         assert_eq!(heard.ok().flatten().as_deref(), Some(DIAGNOSTICS_URI));
         follower.abort();
+    }
+
+    /// A session holds at most `MAX_SUBSCRIPTIONS`; subscribing again to one it holds replaces
+    /// it (nothing grows), and one more is refused with a clear error.
+    #[tokio::test]
+    async fn subscriptions_per_session_are_capped_and_resubscribing_grows_nothing() {
+        let subs = Subscriptions::default();
+        let uri = |i: usize| format!("{DIAGNOSTICS_PREFIX}f{i}.txt");
+        for i in 0..MAX_SUBSCRIPTIONS {
+            let target = Target::parse(&uri(i)).unwrap();
+            subs.begin(&uri(i), target, None, 0).await.unwrap();
+        }
+        for _ in 0..3 {
+            subs.begin(&uri(7), Target::parse(&uri(7)).unwrap(), None, 0)
+                .await
+                .unwrap();
+        }
+        assert_eq!(subs.watched.lock().await.len(), MAX_SUBSCRIPTIONS);
+        let more = uri(MAX_SUBSCRIPTIONS);
+        let e = subs
+            .begin(&more, Target::parse(&more).unwrap(), None, 0)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_REQUEST, "{e:?}");
+        assert!(e.message.contains("too many subscriptions"), "{e:?}");
+        subs.remove(&uri(0)).await;
+        subs.begin(&more, Target::parse(&more).unwrap(), None, 0)
+            .await
+            .unwrap();
     }
 
     #[test]

@@ -64,9 +64,14 @@ pub struct Conn {
 
 impl Conn {
     pub fn connect(addr: SocketAddr) -> std::io::Result<Conn> {
+        Conn::connect_within(addr, Duration::from_secs(60))
+    }
+
+    /// A connection whose reads fail after `timeout` without data.
+    pub fn connect_within(addr: SocketAddr, timeout: Duration) -> std::io::Result<Conn> {
         let stream = TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+        stream.set_read_timeout(Some(timeout))?;
         Ok(Conn {
             reader: BufReader::new(stream.try_clone()?),
             writer: stream,
@@ -176,9 +181,14 @@ pub struct Mcp {
 
 impl Mcp {
     pub fn connect(url: &str, token: &str) -> std::io::Result<Mcp> {
+        Mcp::connect_within(url, token, Duration::from_secs(60))
+    }
+
+    /// A session whose every answer must come within `timeout`.
+    pub fn connect_within(url: &str, token: &str, timeout: Duration) -> std::io::Result<Mcp> {
         let (addr, path) = split_url(url);
         let mut m = Mcp {
-            conn: Conn::connect(addr)?,
+            conn: Conn::connect_within(addr, timeout)?,
             path,
             host: addr.to_string(),
             token: token.to_string(),
@@ -242,6 +252,11 @@ impl Mcp {
     pub fn call(&mut self, tool: &str, args: Value) -> std::io::Result<Value> {
         let r = self.request("tools/call", json!({"name": tool, "arguments": args}))?;
         Ok(r["result"].clone())
+    }
+
+    /// The session's id (`Mcp-Session-Id`).
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
     }
 
     /// Ends the session (DELETE).
