@@ -300,11 +300,8 @@ pub fn is_temp(name: &OsStr) -> bool {
 
 /// 64 unpredictable bits from the kernel (a clock-and-counter mix only if it has none to give).
 fn random() -> u64 {
-    let mut buf = [0u8; 8];
-    // SAFETY: writes at most `buf.len()` bytes into `buf`.
-    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n == buf.len() as isize {
-        return u64::from_ne_bytes(buf);
+    if let Ok(n) = getrandom::u64() {
+        return n;
     }
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let t = std::time::SystemTime::now()

@@ -1,4 +1,4 @@
-//! MCP over Streamable HTTP (SPEC §5): rmcp's `StreamableHttpService` at `/mcp` under axum,
+//! MCP over Streamable HTTP (protocol §5): rmcp's `StreamableHttpService` at `/mcp` under axum,
 //! each MCP session an `Engine` session on the listener's shared workspace (so HTTP clients and
 //! stdio sessions of one root use the same servers), every request through `guard` first.
 //! Loopback unless `--http-public`; the bearer token is `LSPGATE_TOKEN` or one made at start,
@@ -188,22 +188,8 @@ impl Token {
     /// 32 random bytes from the kernel, in hex.
     pub fn generate() -> Result<Token, String> {
         let mut bytes = [0u8; 32];
-        let mut filled = 0;
-        while filled < bytes.len() {
-            // SAFETY: the pointer and length describe the unfilled tail of `bytes`.
-            let n = unsafe {
-                libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(format!("cannot make a token: {e}"));
-            }
-            filled += n as usize;
-        }
-        let secret = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        getrandom::fill(&mut bytes).map_err(|e| format!("cannot make a token: {e}"))?;
+        let secret = crate::text::hex(&bytes);
         Ok(Token {
             secret,
             generated: true,
@@ -624,15 +610,7 @@ mod tests {
         // Tokens of 16 random characters from a-z0-9, as a user would make them: the estimate
         // rarely mistakes one for guessable.
         let mut bytes = [0u8; 16 * 500];
-        let mut filled = 0;
-        while filled < bytes.len() {
-            // SAFETY: the unfilled tail of `bytes`.
-            let n = unsafe {
-                libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
-            };
-            assert!(n > 0);
-            filled += n as usize;
-        }
+        getrandom::fill(&mut bytes).unwrap();
         const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
         let refused = bytes
             .chunks(16)

@@ -56,7 +56,8 @@ impl Key {
             .create(dir)
             .map_err(|e| fail("create its folder", e))?;
         let mut bytes = [0u8; KEY_LEN];
-        fill_random(&mut bytes).map_err(|e| fail("make it", e))?;
+        getrandom::fill(&mut bytes)
+            .map_err(|e| fail("make it", std::io::Error::other(e.to_string())))?;
         let tmp: PathBuf = dir.join(format!("journal.key.{}.tmp", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let mut file = std::fs::OpenOptions::new()
@@ -170,25 +171,6 @@ impl Key {
             .finalize()
             .into()
     }
-}
-
-/// Fills `buf` from the kernel's random source.
-fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        let rest = &mut buf[filled..];
-        // SAFETY: writes at most `rest.len()` bytes into `rest`.
-        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() != ErrorKind::Interrupted {
-                return Err(e);
-            }
-            continue;
-        }
-        filled += n as usize;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
