@@ -1,5 +1,7 @@
 //! `diagnostics`: fresh diagnostics of one file (its current content, pulled or waited for at
-//! the exact document version), or of every file with problems, as fresh as with one; paged.
+//! the exact document version), or of every file with problems, as fresh as with one: what a
+//! check of the whole workspace finds (`gates::check`: its scope, the servers' workspace
+//! passes, leases), partial where something could not be checked; paged.
 
 use super::*;
 
@@ -8,11 +10,21 @@ impl Engine {
     /// in path order, each file's diagnostics in line order; a file cut by the page boundary
     /// is on both pages with its part).
     pub async fn diagnostics(&self, p: DiagnosticsParams) -> Result<DiagnosticsResult, ToolError> {
+        self.diagnostics_with_progress(p, &|_, _| {}).await
+    }
+
+    /// `diagnostics`, calling `progress(done, total)` as the files of a whole-workspace answer
+    /// are checked.
+    pub async fn diagnostics_with_progress(
+        &self,
+        p: DiagnosticsParams,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<DiagnosticsResult, ToolError> {
         // Bad paging arguments fail before any work.
         positive(p.limit, "limit")?;
         cursor_start(p.cursor.as_deref())?;
         let (limit, cursor) = (p.limit, p.cursor.clone());
-        let mut out = self.all_diagnostics(p).await?;
+        let mut out = self.all_diagnostics_with_progress(p, progress).await?;
         if out.files.iter().all(|f| f.diagnostics.is_empty()) {
             // Nothing to page; a file asked for stays listed, with no problems.
             return Ok(out);
@@ -43,6 +55,14 @@ impl Engine {
     pub(crate) async fn all_diagnostics(
         &self,
         p: DiagnosticsParams,
+    ) -> Result<DiagnosticsResult, ToolError> {
+        self.all_diagnostics_with_progress(p, &|_, _| {}).await
+    }
+
+    async fn all_diagnostics_with_progress(
+        &self,
+        p: DiagnosticsParams,
+        progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<DiagnosticsResult, ToolError> {
         let mut out = DiagnosticsResult {
             files: Vec::new(),
@@ -117,67 +137,39 @@ impl Engine {
             });
             return Ok(out);
         }
-        // Every open document, and every other file a server reported problems in (opened now:
-        // a push for a file nobody opened may predate a change of what it depends on), each
-        // freshened and asked for its current content's diagnostics.
-        let mut by_file: BTreeMap<String, Vec<Diag>> = BTreeMap::new();
-        for server in self.registry.running() {
-            let mut files = server.docs.open_paths();
-            let pushed: Vec<(PathBuf, String)> = server
-                .client()
-                .pushed_uris()
-                .into_iter()
-                .filter(|uri| !server.client().latest_pushed(uri).is_empty())
-                .filter_map(|uri| uri.to_file_path().ok())
-                // Confined: a file through a symlink leading out is not opened (read) at all.
-                .filter_map(|p| self.root().confine(&p).ok())
-                .filter(|p| !files.iter().any(|(o, _)| o == p))
-                .map(|p| {
-                    let l = self.languages().detect(&p);
-                    (p, l)
+        // Every file with problems: what a check of the whole workspace finds (its scope, the
+        // servers' workspace passes, tsserver's unopened answers, leases), and what it could
+        // not check makes the answer partial.
+        let found = self.workspace_findings(progress).await?;
+        if !found.unchecked.is_empty() {
+            // Each with the files it names (a check's entry has them apart).
+            let why: Vec<String> = found
+                .unchecked
+                .iter()
+                .map(|u| match (&u.file, u.examples.as_slice()) {
+                    (Some(file), _) => format!("{} ({file})", u.reason),
+                    (None, []) => u.reason.clone(),
+                    (None, some) => format!(
+                        "{} ({}{})",
+                        u.reason,
+                        some.join(", "),
+                        if u.files.unwrap_or(0) > some.len() {
+                            ", …"
+                        } else {
+                            ""
+                        }
+                    ),
                 })
                 .collect();
-            if pushed.len() > MAX_PUSHED_FILES {
-                note(
-                    &mut out,
-                    format!(
-                        "{} reported on {} files nobody opened; the first {MAX_PUSHED_FILES} were checked",
-                        server.name,
-                        pushed.len()
-                    ),
-                );
-            }
-            files.extend(pushed.into_iter().take(MAX_PUSHED_FILES));
-            let mut slow = 0;
-            for (path, language) in &files {
-                let Ok(lease) = server.docs.lease(path, language, None).await else {
-                    continue;
-                };
-                let d = self.file_diagnostics(&server, &lease).await?;
-                if !d.fresh {
-                    slow += 1;
-                    continue;
-                }
-                let list = by_file.entry(self.root().relative(path)).or_default();
-                for d in diags(&lease.snap, d.diagnostics) {
-                    if !list.contains(&d) {
-                        list.push(d);
-                    }
-                }
-            }
-            if slow > 0 {
-                note(
-                    &mut out,
-                    format!(
-                        "{} sent no diagnostics for the current content of {slow} file{} within {}s",
-                        server.name,
-                        if slow == 1 { "" } else { "s" },
-                        self.opts.diagnostics_timeout.as_secs()
-                    ),
-                );
-            }
+            note(&mut out, why.join("; "));
         }
-        by_file.retain(|_, d| !d.is_empty());
+        // In path order.
+        let by_file: BTreeMap<String, Vec<Diag>> = found
+            .files
+            .into_iter()
+            .filter(|f| !f.diagnostics.is_empty())
+            .map(|f| (f.file, f.diagnostics))
+            .collect();
         out.files = by_file
             .into_iter()
             .map(|(file, diagnostics)| FileDiagnostics { file, diagnostics })

@@ -2,7 +2,8 @@
 //! CheckReport v1 — honest: `ok` only when every file in scope was checked by servers that
 //! answered, every task ran and passed, and nothing was found at the asked severity. What could
 //! not be checked is listed in `unchecked`, aggregated per server (or task) and cause, and
-//! makes `lspgate check` exit 2. Also the report's SARIF.
+//! makes `lspgate check` exit 2. Also the report's SARIF. The servers' part (`check_files`)
+//! is also `diagnostics` without a file (`workspace_findings`): the same scope and findings.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -12,8 +13,9 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::super::types::*;
-use super::super::{Engine, diags, paginate, text_in_root};
+use super::super::{Engine, MAX_PUSHED_FILES, diags, paginate, text_in_root};
 use super::batch::{self, Pass};
+use super::scope;
 use crate::error::ToolError;
 use crate::gates;
 use crate::registry::Server;
@@ -53,6 +55,22 @@ struct FileCheck {
     syntax_only: Vec<String>,
 }
 
+/// What the servers found in a set of files (`check` without its tasks; `diagnostics` without a
+/// file).
+pub(crate) struct Findings {
+    /// Every file in scope with its diagnostics from the servers that answered (in line
+    /// order), in the order the files were done.
+    pub files: Vec<FileDiagnostics>,
+    /// Files every server of which answered, fresh.
+    pub checked: usize,
+    /// Files some server (or none) could not check.
+    pub not_checked: usize,
+    /// What could not be checked, one entry per (server, cause); scope notes first.
+    pub unchecked: Vec<Unchecked>,
+    /// What was checked in a lesser way (JavaScript checked for syntax only).
+    pub notes: Vec<String>,
+}
+
 /// A file in scope with its language and the servers that serve it, resolved once.
 struct Planned {
     path: PathBuf,
@@ -90,13 +108,140 @@ impl Engine {
         for name in p.tasks.clone().unwrap_or_default() {
             tasks.push(self.task(&name).await?);
         }
+        let fail_at = p.severity.unwrap_or(Severity::Error);
+        let found = self
+            .check_files(files, self.covers_workspace(&p), progress)
+            .await;
+        unchecked.extend(found.unchecked);
+        let mut issues: Vec<CheckIssue> = found
+            .files
+            .into_iter()
+            .flat_map(|f| {
+                let file = f.file;
+                f.diagnostics.into_iter().map(move |diag| CheckIssue {
+                    file: file.clone(),
+                    diag,
+                    origin: "lsp".into(),
+                })
+            })
+            .collect();
+        for task in &tasks {
+            let (found, problem) = self.check_task(task).await?;
+            issues.extend(found);
+            unchecked.extend(problem);
+        }
+        // Merge: the same finding from two origins once.
+        let mut seen = HashSet::new();
+        issues.retain(|i| {
+            seen.insert((
+                i.file.clone(),
+                i.diag.line,
+                i.diag.column,
+                i.diag.message.clone(),
+            ))
+        });
+        issues.sort_by(|a, b| {
+            (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
+        });
+        let count = |s: Severity| issues.iter().filter(|i| i.diag.severity == s).count();
+        let summary = CheckSummary {
+            files: found.checked,
+            errors: count(Severity::Error),
+            warnings: count(Severity::Warning),
+            unchecked: found.not_checked,
+        };
+        let found_any = issues.iter().any(|i| i.diag.severity <= fail_at);
+        let reason = (!unchecked.is_empty()).then(|| reasons(&unchecked));
+        let (issues, total, next_cursor) = paginate(issues, p.limit, p.cursor.as_deref(), 200)?;
+        Ok(CheckReport {
+            version: 1,
+            ok: !found_any && unchecked.is_empty(),
+            summary,
+            issues,
+            total,
+            next_cursor,
+            notes: found.notes,
+            partial: !unchecked.is_empty(),
+            reason,
+            unchecked,
+        })
+    }
+
+    /// What the servers report for the whole workspace, as a check of it finds it (`diagnostics`
+    /// without a file): every file in the check's scope, and besides every document open in a
+    /// running server and every file a server reported problems in (a file in an ignored
+    /// folder the agent works on; at most `MAX_PUSHED_FILES` of those per server), through the
+    /// same passes, unopened asks and leases. What makes the scope incomplete and what could
+    /// not be checked are `unchecked` entries.
+    pub(crate) async fn workspace_findings(
+        &self,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<Findings, ToolError> {
+        let whole = CheckParams {
+            paths: None,
+            changed: None,
+            severity: None,
+            tasks: None,
+            limit: None,
+            cursor: None,
+            terse: None,
+        };
+        let (mut files, mut notes) = self.check_scope(&whole).await?;
+        // Nothing in scope is no problem here: there is nothing with problems.
+        notes.retain(|n| n.cause != "no_files");
+        let mut known: HashSet<PathBuf> = files.iter().cloned().collect();
+        for server in self.registry.running() {
+            for (path, _) in server.docs.open_paths() {
+                if known.insert(path.clone()) {
+                    files.push(path);
+                }
+            }
+            let client = server.client();
+            let pushed: Vec<PathBuf> = client
+                .pushed_uris()
+                .into_iter()
+                .filter(|uri| !client.latest_pushed(uri).is_empty())
+                .filter_map(|uri| uri.to_file_path().ok())
+                // Confined: a file through a symlink leading out is not opened (read) at all.
+                .filter_map(|p| self.root().confine(&p).ok())
+                .filter(|p| !known.contains(p) && p.is_file())
+                .collect();
+            if pushed.len() > MAX_PUSHED_FILES {
+                notes.push(scope::note(
+                    "too_many_files",
+                    format!(
+                        "{} reported on {} files outside the workspace's scope; the first {MAX_PUSHED_FILES} were checked",
+                        server.name,
+                        pushed.len()
+                    ),
+                ));
+            }
+            for path in pushed.into_iter().take(MAX_PUSHED_FILES) {
+                if known.insert(path.clone()) {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        let mut found = self.check_files(files, true, progress).await;
+        found.unchecked.splice(0..0, notes);
+        Ok(found)
+    }
+
+    /// Every file of `files` through every server that serves it (`whole`: the files are the
+    /// whole workspace, so a server's first workspace pass may answer for them), calling
+    /// `progress(done, total)` as files finish.
+    async fn check_files(
+        &self,
+        files: Vec<PathBuf>,
+        whole: bool,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Findings {
         let total = files.len();
         // The size of the work, at once: a whole-workspace pass reports its files only when it
         // ends, and a server may take a while to load before the first file is done.
         progress(0, total);
         let _batch = self.registry.batch(total);
-        let fail_at = p.severity.unwrap_or(Severity::Error);
-        let whole = self.covers_workspace(&p);
         let mut plan = Vec::with_capacity(files.len());
         for path in files {
             let language = self.languages().detect(&path);
@@ -172,21 +317,8 @@ impl Engine {
             .buffer_unordered(check_parallel())
             .collect()
             .await;
-        let mut issues = Vec::new();
-        let mut checked = 0;
-        for r in &results {
-            if r.problems.is_empty() {
-                checked += 1;
-            }
-            let file = self.root().relative(&r.path);
-            issues.extend(r.diags.iter().map(|d| CheckIssue {
-                file: file.clone(),
-                diag: d.clone(),
-                origin: "lsp".into(),
-            }));
-        }
-        let not_checked = results.len() - checked;
-        unchecked.extend(self.aggregate(&results));
+        let checked = results.iter().filter(|r| r.problems.is_empty()).count();
+        let unchecked = self.aggregate(&results);
         let mut syntax_only: HashMap<String, Vec<String>> = HashMap::new();
         for r in &results {
             for server in &r.syntax_only {
@@ -196,52 +328,20 @@ impl Engine {
                     .push(self.root().relative(&r.path));
             }
         }
-        for task in &tasks {
-            let (found, problem) = self.check_task(task).await?;
-            issues.extend(found);
-            unchecked.extend(problem);
-        }
-        // Merge: the same finding from two origins once.
-        let mut seen = HashSet::new();
-        issues.retain(|i| {
-            seen.insert((
-                i.file.clone(),
-                i.diag.line,
-                i.diag.column,
-                i.diag.message.clone(),
-            ))
-        });
-        issues.sort_by(|a, b| {
-            (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
-        });
-        let count = |s: Severity| issues.iter().filter(|i| i.diag.severity == s).count();
-        let summary = CheckSummary {
-            files: checked,
-            errors: count(Severity::Error),
-            warnings: count(Severity::Warning),
-            unchecked: not_checked,
-        };
-        let found = issues.iter().any(|i| i.diag.severity <= fail_at);
-        let reason = (!unchecked.is_empty()).then(|| {
-            unchecked
-                .iter()
-                .map(|u| u.reason.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        });
-        let (issues, total, next_cursor) = paginate(issues, p.limit, p.cursor.as_deref(), 200)?;
-        Ok(CheckReport {
-            version: 1,
-            ok: !found && unchecked.is_empty(),
-            summary,
-            issues,
-            total,
-            next_cursor,
-            notes: batch::syntax_only_notes(syntax_only),
-            partial: !unchecked.is_empty(),
-            reason,
+        let files: Vec<FileDiagnostics> = results
+            .into_iter()
+            .map(|r| FileDiagnostics {
+                file: self.root().relative(&r.path),
+                diagnostics: r.diags,
+            })
+            .collect();
+        Findings {
+            not_checked: files.len() - checked,
+            checked,
+            files,
             unchecked,
-        })
+            notes: batch::syntax_only_notes(syntax_only),
+        }
     }
 
     /// One file through every server of its language: the fresh diagnostics of those that
@@ -544,6 +644,15 @@ impl CheckReport {
             },
         )
     }
+}
+
+/// `unchecked` entries' reasons as one `reason`.
+fn reasons(unchecked: &[Unchecked]) -> String {
+    unchecked
+        .iter()
+        .map(|u| u.reason.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn files_phrase(n: usize) -> String {

@@ -20,7 +20,12 @@ fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     serde_json::from_value(args).map_err(|e| ToolError::invalid(format!("bad arguments: {e}")))
 }
 
-fn finish<T: Serialize + Render>(
+tokio::task_local! {
+    /// Where `finish` leaves the operation's own result while `call_keeping` waits for it.
+    static KEPT: std::cell::RefCell<Option<Box<dyn std::any::Any + Send>>>;
+}
+
+fn finish<T: Serialize + Render + Send + 'static>(
     engine: &Engine,
     result: T,
     terse: Option<bool>,
@@ -29,7 +34,30 @@ fn finish<T: Serialize + Render>(
     let text = cap(result.render(terse), engine.options().max_output);
     let structured =
         serde_json::to_value(&result).map_err(|e| ToolError::internal(e.to_string()))?;
+    // Only a `call_keeping` caller has a place for it.
+    let _ = KEPT.try_with(|k| *k.borrow_mut() = Some(Box::new(result)));
     Ok(ToolOutput { structured, text })
+}
+
+/// `call_with_progress` (the same admission, heavy-call place, consistency point, rendering
+/// and `raw`), also handing back the operation's own result when it is a `T` (`CheckReport`
+/// for `check`): for a front end that makes more of it than its text and JSON (`lspgate
+/// check`'s SARIF and exit code). `None` when the call answered something else (`background`).
+pub async fn call_keeping<T: 'static>(
+    engine: &Engine,
+    name: &str,
+    args: Value,
+    progress: Progress<'_>,
+) -> Result<(ToolOutput, Option<T>), ToolError> {
+    KEPT.scope(std::cell::RefCell::new(None), async {
+        let out = call_with_progress(engine, name, args, progress).await?;
+        let kept = KEPT
+            .with(|k| k.borrow_mut().take())
+            .and_then(|b| (b as Box<dyn std::any::Any>).downcast::<T>().ok())
+            .map(|b| *b);
+        Ok((out, kept))
+    })
+    .await
 }
 
 /// Runs tool `name` with JSON `args`; with `raw: true`, adds what it sent to the servers and
@@ -68,6 +96,13 @@ pub async fn call_with_progress(
         return engine.start_activity(name, args).await;
     }
     let _permit = engine.admit_heavy(name, &args)?;
+    // `diagnostics` without a file does a check's work on the whole workspace: heavy too (not
+    // as a resource read, which a subscription must be able to make).
+    let _workspace = if name == "diagnostics" && args.get("file").is_none_or(Value::is_null) {
+        Some(engine.activities.admit(name)?)
+    } else {
+        None
+    };
     run_admitted(engine, name, args, progress).await
 }
 
@@ -235,7 +270,11 @@ async fn dispatch(
         "diagnostics" => {
             let p: DiagnosticsParams = parse(args)?;
             let t = p.terse;
-            finish(engine, engine.diagnostics(p).await?, t)
+            finish(
+                engine,
+                engine.diagnostics_with_progress(p, progress).await?,
+                t,
+            )
         }
         "edit" => {
             let p: EditParams = parse(args)?;
