@@ -281,3 +281,130 @@ fn check_reports_every_issue_unless_limited() {
         .sum();
     assert_eq!(results, 4, "SARIF holds every issue: {out}");
 }
+
+/// `lspgate TOOL --help` says what each option is (a parameter's description in the tool's
+/// schema, the one MCP clients get, or the command line's own where the schema is lean), and
+/// every subcommand lists only the options that apply to it.
+#[test]
+fn help_says_what_options_are_and_lists_only_those_that_apply() {
+    let ws = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let (code, out, err) = lspgate_cli(ws.path(), args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    let hover = help(&["hover", "--help"]);
+    let symbol = hover
+        .lines()
+        .find(|l| l.trim_start().starts_with("--symbol"))
+        .unwrap_or_else(|| panic!("{hover}"));
+    assert!(symbol.contains("whole-word"), "{hover}");
+    // Every description in the tool table's schemas is the help of its option.
+    let golden = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tools.json"),
+    )
+    .unwrap();
+    let tools: serde_json::Value = serde_json::from_str(&golden).unwrap();
+    let tools = tools
+        .as_array()
+        .or_else(|| tools["tools"].as_array())
+        .unwrap();
+    let mut described = 0;
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap().replace('_', "-");
+        let text = help(&[&name, "--help"]);
+        let props = tool["inputSchema"]["properties"].as_object().unwrap();
+        for (param, schema) in props {
+            if let Some(d) = schema["description"].as_str() {
+                assert!(
+                    text.contains(d),
+                    "{name} --help lacks {param}'s `{d}`:\n{text}"
+                );
+                described += 1;
+            }
+        }
+    }
+    assert!(
+        described > 5,
+        "the schemas describe parameters: {described}"
+    );
+    // Server and output options are not `trust`'s, nor `daemon stop`'s.
+    let trust = help(&["trust", "--help"]);
+    assert!(trust.contains("--root"), "{trust}");
+    for flag in [
+        "--open-documents",
+        "--install",
+        "--timeout",
+        "--json",
+        "--raw",
+    ] {
+        assert!(!trust.contains(flag), "trust --help lists {flag}:\n{trust}");
+    }
+    let stop = help(&["daemon", "stop", "--help"]);
+    for flag in ["--root", "--install", "--open-documents"] {
+        assert!(
+            !stop.contains(flag),
+            "daemon stop --help lists {flag}:\n{stop}"
+        );
+    }
+    let serve = help(&["serve", "--help"]);
+    for flag in ["--install", "--restart", "--open-documents", "--timeout"] {
+        assert!(serve.contains(flag), "serve --help lacks {flag}:\n{serve}");
+    }
+    assert!(!serve.contains("--terse"), "{serve}");
+    // A flag is refused after a subcommand it does not apply to; every spelling that
+    // applies still works, before the subcommand's name or after it.
+    let (code, _, err) = lspgate_cli(ws.path(), &["trust", "--install"]);
+    assert_eq!(code, 2, "{err}");
+    std::fs::write(ws.path().join("a.txt"), "hello\n").unwrap();
+    for args in [
+        &["--json", "--open-documents", "5", "servers", "--", FIXTURE][..],
+        &[
+            "servers",
+            "--json",
+            "--timeout",
+            "5",
+            "--restart",
+            "never",
+            "--",
+            FIXTURE,
+        ],
+        &["--timeout", "5", "servers", "--json", "--", FIXTURE],
+    ] {
+        let (code, out, err) = lspgate_cli(ws.path(), args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}"));
+        assert!(v["servers"].is_array(), "{out}");
+    }
+}
+
+/// `lspgate check` is the `check` tool call, as an MCP client makes it: `--raw` adds the LSP
+/// exchange to its report (it used to be dropped), with check's own exit code.
+#[test]
+fn check_goes_the_way_of_every_call() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "one ERROR two\n").unwrap();
+    let (code, out, err) = lspgate_cli(ws.path(), &["check", "--raw", "--json", "--", FIXTURE]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}"));
+    assert_eq!(v["total"], 1, "{out}");
+    let raw = v["raw"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no raw exchange: {out}"));
+    assert!(
+        raw.iter().any(|r| r["method"].is_string()),
+        "the raw exchange holds the requests sent: {out}"
+    );
+    // As `call` has it.
+    let (code, out, err) = lspgate_cli(
+        ws.path(),
+        &["--json", "call", "check", r#"{"raw": true}"#, "--", FIXTURE],
+    );
+    assert_eq!(code, 0, "{err}");
+    let call: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(call["raw"].is_array(), "{out}");
+    // Text too, after the report.
+    let (code, out, err) = lspgate_cli(ws.path(), &["check", "--raw", "--", FIXTURE]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("--- raw ---"), "{out}");
+}

@@ -616,3 +616,112 @@ async fn tasks_run_with_the_sessions_path_in_the_daemon() {
     with_tool.stop().await;
     plain.stop().await;
 }
+
+/// A CLI `check` run in the daemon is admitted as the MCP tool call is: with `max_inflight` 1
+/// and a heavy call running on the root, it is told `busy` (it used to run beside it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_check_waits_its_turn_as_a_tool_call_does() {
+    let d = Daemon::new();
+    let m = marker();
+    let ws = dozing_root(&d, &m, "max_inflight = 1\n");
+    std::fs::write(ws.path().join("a.txt"), "hello\n").unwrap();
+    let a = d.session(ws.path(), &[]).await;
+    let (r, text) = a
+        .ok("run_task", json!({"name": "doze", "background": true}))
+        .await;
+    let id = r["activity_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string();
+    assert_eq!(until_sleeping(&m, 1).await, 1);
+    let (code, out, err) = d.cli(ws.path(), &["check", "--", FIXTURE]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.starts_with("busy: "), "{err}");
+    assert!(err.contains(&id), "{err}");
+    let (code, out, _) = d.cli(ws.path(), &["check", "--json", "--", FIXTURE]);
+    assert_eq!(code, 2, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}"));
+    assert_eq!(v["error"]["code"], "busy", "{out}");
+    a.ok("activity", json!({"id": id, "cancel": true})).await;
+    assert_eq!(until_sleeping(&m, 0).await, 0);
+    // Its turn come, it checks.
+    let (code, out, err) = d.cli(ws.path(), &["check", "--", FIXTURE]);
+    assert_eq!(code, 0, "{out}{err}");
+    a.stop().await;
+}
+
+/// The processes whose environment points at this test's daemon folder, less the `serve`
+/// sessions: the daemon and its servers, as `ps` would show them.
+fn daemon_processes(d: &Daemon) -> Vec<(u32, String)> {
+    let ours = format!("XDG_RUNTIME_DIR={}", d.runtime.path().display());
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if !env.split(|b| *b == 0).any(|v| v == ours.as_bytes()) || !alive(pid) {
+            continue;
+        }
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .unwrap_or_default()
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !cmdline.contains(" serve ") {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+/// `daemon stop` with an MCP session attached stops the daemon and its servers, and returns
+/// once they are gone: the session starts no daemon until it needs one (its next call, which
+/// a new daemon answers). It used to start one at once, and `stop` waited 30 s and failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_stops_with_a_session_attached_until_its_next_call() {
+    let d = Daemon::new();
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let server = [FIXTURE, "--slow-exit", "500"];
+    let gate = d.session(ws.path(), &server).await;
+    let hover = json!({"file": "a.txt", "line": 1, "column": 1});
+    gate.ok("hover", hover.clone()).await;
+    let fixture = pid_of(&gate, "cli/lspgate-fixture-server").await.unwrap() as u32;
+    let daemon = d.pid();
+    assert!(
+        daemon_processes(&d).iter().any(|(p, _)| *p == fixture),
+        "{:?}",
+        daemon_processes(&d)
+    );
+    let began = std::time::Instant::now();
+    let (code, out, err) = d.cli(Path::new("/"), &["daemon", "stop"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        !alive(daemon),
+        "`daemon stop` returned with the daemon running"
+    );
+    assert!(
+        !alive(fixture),
+        "`daemon stop` returned with its server running"
+    );
+    // Nothing of the daemon's comes back while the session sits idle.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(daemon_processes(&d), [], "a daemon or server runs");
+    assert!(d.status().is_none(), "status says a daemon runs");
+    assert!(out.contains("stopped"), "it says so: {out}");
+    // The session's next call starts a new daemon, which answers it.
+    let (h, text) = gate.ok("hover", hover).await;
+    assert!(!h["contents"].as_str().unwrap_or("").is_empty(), "{text}");
+    let new = d.pid();
+    assert_ne!(new, daemon);
+    assert!(daemon_processes(&d).iter().any(|(p, _)| *p == new));
+    gate.stop().await;
+}

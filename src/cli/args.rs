@@ -1,13 +1,41 @@
-//! The command line's shape: global options, `serve`, `call`, `install`, `doctor`, `trust`
-//! (clap derive), and one subcommand per tool, generated from the tool table (`cli/tool.rs`).
-//! What each does is in `cli/mod.rs`.
+//! The command line's shape: `serve`, `call`, `install`, `doctor`, `trust`, `daemon` (clap
+//! derive), one subcommand per tool, generated from the tool table (`cli/tool.rs`), and the
+//! option groups each takes (`SCOPES`): a subcommand's help lists only the options that apply
+//! to it. What each does is in `cli/mod.rs`.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::mcp;
 use crate::registry::RestartPolicy;
+
+/// The command line as lspgate reads it: the options (resolved, defaults filled in) and the
+/// command. Parsed by `Line` (below): each option is taken by the subcommands it applies to
+/// (`SCOPES`), after their name or, as before, before it.
+#[derive(Debug)]
+pub struct Cli {
+    /// Workspace root (default: the current directory).
+    pub root: Option<PathBuf>,
+    /// lspgate's state folder (default: the root's own in lspgate's data folder).
+    pub state: Option<PathBuf>,
+    /// Config file (default: lspgate.toml in the root, when there is one).
+    pub config: Option<PathBuf>,
+    pub json: bool,
+    pub terse: bool,
+    pub raw: bool,
+    pub install: bool,
+    pub max_output: usize,
+    pub timeout: f64,
+    pub ready_timeout: f64,
+    pub diagnostics_timeout: f64,
+    pub restart: RestartPolicy,
+    pub restart_backoff_ms: u64,
+    pub open_documents: usize,
+    pub verbose: u8,
+    pub standalone: bool,
+    pub command: Command,
+}
 
 /// lspgate: real language servers for coding agents, over MCP and on the command line.
 ///
@@ -16,67 +44,267 @@ use crate::registry::RestartPolicy;
 /// Servers come from built-in presets found on PATH or installed by `lspgate install`, or from
 /// a command after `--`.
 #[derive(Debug, Parser)]
-#[command(name = "lspgate", version, about, long_about = None)]
-pub struct Cli {
-    /// Workspace root (default: the current directory).
-    #[arg(long, global = true, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Folder of lspgate's state (edit journal, event log); default: the root's own folder in
-    /// lspgate's data folder (`state/HASH`), outside the workspace.
-    #[arg(long, global = true, value_name = "DIR")]
-    pub state: Option<PathBuf>,
-    /// Config file (default: lspgate.toml in the root, when there is one).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Print the structured result as JSON instead of text.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Minimal text output (`path:line:col message`).
-    #[arg(long, global = true)]
-    pub terse: bool,
-    /// Add the exact LSP requests and command lines a tool sent.
-    #[arg(long, global = true)]
-    pub raw: bool,
-    /// Install a missing preset server (npm or PyPI) into lspgate's data folder on first use.
-    #[arg(long, global = true)]
-    pub install: bool,
-    /// Cap on a text reply, in characters.
-    #[arg(long, global = true, default_value_t = 20_000, value_name = "CHARS")]
-    pub max_output: usize,
-    /// Bound on each request to a language server, in seconds.
-    #[arg(long, global = true, default_value_t = 30.0, value_name = "SECS")]
-    pub timeout: f64,
-    /// How long workspace-wide questions wait for a server to finish indexing, in seconds.
-    #[arg(long, global = true, default_value_t = 15.0, value_name = "SECS")]
-    pub ready_timeout: f64,
-    /// How long `diagnostics` waits for a server's fresh report, in seconds.
-    #[arg(long, global = true, default_value_t = 15.0, value_name = "SECS")]
-    pub diagnostics_timeout: f64,
-    /// Restart a crashed server: never, always, or at most N times in a streak of crashes
-    /// less than a minute apart (then it is given up).
-    #[arg(
-        long,
-        global = true,
-        default_value = "3",
-        value_name = "never|always|N"
-    )]
-    pub restart: RestartPolicy,
-    /// First delay before a restart, in milliseconds (it doubles within a streak, up to 30 s).
-    #[arg(long, global = true, default_value_t = 500, hide = true)]
-    pub restart_backoff_ms: u64,
-    /// Most documents each server keeps open (least recently used ones are closed).
-    #[arg(long, global = true, default_value_t = 200, value_name = "N")]
-    pub open_documents: usize,
+#[command(
+    name = "lspgate",
+    version,
+    about,
+    long_about = None,
+    after_help = "Options such as --root, --json or --timeout belong to the commands that take \
+                  them (written before or after the command's name): `lspgate COMMAND --help` \
+                  lists them."
+)]
+struct Line {
     /// Log more to stderr (-v info, -vv debug). `LSPGATE_LOG` takes filter directives.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    verbose: u8,
+    // Every option, before the subcommand's name (hidden here: each subcommand lists those
+    // it takes).
+    #[command(flatten)]
+    workspace: WorkspaceOpts,
+    #[command(flatten)]
+    server: ServerOpts,
+    #[command(flatten)]
+    json: JsonOpts,
+    #[command(flatten)]
+    render: RenderOpts,
+    #[command(flatten)]
+    attach: AttachOpts,
+    #[command(subcommand)]
+    command: Command,
+}
+
+// Where the workspace is and how it is configured. (Plain comments on these groups: a doc
+// comment would become the `about` of every subcommand they are flattened into.)
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Workspace options")]
+pub struct WorkspaceOpts {
+    /// Workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Config file (default: lspgate.toml in the root, when there is one).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+// How the workspace's servers run (a session's or command's engine).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Server options")]
+pub struct ServerOpts {
+    /// Folder of lspgate's state (edit journal, event log); default: the root's own folder in
+    /// lspgate's data folder (`state/HASH`), outside the workspace.
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+    /// Install a missing preset server (npm or PyPI) into lspgate's data folder on first use.
+    #[arg(long)]
+    pub install: bool,
+    /// Cap on a text reply, in characters [default: 20000].
+    #[arg(long, value_name = "CHARS")]
+    pub max_output: Option<usize>,
+    /// Bound on each request to a language server, in seconds [default: 30].
+    #[arg(long, id = "request_timeout", value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// How long workspace-wide questions wait for a server to finish indexing, in seconds
+    /// [default: 15].
+    #[arg(long, value_name = "SECS")]
+    pub ready_timeout: Option<f64>,
+    /// How long `diagnostics` waits for a server's fresh report, in seconds [default: 15].
+    #[arg(long, value_name = "SECS")]
+    pub diagnostics_timeout: Option<f64>,
+    /// Restart a crashed server: never, always, or at most N times in a streak of crashes
+    /// less than a minute apart (then it is given up) [default: 3].
+    #[arg(long, value_name = "never|always|N")]
+    pub restart: Option<RestartPolicy>,
+    /// First delay before a restart, in milliseconds (it doubles within a streak, up to 30 s).
+    #[arg(long, hide = true)]
+    pub restart_backoff_ms: Option<u64>,
+    /// Most documents each server keeps open (least recently used ones are closed)
+    /// [default: 200].
+    #[arg(long, value_name = "N")]
+    pub open_documents: Option<usize>,
+}
+
+// `--json`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Output options")]
+pub struct JsonOpts {
+    /// Print the structured result as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+// How a tool's answer is rendered.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Output options")]
+pub struct RenderOpts {
+    /// Minimal text output (`path:line:col message`).
+    #[arg(long)]
+    pub terse: bool,
+    /// Add the exact LSP requests and command lines a tool sent.
+    #[arg(long)]
+    pub raw: bool,
+}
+
+// Whether to attach to the per-user daemon.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Server options")]
+pub struct AttachOpts {
     /// Run everything in this process instead of attaching to the per-user daemon (also
     /// `LSPGATE_STANDALONE=1`).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub standalone: bool,
-    #[command(subcommand)]
-    pub command: Command,
 }
+
+/// The option groups a subcommand takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group {
+    /// `--root`, `--config`.
+    Workspace,
+    /// `--state`, `--install`, `--timeout`, `--restart`, `--open-documents`, … (the engine's).
+    Server,
+    /// `--json`.
+    Json,
+    /// `--terse`, `--raw`.
+    Render,
+    /// `--standalone`.
+    Attach,
+}
+
+use Group::*;
+
+/// What each fixed subcommand takes; every tool subcommand takes `TOOL`. `install` and
+/// `config-schema` take none, nor do `daemon status` and `daemon stop` (the options of
+/// `daemon` itself are for the daemon it runs and its `--http` listener).
+const SCOPES: &[(&str, &[Group])] = &[
+    ("serve", &[Workspace, Server, Attach]),
+    ("call", TOOL),
+    ("daemon", &[Workspace, Server]),
+    ("doctor", &[Workspace, Server, Json]),
+    ("trust", &[Workspace]),
+];
+const TOOL: &[Group] = &[Workspace, Server, Json, Render, Attach];
+
+/// The groups subcommand `name` takes.
+fn scope(name: &str) -> &'static [Group] {
+    match SCOPES.iter().find(|(n, _)| *n == name) {
+        Some((_, groups)) => groups,
+        None if super::tool::ToolCommand::has_subcommand(name) => TOOL,
+        None => &[],
+    }
+}
+
+impl CommandFactory for Cli {
+    fn command() -> clap::Command {
+        let mut cmd = Line::command();
+        // Before a subcommand's name, every option is still read (scripts write
+        // `lspgate --json servers`); each subcommand's help lists those it takes.
+        let ids: Vec<clap::Id> = cmd
+            .get_arguments()
+            .filter(|a| a.get_id() != "verbose")
+            .map(|a| a.get_id().clone())
+            .collect();
+        for id in ids {
+            cmd = cmd.mut_arg(id, |a| a.hide(true));
+        }
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .collect();
+        for name in names {
+            let groups = scope(&name);
+            cmd = cmd.mut_subcommand(name, |mut sub| {
+                for g in groups {
+                    sub = match g {
+                        Workspace => WorkspaceOpts::augment_args(sub),
+                        Server => ServerOpts::augment_args(sub),
+                        Json => JsonOpts::augment_args(sub),
+                        Render => RenderOpts::augment_args(sub),
+                        Attach => AttachOpts::augment_args(sub),
+                    };
+                }
+                sub
+            });
+        }
+        cmd
+    }
+
+    fn command_for_update() -> clap::Command {
+        Cli::command()
+    }
+}
+
+impl FromArgMatches for Cli {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Cli, clap::Error> {
+        let line = Line::from_arg_matches(m)?;
+        let (mut ws, mut server, mut json, mut render, mut attach) = (
+            line.workspace,
+            line.server,
+            line.json,
+            line.render,
+            line.attach,
+        );
+        // What is written after the subcommand's name wins over what is written before.
+        if let Some((name, sub)) = m.subcommand() {
+            for g in scope(name) {
+                match g {
+                    Workspace => {
+                        let o = WorkspaceOpts::from_arg_matches(sub)?;
+                        ws.root = o.root.or(ws.root);
+                        ws.config = o.config.or(ws.config);
+                    }
+                    Server => {
+                        let o = ServerOpts::from_arg_matches(sub)?;
+                        server = ServerOpts {
+                            state: o.state.or(server.state),
+                            install: o.install || server.install,
+                            max_output: o.max_output.or(server.max_output),
+                            timeout: o.timeout.or(server.timeout),
+                            ready_timeout: o.ready_timeout.or(server.ready_timeout),
+                            diagnostics_timeout: o
+                                .diagnostics_timeout
+                                .or(server.diagnostics_timeout),
+                            restart: o.restart.or(server.restart),
+                            restart_backoff_ms: o.restart_backoff_ms.or(server.restart_backoff_ms),
+                            open_documents: o.open_documents.or(server.open_documents),
+                        };
+                    }
+                    Json => json.json |= JsonOpts::from_arg_matches(sub)?.json,
+                    Render => {
+                        let o = RenderOpts::from_arg_matches(sub)?;
+                        render.terse |= o.terse;
+                        render.raw |= o.raw;
+                    }
+                    Attach => attach.standalone |= AttachOpts::from_arg_matches(sub)?.standalone,
+                }
+            }
+        }
+        Ok(Cli {
+            root: ws.root,
+            state: server.state,
+            config: ws.config,
+            json: json.json,
+            terse: render.terse,
+            raw: render.raw,
+            install: server.install,
+            max_output: server.max_output.unwrap_or(20_000),
+            timeout: server.timeout.unwrap_or(30.0),
+            ready_timeout: server.ready_timeout.unwrap_or(15.0),
+            diagnostics_timeout: server.diagnostics_timeout.unwrap_or(15.0),
+            restart: server.restart.unwrap_or(RestartPolicy::Limit(3)),
+            restart_backoff_ms: server.restart_backoff_ms.unwrap_or(500),
+            open_documents: server.open_documents.unwrap_or(200),
+            verbose: line.verbose,
+            standalone: attach.standalone,
+            command: line.command,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Cli::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Parser for Cli {}
 
 /// What `lspgate daemon` does besides running one.
 #[derive(Debug, Clone, Copy, Subcommand)]

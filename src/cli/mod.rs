@@ -326,24 +326,20 @@ pub async fn run(cli: Cli) -> i32 {
     }
 }
 
-/// `lspgate check`: exit 0 ok, 1 issues, 2 could not check. Its report holds every issue
-/// unless `--limit` says otherwise (CI reads it whole; SARIF always is).
+/// `lspgate check`: the `check` tool call (admitted, consistent, rendered and `--raw` as an MCP
+/// client's is), with a progress bar; exit 0 ok, 1 issues, 2 could not check. Its report
+/// holds every issue unless `--limit` says otherwise (CI reads it whole; SARIF always is).
 async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
-    let params = t.json(cli.terse, false).and_then(|mut v| {
-        if let Value::Object(m) = &mut v {
-            m.remove("terse");
-            if t.sarif || !m.contains_key("limit") {
-                m.insert("limit".into(), json!(u32::MAX));
-            }
+    let args = t.json(cli.terse, cli.raw).map(|mut v| {
+        if let Value::Object(m) = &mut v
+            && (t.sarif || !m.contains_key("limit"))
+        {
+            m.insert("limit".into(), json!(u32::MAX));
         }
-        serde_json::from_value::<crate::ops::types::CheckParams>(v)
-            .map_err(|e| ToolError::invalid(format!("bad arguments: {e}")))
+        v
     });
-    let params = match params {
-        Ok(mut p) => {
-            p.terse = Some(cli.terse);
-            p
-        }
+    let args = match args {
+        Ok(a) => a,
         Err(e) => {
             complain!("{e}");
             return 2;
@@ -370,31 +366,37 @@ async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     };
-    let report = engine.check_with_progress(params, &progress).await;
+    let result =
+        tools::call_keeping::<crate::ops::types::CheckReport>(&engine, "check", args, &progress)
+            .await;
     bar.finish_and_clear();
     engine.shutdown().await;
-    let report = match report {
+    let (out, report) = match result {
         Ok(r) => r,
         Err(e) => {
+            if cli.json && !t.sarif {
+                say!(
+                    "{}",
+                    serde_json::to_string_pretty(&e.to_json()).unwrap_or_default()
+                );
+            }
             complain!("{e}");
             return 2;
         }
     };
-    if t.sarif {
-        say!(
+    match &report {
+        Some(r) if t.sarif => say!(
             "{}",
-            serde_json::to_string_pretty(&report.sarif()).unwrap_or_default()
-        );
-    } else if cli.json {
-        say!(
+            serde_json::to_string_pretty(&r.sarif()).unwrap_or_default()
+        ),
+        _ if cli.json => say!(
             "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        );
-    } else {
-        use crate::ops::render::Render;
-        say!("{}", report.render(cli.terse));
+            serde_json::to_string_pretty(&out.structured).unwrap_or_default()
+        ),
+        _ => say!("{}", out.text),
     }
-    report.exit_code()
+    // No report: it runs in the background (`--background`), and `out` says where to follow it.
+    report.map_or(0, |r| r.exit_code())
 }
 
 /// `lspgate serve`: a thin session relaying to the per-user daemon, or (standalone, or when no

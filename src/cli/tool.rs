@@ -22,6 +22,8 @@ use serde_json::{Map, Value, json};
 use crate::error::ToolError;
 use crate::ops::tools::{self, ToolDef};
 
+mod help;
+
 /// A tool subcommand as parsed: the tool, its JSON arguments (as an MCP client would send
 /// them, less what is read at run time), and the command line's extras.
 #[derive(Debug, Clone)]
@@ -147,7 +149,7 @@ fn flag_arg(def: &ToolDef, name: &'static str, schema: &'static Value) -> Arg {
             arg = arg.visible_alias(*alias);
         }
     }
-    if let Some(d) = schema.get("description").and_then(Value::as_str) {
+    if let Some(d) = help::of(def.name, name, schema) {
         arg = arg.help(d);
     }
     if let Some(Value::Array(values)) = schema.get("enum") {
@@ -208,7 +210,13 @@ fn command(def: &'static ToolDef) -> ClapCommand {
         cmd = cmd.arg(
             Arg::new("file")
                 .value_name("FILE")
-                .required(required.contains(&"file")),
+                .required(required.contains(&"file"))
+                .help(
+                    props
+                        .iter()
+                        .find(|(p, _)| *p == "file")
+                        .and_then(|(_, s)| help::of(def.name, "file", s)),
+                ),
         );
         taken.push("file");
     }
@@ -245,7 +253,7 @@ fn command(def: &'static ToolDef) -> ClapCommand {
         if taken.contains(name) {
             continue;
         }
-        let help = schema.get("description").and_then(Value::as_str);
+        let help = help::of(def.name, name, schema);
         let arg = if OPTIONAL_POSITIONAL.contains(&(def.name, *name)) {
             Arg::new(*name)
                 .value_name(intern(name.to_uppercase()))
@@ -327,7 +335,7 @@ fn positional(def: &ToolDef, name: &'static str, schema: &'static Value) -> Arg 
         } else {
             ArgAction::Set
         });
-    if let Some(d) = schema.get("description").and_then(Value::as_str) {
+    if let Some(d) = help::of(def.name, name, schema) {
         arg = arg.help(d);
     }
     arg
@@ -547,7 +555,7 @@ impl Subcommand for ToolCommand {
 
 impl ToolCommand {
     /// The arguments an MCP client would send: with `source` read from `--source-from`, and
-    /// `terse`/`raw` from the global flags.
+    /// `terse`/`raw` from `--terse`/`--raw` (options of every tool subcommand, `cli/args.rs`).
     pub fn json(&self, terse: bool, raw: bool) -> Result<Value, ToolError> {
         let mut args = self.args.clone();
         if let Some(p) = &self.source_from {
@@ -597,6 +605,23 @@ mod tests {
                         || (matches!(name, "file" | "line" | "column") && a.get_id() == AT)
                 });
                 assert!(known, "{} lacks {name}", def.name);
+            }
+        }
+    }
+
+    /// `--help` says what every option of every subcommand is.
+    #[test]
+    fn every_option_says_what_it_is() {
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        for sub in cli.get_subcommands() {
+            for a in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+                assert!(
+                    a.get_help().is_some(),
+                    "`lspgate {} --help` says nothing of {}",
+                    sub.get_name(),
+                    a.get_id()
+                );
             }
         }
     }

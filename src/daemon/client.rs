@@ -1,8 +1,10 @@
 //! The client end of the daemon: connecting (starting a daemon, detached, when none answers;
 //! replacing one of another version), running a command there, and `serve` as a thin session
-//! that relays MCP between the agent's stdio and the daemon. When the daemon dies under a
-//! session, the calls in flight fail with `server_failed` and the session reconnects to a new
-//! daemon by itself, replaying the client's `initialize`.
+//! that relays MCP between the agent's stdio and the daemon. When the daemon stops or dies under
+//! a session, the calls in flight fail with `server_failed`, and the session's next request
+//! reconnects to a new daemon (started then, not before), replaying the client's `initialize`.
+//! `daemon stop` and `daemon status`: a stopping daemon is said to be, and `stop` returns once
+//! the daemon and its servers are gone.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -13,7 +15,7 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::paths;
-use super::protocol::{Answer, Hello, Ran, Request, VERSION};
+use super::protocol::{Answer, Hello, Ran, Request, STOPPING, Stopped, VERSION};
 use crate::cli::context::Client;
 
 /// How long a started daemon gets to open its socket.
@@ -52,6 +54,17 @@ pub(super) async fn open(request: &Request) -> Result<(UnixStream, Answer), Stri
                 "the daemon is lspgate {}; starting one of {VERSION}",
                 answer.version
             );
+            continue;
+        }
+        if answer.error.as_deref() == Some(STOPPING) {
+            // It keeps its socket until its servers are gone: once it is, start another.
+            tracing::info!("the daemon is stopping; starting another once it is gone");
+            if !gone(&[], START_WAIT).await {
+                return Err(format!(
+                    "the daemon was still stopping after {}s",
+                    START_WAIT.as_secs()
+                ));
+            }
             continue;
         }
         let stream = read
@@ -155,13 +168,34 @@ pub async fn run(argv: Vec<String>) -> Result<Ran, String> {
     serde_json::from_value(answer.body).map_err(|e| format!("the daemon's answer: {e}"))
 }
 
-/// `lspgate daemon status`.
+/// `lspgate daemon status`: the running daemon's status; one that is stopping (or starting)
+/// is said to be, never taken for none.
 pub async fn status() -> i32 {
     match connect_only(Request::Status).await {
-        Ok(a) => {
+        Ok(Some(a)) if a.ok => {
             let text = serde_json::to_string_pretty(&a.body).unwrap_or_default();
             crate::cli::output::stdout(&format!("{text}\n"));
             0
+        }
+        Ok(Some(a)) if a.error.as_deref() == Some(STOPPING) => {
+            let body = json!({"version": a.version, "pid": a.body.get("pid"), "state": STOPPING});
+            let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+            crate::cli::output::stdout(&format!("{text}\n"));
+            0
+        }
+        Ok(Some(a)) => {
+            eprintln!("{}", refusal(&a));
+            1
+        }
+        Ok(None) if !lock_free() => {
+            eprintln!(
+                "a daemon of lspgate {VERSION} holds its lock but does not answer on its socket: it is starting or stopping"
+            );
+            1
+        }
+        Ok(None) => {
+            eprintln!("no daemon is running");
+            1
         }
         Err(e) => {
             eprintln!("{e}");
@@ -170,39 +204,122 @@ pub async fn status() -> i32 {
     }
 }
 
-/// `lspgate daemon stop`.
+/// `lspgate daemon stop`: returns once the daemon and its servers are gone (so that what runs
+/// next starts a new daemon), and says so.
 pub async fn stop() -> i32 {
-    if let Err(e) = connect_only(Request::Stop).await {
-        eprintln!("{e}");
+    let deadline = tokio::time::Instant::now() + START_WAIT;
+    let mut waited = false;
+    let stopped = loop {
+        match connect_only(Request::Stop).await {
+            Ok(Some(a)) if a.ok => {
+                break serde_json::from_value::<Stopped>(a.body).unwrap_or_default();
+            }
+            // Told to stop already (another `stop`, a signal, idleness): waited for all the same.
+            Ok(Some(a)) if a.error.as_deref() == Some(STOPPING) => {
+                let pid = a.body.get("pid").and_then(Value::as_u64);
+                break Stopped {
+                    pid: pid.and_then(|p| u32::try_from(p).ok()).unwrap_or(0),
+                    servers: Vec::new(),
+                };
+            }
+            Ok(Some(a)) => {
+                eprintln!("{}", refusal(&a));
+                return 1;
+            }
+            Ok(None) if lock_free() && waited => {
+                crate::cli::output::stdout("the lspgate daemon is gone\n");
+                return 0;
+            }
+            Ok(None) if lock_free() => {
+                eprintln!("no daemon is running");
+                return 1;
+            }
+            // One that holds the lock without a socket: starting, or in its last moments.
+            Ok(None) if tokio::time::Instant::now() < deadline => {
+                waited = true;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Ok(None) => {
+                eprintln!(
+                    "a daemon of lspgate {VERSION} holds its lock but has not answered on its socket for {}s; it was not stopped",
+                    START_WAIT.as_secs()
+                );
+                return 1;
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                return 1;
+            }
+        }
+    };
+    let mut pids = stopped.servers.clone();
+    pids.extend((stopped.pid != 0).then_some(stopped.pid));
+    if !gone(&pids, START_WAIT).await {
+        eprintln!(
+            "the daemon (pid {}) was told to stop and is still stopping after {}s",
+            stopped.pid,
+            START_WAIT.as_secs()
+        );
         return 1;
     }
-    // Returns once the daemon is gone (its servers stopped, its lock released), so that what
-    // runs next starts a new one.
-    let Ok(dir) = paths::runtime_dir() else {
-        return 0;
-    };
-    let lock = paths::lock(&dir, VERSION);
-    let deadline = tokio::time::Instant::now() + START_WAIT;
-    while tokio::time::Instant::now() < deadline {
-        if paths::lock_is_free(&lock) {
-            return 0;
+    let n = stopped.servers.len();
+    crate::cli::output::stdout(&format!(
+        "stopped the lspgate daemon (pid {}) and its {n} server{}\n",
+        stopped.pid,
+        if n == 1 { "" } else { "s" }
+    ));
+    0
+}
+
+/// Whether no daemon of this version holds the lock (none runs, or the last one is gone).
+fn lock_free() -> bool {
+    paths::runtime_dir().is_ok_and(|dir| paths::lock_is_free(&paths::lock(&dir, VERSION)))
+}
+
+/// Waits (at most `bound`) until the daemon's lock is free and processes `pids` have exited;
+/// whether they have.
+async fn gone(pids: &[u32], bound: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + bound;
+    loop {
+        if lock_free() && !pids.iter().any(|p| alive(*p)) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    eprintln!(
-        "the daemon was told to stop and is still stopping after {}s",
-        START_WAIT.as_secs()
-    );
-    1
 }
 
-/// Asks the running daemon (never starts one).
-async fn connect_only(request: Request) -> Result<Answer, String> {
+/// Whether process `pid` runs (a zombie, which has exited, does not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
+    })
+}
+
+/// Why the daemon refused.
+fn refusal(a: &Answer) -> String {
+    match a.error.as_deref() {
+        Some("version") => format!(
+            "the running daemon is lspgate {}; it drains and exits",
+            a.version
+        ),
+        Some(e) => e.to_string(),
+        None => "the daemon's answer is not understood".into(),
+    }
+}
+
+/// Asks the running daemon (never starts one): its answer, or `None` when nothing answers on
+/// the socket.
+async fn connect_only(request: Request) -> Result<Option<Answer>, String> {
     let dir = paths::runtime_dir()?;
     let socket = paths::socket(&dir);
-    let mut stream = UnixStream::connect(&socket)
-        .await
-        .map_err(|_| "no daemon is running".to_string())?;
+    let Ok(mut stream) = UnixStream::connect(&socket).await else {
+        return Ok(None);
+    };
     let mut line = serde_json::to_vec(&Hello {
         version: VERSION.into(),
         request,
@@ -215,15 +332,13 @@ async fn connect_only(request: Request) -> Result<Answer, String> {
     read.read_line(&mut answer)
         .await
         .map_err(|e| e.to_string())?;
-    let a: Answer = serde_json::from_str(&answer).map_err(|e| e.to_string())?;
-    match a.error.as_deref() {
-        Some("version") => Err(format!(
-            "the running daemon is lspgate {}; it drains and exits",
-            a.version
-        )),
-        Some(e) => Err(e.to_string()),
-        None => Ok(a),
+    if answer.is_empty() {
+        // It closed without a word: its last moments.
+        return Ok(None);
     }
+    serde_json::from_str(&answer)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// The MCP connection to the daemon, with what the relay needs to know of it.
@@ -287,6 +402,12 @@ pub async fn serve(argv: Vec<String>, max_frame: usize) -> Result<i32, String> {
                 };
                 let request = s.note_client_line(&line);
                 if link.is_none() {
+                    if !request {
+                        // A notification or a reply for a daemon that is gone: its session
+                        // went with it (`initialized` is kept, for the next one).
+                        continue;
+                    }
+                    // The daemon is needed again: a new one, the session replayed there.
                     link = s.reconnect(&argv, &mut out).await;
                 }
                 let sent = match link.as_mut() {
@@ -297,7 +418,6 @@ pub async fn serve(argv: Vec<String>, max_frame: usize) -> Result<i32, String> {
                     // No daemon now: this request fails; the next one tries again.
                     link = None;
                     s.fail_inflight(&mut out).await;
-                    let _ = request;
                 }
             }
             line = from_daemon => {
@@ -311,9 +431,12 @@ pub async fn serve(argv: Vec<String>, max_frame: usize) -> Result<i32, String> {
                         }
                     }
                     _ => {
-                        tracing::warn!("the daemon went away; reconnecting");
+                        // Stopped or died: the calls it had fail, and a new daemon is started
+                        // only when the session next needs one (its next request), so that a
+                        // `daemon stop` stops.
+                        tracing::warn!("the daemon went away; a new one at the next request");
                         s.fail_inflight(&mut out).await;
-                        link = s.reconnect(&argv, &mut out).await;
+                        link = None;
                     }
                 }
             }

@@ -197,20 +197,55 @@ pub async fn run(life: Lifecycle) -> i32 {
             }
         }
     }
-    daemon.http.stop_all().await;
-    // Leave the socket to a newer daemon if one took it over.
+    // The socket stays while the daemon stops: whoever connects meanwhile is told it is
+    // stopping (`status` says so; a session or command waits until it is gone, then starts
+    // another), so no client takes it for gone while its servers still run.
+    let shutdown = async {
+        daemon.http.stop_all().await;
+        let all: Vec<Arc<Workspace>> = daemon
+            .workspaces
+            .lock()
+            .map(|w| w.values().map(|s| s.ws.clone()).collect())
+            .unwrap_or_default();
+        // Each bounded: activities get a short while, then the servers stop whatever they did.
+        futures::future::join_all(all.iter().map(|ws| ws.shutdown())).await;
+    };
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => {
+                if let Ok((stream, _)) = accepted {
+                    tokio::task::spawn_local(stopping(stream));
+                }
+            }
+        }
+    }
+    // Leave the socket to a newer daemon if one took it over. The lock goes with the process.
     if !daemon.draining.load(Ordering::Acquire) {
         let _ = std::fs::remove_file(&socket);
     }
-    let all: Vec<Arc<Workspace>> = daemon
-        .workspaces
-        .lock()
-        .map(|w| w.values().map(|s| s.ws.clone()).collect())
-        .unwrap_or_default();
-    // Each bounded: activities get a short while, then the servers stop whatever they did.
-    futures::future::join_all(all.iter().map(|ws| ws.shutdown())).await;
     tracing::info!("lspgate daemon stopped");
     0
+}
+
+/// Answers a connection made while the daemon stops: `stopping`, with its pid.
+async fn stopping(stream: UnixStream) {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    if !stream.peer_cred().is_ok_and(|c| c.uid() == me) {
+        return;
+    }
+    let (read, mut write) = stream.into_split();
+    let mut line = String::new();
+    let mut read = BufReader::new(read);
+    let said = tokio::time::timeout(Duration::from_secs(10), read.read_line(&mut line)).await;
+    if !matches!(said, Ok(Ok(n)) if n > 0) {
+        return;
+    }
+    let mut a = Answer::refused(protocol::STOPPING);
+    a.body = json!({"pid": std::process::id()});
+    let _ = answer(&mut write, &a).await;
 }
 
 /// Serves one connection: checks who it is, reads its hello, does what it asks.
@@ -263,7 +298,8 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
             http::host(daemon, client, argv, keep, read, write).await;
         }
         Request::Stop => {
-            let _ = answer(&mut write, &Answer::ok(Value::Null)).await;
+            // What `daemon stop` waits to see gone: this process and its servers'.
+            let _ = answer(&mut write, &Answer::ok(daemon.pids())).await;
             daemon.stop.notify_one();
         }
         Request::Run { client, argv } => {
@@ -378,6 +414,21 @@ impl Daemon {
             stdout: out.stdout,
             stderr: out.stderr,
         }
+    }
+
+    /// `{"pid": the daemon's, "servers": [every running server's]}`.
+    fn pids(&self) -> Value {
+        let servers: Vec<u32> = self
+            .workspaces
+            .lock()
+            .map(|w| {
+                w.values()
+                    .flat_map(|s| s.ws.registry().statuses())
+                    .filter_map(|st| st.pid)
+                    .collect()
+            })
+            .unwrap_or_default();
+        json!({"pid": std::process::id(), "servers": servers})
     }
 
     fn touch(&self) {

@@ -38,8 +38,22 @@ pub enum Request {
     },
     /// The daemon's roots, sessions and servers.
     Status,
-    /// Stop the daemon.
+    /// Stop the daemon: answered with the pids of the daemon and its servers (`Stopped`), then
+    /// the daemon stops; until it is gone, every connection is answered `STOPPING`.
     Stop,
+}
+
+/// The error of an answer from a daemon that is stopping (its body: `{"pid": N}`): it is gone
+/// once its lock is free.
+pub const STOPPING: &str = "stopping";
+
+/// The answer to `Stop`: what goes away.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Stopped {
+    pub pid: u32,
+    /// The servers' processes.
+    #[serde(default)]
+    pub servers: Vec<u32>,
 }
 
 /// The daemon's answer.

@@ -7,7 +7,9 @@ pub mod profile;
 pub mod schema;
 
 pub(crate) use dispatch::run_admitted;
-pub use dispatch::{ToolOutput, call, call_for_resource, call_with_progress, decode, offered};
+pub use dispatch::{
+    ToolOutput, call, call_for_resource, call_keeping, call_with_progress, decode, offered,
+};
 
 use std::sync::OnceLock;
 
