@@ -1,11 +1,11 @@
-//! The error every operation returns: a SPEC §2 code, a message for people, and data for agents.
+//! The error every operation returns: a protocol §2 code, a message for people, data for agents.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::lsp::LspError;
 
-/// SPEC §2 error codes.
+/// The error codes of protocol §2 (docs/protocol.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
@@ -119,7 +119,7 @@ impl ToolError {
         }
     }
 
-    /// The `{"error": {...}}` object of SPEC §2.
+    /// The `{"error": {...}}` object of protocol §2.
     pub fn to_json(&self) -> Value {
         serde_json::json!({"error": {
             "code": self.code.as_str(),

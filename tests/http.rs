@@ -1,4 +1,4 @@
-//! MCP over Streamable HTTP (SPEC §5), through real clients: the Python MCP SDK's Streamable
+//! MCP over Streamable HTTP (protocol §5), through real clients: the Python MCP SDK's Streamable
 //! HTTP client (tests/http_client.py, in `.tools/mcp-venv`), the MCP Inspector's CLI (in
 //! `.tools/inspector`) and, for exact status codes and headers, a raw HTTP/1.1 client
 //! (tests/raw_http). Tools work with the token; no token, a wrong one, a foreign Origin or

@@ -1,5 +1,5 @@
 //! The MCP channel itself, spoken raw over stdio: malformed JSON, unknown methods, bad params and
-//! oversized frames get their JSON-RPC errors (SPEC §2) and the session goes on.
+//! oversized frames get their JSON-RPC errors (protocol §2) and the session goes on.
 
 mod common;
 use common::*;

@@ -67,3 +67,71 @@ fn only_the_cli_prints_to_stdout() {
         "stdout writes outside src/cli: {offenders:?}"
     );
 }
+
+/// Every file under `dir` (recursively), leaving out what builds, tools and VCS put there.
+fn every_file(dir: &Path, out: &mut Vec<PathBuf>) {
+    const SKIP: [&str; 9] = [
+        ".git",
+        "target",
+        ".tools",
+        "node_modules",
+        "__pycache__",
+        ".lspgate",
+        "corpus",
+        "artifacts",
+        "coverage",
+    ];
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            if !p.file_name().is_some_and(|n| SKIP.iter().any(|s| n == *s)) {
+                every_file(&p, out);
+            }
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The documents stand alone: README.md, ARCHITECTURE.md, docs/ and src/ point at no contract
+/// outside the repository (a clone has nothing beside it; docs/protocol.md is the contract), and
+/// the additions page that docs/protocol.md absorbed is named nowhere.
+#[test]
+fn the_docs_stand_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Spelled in pieces so that this file does not name them itself.
+    let outside = [concat!("shared", "/SPEC"), concat!("..", "/shared")];
+    let gone = concat!("SPEC-", "ADDITIONS");
+    assert!(
+        !root.join(format!("{gone}.md")).exists(),
+        "{gone}.md is back: its content belongs in docs/protocol.md"
+    );
+    let mut docs = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    every_file(&root.join("docs"), &mut docs);
+    every_file(&root.join("src"), &mut docs);
+    assert!(
+        root.join("docs/protocol.md").exists(),
+        "docs/protocol.md is missing"
+    );
+    let mut everything = Vec::new();
+    every_file(root, &mut everything);
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    let mut offenders = Vec::new();
+    for p in &docs {
+        let text = read(p);
+        for needle in outside {
+            if text.contains(needle) {
+                offenders.push(format!("{} mentions {needle}", p.display()));
+            }
+        }
+    }
+    for p in &everything {
+        if read(p).contains(gone) {
+            offenders.push(format!("{} mentions {gone}", p.display()));
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}

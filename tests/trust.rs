@@ -1,4 +1,4 @@
-//! Trust in a workspace's own lspgate.toml (SPEC §5), through a real MCP client and the CLI:
+//! Trust in a workspace's own lspgate.toml (protocol §5), through a real MCP client and the CLI:
 //! untrusted, its server and task commands do not run (a marker file each would create proves
 //! it) and what asks for them answers `untrusted_config` with the command to trust it, while
 //! `[languages]` still applies; after `lspgate trust` they run, in a session already running

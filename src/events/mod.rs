@@ -1,4 +1,4 @@
-//! The durable event log of a workspace root (SPEC §3, Events): what happened, in order, with a
+//! The durable event log of a workspace root (protocol §3, Events): what happened, in order, with a
 //! `seq` that never goes back and is never reused, kept in the state database beside the edit
 //! journal so it survives restarts of lspgate and of the daemon.
 //!
@@ -26,7 +26,7 @@ use crate::registry::{RegistryEvent, Sink};
 use crate::workspace::Root;
 pub use store::{Event, Page};
 
-/// The kinds of events, as SPEC §3 names them.
+/// The kinds of events, as protocol §3 names them.
 pub const KINDS: [&str; 10] = [
     "file_changed",
     "diagnostics_changed",

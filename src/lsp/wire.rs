@@ -23,7 +23,7 @@ pub struct WireLocation {
     pub range: WireRange,
 }
 
-/// Diagnostic severity, as SPEC §3 names it.
+/// Diagnostic severity, as the protocol (docs/protocol.md §3) names it.
 #[derive(
     Debug,
     Clone,

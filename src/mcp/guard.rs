@@ -1,4 +1,4 @@
-//! The HTTP front end's gate (SPEC §5), a tower layer in front of everything the listener
+//! The HTTP front end's gate (protocol §5), a tower layer in front of everything the listener
 //! serves: a request's `Host` must name this machine as its clients reach it (loopback names,
 //! plus what `--http-host` adds; any IP literal too when `--http-public`), its `Origin`, when a
 //! browser sent one, must be a loopback origin or one `--http-origin` allows (403 otherwise),

@@ -23,7 +23,7 @@ use crate::error::{Code, ToolError};
 use crate::ops::Engine;
 use crate::ops::tools;
 
-/// The resource listing the servers (SPEC §3).
+/// The resource listing the servers (protocol §3).
 pub use resources::SERVERS_URI;
 
 /// The MCP server over one engine.
@@ -107,7 +107,7 @@ impl McpServer {
     }
 
     /// lspgate's limits, as `initialize` reports them under `capabilities.experimental.lspgate`
-    /// (SPEC §2).
+    /// (protocol §2).
     fn limits(&self) -> serde_json::Map<String, Value> {
         let mut m = serde_json::Map::new();
         m.insert("max_frame".into(), Value::from(self.max_frame));
@@ -188,7 +188,7 @@ impl ServerHandler for McpServer {
     }
 
     /// Server restarts, give-ups and memory kills go to the client as `notifications/message`.
-    #[allow(deprecated)] // rmcp marks MCP logging deprecated (SEP-2577); SPEC §3 uses it.
+    #[allow(deprecated)] // rmcp marks MCP logging deprecated (SEP-2577); protocol §3 uses it.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
         let mut events = self.engine.registry().events();

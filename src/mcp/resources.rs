@@ -1,4 +1,4 @@
-//! MCP resources (SPEC §3): `lspgate://servers`, `lspgate://diagnostics` (every file with
+//! MCP resources (protocol §3): `lspgate://servers`, `lspgate://diagnostics` (every file with
 //! problems), `lspgate://diagnostics/{file}` (a template) and `lspgate://events` (the newest
 //! events), each read through the same tool call an agent would make. Subscriptions, both
 //! `resources/subscribe` and MCP 2026-07-28's `subscriptions/listen`, follow the workspace's

@@ -1,5 +1,5 @@
 //! The stdio framing guard in front of rmcp: newline-delimited JSON-RPC with a frame limit.
-//! Bad frames get the JSON-RPC errors of SPEC §2 (-32700, -32600, -32602) instead of silence,
+//! Bad frames get the JSON-RPC errors of protocol §2 (-32700, -32600, -32602) instead of silence,
 //! oversized frames are drained, and the session goes on. Valid messages pass through unchanged.
 
 use serde_json::{Value, json};

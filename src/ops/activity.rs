@@ -1,4 +1,4 @@
-//! Heavy calls and background activities (SPEC §3, Activities). At most `max_inflight` heavy
+//! Heavy calls and background activities (protocol §3, Activities). At most `max_inflight` heavy
 //! calls (`check`, `shrink`, `run_task`, `rename` with `apply`), foreground or background, run
 //! at once per workspace; one more is refused with `busy`, saying what runs and when to retry.
 //! `background: true` on `check`, `shrink` and `run_task` starts the same call as an activity

@@ -2,7 +2,7 @@
 //! asker, outlines in line order without function-local variables, and what a page of an outline
 //! is. Pure functions over results; the operations in `ops/mod.rs` call them.
 //!
-//! Ranking of `workspace_symbols` (SPEC §3): the exact name (case-sensitive, then not) first,
+//! Ranking of `workspace_symbols` (protocol §3): the exact name (case-sensitive, then not) first,
 //! then names the query begins, then the rest; within each of those, types and functions before
 //! variables and other members. Variables local to a function come last of all, ranked the same
 //! way among themselves: an agent asking for `Subject` wants the classes named like it before

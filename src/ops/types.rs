@@ -1,5 +1,5 @@
-//! Parameters and results of the tools, in SPEC §1–3 shapes, with their JSON Schemas and their
-//! text renderings (default and terse). Shared by every front end.
+//! Parameters and results of the tools, in the shapes of docs/protocol.md §1–3, with their JSON
+//! Schemas and their text renderings (default and terse). Shared by every front end.
 
 use std::borrow::Cow;
 
@@ -135,7 +135,7 @@ pub struct DocumentSymbolsParams {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct DiagnosticsParams {
-    // One file; without it, every file the servers have reported on.
+    // One file; without it, every file of the workspace with problems (what `check` finds).
     #[serde(default)]
     pub file: Option<String>,
     #[serde(default)]
@@ -374,7 +374,7 @@ pub struct CallHierarchyResult {
     pub reason: Option<String>,
 }
 
-/// A diagnostic (SPEC §3 `Diag`).
+/// A diagnostic (protocol §3 `Diag`).
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
 pub struct Diag {
     pub severity: Severity,

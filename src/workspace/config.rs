@@ -1,4 +1,4 @@
-//! `lspgate.toml`: servers, project language declarations and tasks (SPEC §4). Parsed strictly;
+//! `lspgate.toml`: servers, project language declarations and tasks (protocol §4). Parsed strictly;
 //! an invalid file is rejected with its path, line and reason (a `tcp` server off loopback
 //! without `allow_remote` included). Its JSON Schema is published. The workspace's own file is
 //! loaded with its trust (see `trust`): untrusted, its commands do not run, and it may lower

@@ -1,4 +1,4 @@
-//! Trust in a workspace's own `lspgate.toml` (SPEC §5), like `direnv allow`: the commands it
+//! Trust in a workspace's own `lspgate.toml` (protocol §5), like `direnv allow`: the commands it
 //! defines (server commands, their args and env, tcp addresses, tasks) run only once
 //! `lspgate trust` has recorded the file's SHA-256 in the user's data folder; a new or changed
 //! file is untrusted, and asking for what it defines answers `untrusted_config`. A file named

@@ -1,4 +1,4 @@
-//! What a client, or many, can hold of an HTTP listener (SPEC §5): its own accept loop (hyper's
+//! What a client, or many, can hold of an HTTP listener (protocol §5): its own accept loop (hyper's
 //! HTTP/1.1 connections, a header-read timeout that is also the keep-alive timeout, a cap on open
 //! connections under the process's file-descriptor limit), and in front of rmcp a cap on MCP
 //! sessions and on requests in flight per session. A connection past the cap takes the place of

@@ -19,7 +19,7 @@ pub fn input<T: JsonSchema>() -> Value {
 }
 
 /// A result's schema as it is serialized: fields left out when empty are not required, and no
-/// descriptions (the shapes are SPEC's). Clients validate every result against it, so it is
+/// descriptions (the protocol's shapes). Clients validate every result against it, so it is
 /// kept small and cheap to check: a subschema is inline where it is used once (a `Loc` of a
 /// 121-reference answer is not a `$ref` to resolve per location) and in `$defs` only where the
 /// same schema would otherwise be written twice (`introduced` and `resolved` diagnostics).
@@ -337,7 +337,7 @@ mod tests {
     #[derive(JsonSchema, serde::Serialize)]
     #[allow(dead_code)]
     struct Out {
-        /// Dropped: the shapes are SPEC's.
+        /// Dropped: the shapes are the protocol's.
         n: usize,
         #[serde(skip_serializing_if = "Option::is_none")]
         maybe: Option<String>,

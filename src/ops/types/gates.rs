@@ -74,7 +74,7 @@ pub struct Unchecked {
     pub examples: Vec<String>,
 }
 
-/// CheckReport v1 (SPEC §3). `ok` only when every file in scope was checked, every task ran
+/// CheckReport v1 (protocol §3). `ok` only when every file in scope was checked, every task ran
 /// and passed, and nothing was found at the asked severity.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CheckReport {
