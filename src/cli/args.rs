@@ -172,8 +172,8 @@ enum Group {
 use Group::*;
 
 /// What each fixed subcommand takes; every tool subcommand takes `TOOL`. `install` and
-/// `config-schema` take none, nor do `daemon status` and `daemon stop` (the options of
-/// `daemon` itself are for the daemon it runs and its `--http` listener).
+/// `config-schema` take none, `daemon status` only `--json`, `daemon stop` none (the options
+/// of `daemon` itself are for the daemon it runs and its `--http` listener).
 const SCOPES: &[(&str, &[Group])] = &[
     ("serve", &[Workspace, Server, Attach]),
     ("call", TOOL),
@@ -224,7 +224,10 @@ impl CommandFactory for Cli {
                 sub
             });
         }
-        cmd
+        // `daemon status --json`: its answer is JSON (scripts say so explicitly).
+        cmd.mut_subcommand("daemon", |d| {
+            d.mut_subcommand("status", JsonOpts::augment_args)
+        })
     }
 
     fn command_for_update() -> clap::Command {
@@ -243,6 +246,11 @@ impl FromArgMatches for Cli {
             line.attach,
         );
         // What is written after the subcommand's name wins over what is written before.
+        if let Some(("daemon", d)) = m.subcommand()
+            && let Some(("status", status)) = d.subcommand()
+        {
+            json.json |= JsonOpts::from_arg_matches(status)?.json;
+        }
         if let Some((name, sub)) = m.subcommand() {
             for g in scope(name) {
                 match g {
