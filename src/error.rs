@@ -3,8 +3,6 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::lsp::LspError;
-
 /// The error codes of protocol §2 (docs/protocol.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -126,29 +124,6 @@ impl ToolError {
             "message": self.message,
             "data": self.data.clone().unwrap_or(Value::Null),
         }})
-    }
-}
-
-impl From<LspError> for ToolError {
-    fn from(e: LspError) -> ToolError {
-        match &e {
-            LspError::Timeout { method, after } => ToolError::new(Code::Timeout, e.to_string())
-                .with_data(
-                    serde_json::json!({"method": method, "after_ms": after.as_millis() as u64}),
-                ),
-            LspError::Server { code, message } => ToolError::new(Code::ServerError, e.to_string())
-                .with_data(serde_json::json!({"lsp_code": code, "lsp_message": message})),
-            LspError::StreamClosed { reason, stderr } => ToolError::new(
-                Code::ServerFailed,
-                format!("language server stopped: {reason}"),
-            )
-            .with_data(serde_json::json!({"stderr_tail": stderr})),
-            LspError::Spawn { command, reason } => {
-                ToolError::new(Code::ServerFailed, e.to_string())
-                    .with_data(serde_json::json!({"command": command, "reason": reason}))
-            }
-            LspError::Protocol(_) => ToolError::new(Code::ServerError, e.to_string()),
-        }
     }
 }
 

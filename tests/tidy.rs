@@ -135,3 +135,136 @@ fn the_docs_stand_alone() {
     }
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
+
+/// The layers, lowest first: a module may use only modules of a lower layer (ARCHITECTURE.md
+/// draws them). Front ends on top; the daemon hosts MCP sessions and runs the operations.
+const LAYERS: &[&[&str]] = &[
+    &["text", "error", "raw"],
+    &["watch"],
+    &["lsp"],
+    &["documents", "workspace"],
+    &["edits", "gates"],
+    &["registry"],
+    &["events"],
+    &["ops"],
+    &["mcp"],
+    &["daemon"],
+    &["cli"],
+];
+
+/// Imports that still run up a layer, each a debt named here: the daemon runs command lines
+/// (`cli::run` with the client's context and captured output) rather than typed operations.
+const KNOWN_UPWARD: &[(&str, &str)] = &[("daemon", "cli")];
+
+fn layer(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// Every `crate::MODULE` a source text uses outside comments and its `#[cfg(test)]` part.
+fn uses(text: &str) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        let mut rest = line;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// The imports of `src/` that run up a layer (or to a module no layer names), as
+/// `file: from -> to`.
+fn upward_imports(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(src).unwrap();
+        let from = rel
+            .iter()
+            .next()
+            .unwrap()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if from == "lib" || from == "main" || f.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for to in uses(&text) {
+            if to == from || KNOWN_UPWARD.contains(&(from.as_str(), to.as_str())) {
+                continue;
+            }
+            match (layer(&from), layer(&to)) {
+                (Some(a), Some(b)) if b < a => {}
+                _ => out.push(format!("{}: {from} -> {to}", rel.display())),
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn no_module_imports_a_higher_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let up = upward_imports(&src);
+    assert!(
+        up.is_empty(),
+        "imports against the layering (tests/tidy.rs LAYERS):\n{}",
+        up.join("\n")
+    );
+    // The check can fail: an import of `ops` from `lsp` is caught.
+    assert_eq!(uses("use crate::ops::Engine; // crate::cli"), ["ops"]);
+    assert!(layer("ops") > layer("lsp"));
+}
+
+#[test]
+fn every_source_file_is_in_the_code_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let missing: Vec<String> = files
+        .iter()
+        .map(|f| f.strip_prefix(root.join("src")).unwrap().to_path_buf())
+        .filter(|rel| {
+            let name = rel.file_name().unwrap().to_string_lossy().into_owned();
+            let path = rel.to_string_lossy().into_owned();
+            // A folder's `mod.rs` is named by its folder; any other file by its path or name.
+            let folder = rel
+                .parent()
+                .map(|p| format!("{}/", p.to_string_lossy()))
+                .unwrap_or_default();
+            // A file by its name in backticks or any tail of its path (`journal/seal.rs`).
+            let parts: Vec<String> = rel
+                .iter()
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect();
+            let tail_named =
+                (0..parts.len().saturating_sub(1)).any(|i| map.contains(&parts[i..].join("/")));
+            let named = if name == "mod.rs" {
+                map.contains(&format!("src/{folder}")) || map.contains(&folder)
+            } else {
+                map.contains(&path) || tail_named || map.contains(&format!("`{name}`"))
+            };
+            // A folder's unit tests (`tests.rs`) go with the module they test.
+            !named && name != "tests.rs"
+        })
+        .map(|rel| rel.display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "source files ARCHITECTURE.md does not name: {missing:?}"
+    );
+}

@@ -3,7 +3,7 @@
 //! root holding UTF-8 and non-UTF-8 files, a folder, symlinks in and out, dangling ones and a
 //! loop, with a secret file beside the root. Checks: never a panic; a plan only names
 //! canonical paths inside the root (no symlink on the way, no `..`), with each file's content
-//! before as the disk has it; anything else is refused with a SPEC code. Inputs are either
+//! before as the disk has it; anything else is refused with an error code of docs/protocol.md. Inputs are either
 //! structured (paths picked from the tricky ones, or arbitrary URIs) or raw JSON in which
 //! `$ROOT` stands for the root.
 

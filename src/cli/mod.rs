@@ -112,8 +112,9 @@ fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
         } => Profile::parse(names).map_err(|e| ToolError::invalid(format!("--tools: {e}")))?,
         // A daemon's own HTTP listener serves agent sessions too.
         Command::Serve { .. } | Command::Daemon { .. } => match &config.tools {
-            Some(names) => Profile::parse(names)
-                .map_err(|e| ToolError::invalid(format!("invalid config: tools: {e}")))?,
+            Some(names) => Profile::parse(names).map_err(|e| {
+                ToolError::invalid(format!("invalid config {}", config.tools_error(e)))
+            })?,
             None => Profile::all(),
         },
         _ => Profile::all(),

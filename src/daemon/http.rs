@@ -1,4 +1,4 @@
-//! MCP over HTTP in the daemon (SPEC §5, §6), so HTTP clients share the daemon's warm servers
+//! MCP over HTTP in the daemon (protocol §5, §6), so HTTP clients share the daemon's warm servers
 //! with stdio sessions and CLI commands. `lspgate serve --http ADDR` asks the daemon (over its
 //! socket) to listen at ADDR for the serve command's root, config and environment; the listener
 //! lives exactly as long as that connection: when `serve` ends (SIGTERM, SIGINT, or killed) the

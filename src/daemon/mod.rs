@@ -1,4 +1,4 @@
-//! The per-user daemon (SPEC §6): one lspgate per user and host that holds the language servers,
+//! The per-user daemon (protocol §6): one lspgate per user and host that holds the language servers,
 //! their watchers and journals, per workspace, for every session and command that attaches to
 //! it over a unix socket in the user's runtime folder (0700 folder, 0600 socket, only the same
 //! uid). Each MCP connection is a session of its own on a shared `Workspace` (one per root,

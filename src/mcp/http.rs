@@ -231,7 +231,7 @@ impl TokenFile {
     fn write(addr: SocketAddr, token: &Token) -> Result<TokenFile, String> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        let dir = crate::daemon::paths::runtime_dir()?;
+        let dir = crate::workspace::dirs::runtime_dir()?;
         let path = dir.join(format!("http-{addr}.token"));
         match std::fs::remove_file(&path) {
             Ok(()) => {}

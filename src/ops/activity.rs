@@ -22,8 +22,8 @@ use super::tools::{self, ToolOutput};
 use crate::error::{Code, ToolError};
 use crate::events::store::{self, Finish};
 
-/// Heavy calls per workspace by default.
-pub const MAX_INFLIGHT: usize = 2;
+/// Heavy calls per root by default.
+pub const MAX_INFLIGHT: usize = crate::workspace::config::DEFAULT_MAX_INFLIGHT;
 
 /// The tools that take `background: true`.
 pub const BACKGROUND: [&str; 3] = ["check", "shrink", "run_task"];

@@ -1,6 +1,6 @@
 //! The operations layer: one function per tool, shared by every front end. It resolves paths
 //! and positions, routes a file to its server through the registry, holds the document for the
-//! request, and turns `wire` answers into SPEC-shaped results.
+//! request, and turns `wire` answers into protocol-shaped results (docs/protocol.md).
 
 pub mod activity;
 mod diagnostics;

@@ -33,6 +33,11 @@ pub struct Config {
     /// overrides it.
     #[serde(default)]
     pub tools: Option<Vec<String>>,
+    /// Where `tools` is written (file and line), to place an error in its names: the tool
+    /// table, which knows them, is the operations layer's (`tools_error`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub tools_at: Option<(PathBuf, usize)>,
     /// Heavy calls (`check`, `shrink`, `run_task`, `rename` with `apply`) that may run at once
     /// on this workspace, background ones included; one more is refused with `busy`. Default 2.
     #[serde(default)]
@@ -58,7 +63,10 @@ pub struct Config {
 }
 
 /// The most `max_inflight` an untrusted lspgate.toml may ask for: lspgate's default.
-pub const UNTRUSTED_MAX_INFLIGHT: usize = crate::ops::activity::MAX_INFLIGHT;
+pub const UNTRUSTED_MAX_INFLIGHT: usize = DEFAULT_MAX_INFLIGHT;
+
+/// Heavy calls that may run at once on a root unless `max_inflight` says otherwise.
+pub const DEFAULT_MAX_INFLIGHT: usize = 2;
 
 /// The longest bound, in seconds, an untrusted lspgate.toml may set for `kind` in `[timeouts]`:
 /// lspgate's default for it (`initialize`: 60, any request: 30, the `--timeout` default).
@@ -235,6 +243,13 @@ impl Config {
         }
     }
 
+    /// `reason` (why the names in `tools` are wrong, from the tool table) placed at the line
+    /// of `tools` in the file.
+    pub fn tools_error(&self, reason: String) -> ConfigError {
+        let (path, line) = self.tools_at.clone().unwrap_or_default();
+        ConfigError { path, line, reason }
+    }
+
     /// Whether the file defines anything that runs: servers (commands or tcp addresses) or
     /// tasks.
     pub fn has_commands(&self) -> bool {
@@ -258,7 +273,7 @@ impl Config {
             line,
             reason,
         };
-        let config: Config = toml::from_str(text).map_err(|e| {
+        let mut config: Config = toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(0, |s| line_of(text, s.start));
             err(line, e.message().to_string())
         })?;
@@ -384,14 +399,12 @@ impl Config {
                 ));
             }
         }
-        if let Some(tools) = &config.tools
-            && let Err(e) = crate::ops::tools::Profile::parse(tools)
-        {
+        if config.tools.is_some() {
             let line = text
                 .lines()
                 .position(|l| l.trim_start().starts_with("tools"))
                 .map_or(0, |i| i + 1);
-            return Err(err(line, e));
+            config.tools_at = Some((path.to_path_buf(), line));
         }
         for glob in config.languages.keys() {
             if let Err(e) = globset::Glob::new(glob) {

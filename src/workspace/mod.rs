@@ -2,6 +2,7 @@
 //! each language (built-in presets or one explicit command).
 
 pub mod config;
+pub mod dirs;
 pub mod env;
 pub mod presets;
 mod root;
