@@ -7,80 +7,8 @@
 mod common;
 use common::*;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-
-/// A private runtime folder (so each test has a daemon of its own) and the environment that
-/// points sessions at it.
-struct Daemon {
-    runtime: tempfile::TempDir,
-    home: tempfile::TempDir,
-}
-
-impl Daemon {
-    fn new() -> Daemon {
-        let runtime = tempfile::tempdir().unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-        Daemon {
-            runtime,
-            home: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
-        let mut env = vec![
-            ("LSPGATE_STANDALONE", "0"),
-            ("XDG_RUNTIME_DIR", self.runtime.path().to_str().unwrap()),
-            ("LSPGATE_HOME", self.home.path().to_str().unwrap()),
-            // A safety net: a test that fails midway leaves no daemon for long.
-            ("LSPGATE_IDLE_EXIT", "30"),
-        ];
-        env.extend_from_slice(extra);
-        env
-    }
-
-    async fn session(&self, root: &Path, server: &[&str]) -> Gate {
-        Gate::start_with_env(root, &[], server, &self.env(&[])).await
-    }
-
-    /// `lspgate ARGS` as a CLI client of this daemon: exit code, stdout, stderr.
-    fn cli(&self, dir: &Path, args: &[&str]) -> (i32, String, String) {
-        let out = std::process::Command::new(LSPGATE)
-            .current_dir(dir)
-            .args(args)
-            .env("PATH", test_path())
-            .envs(self.env(&[]))
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    fn status(&self) -> Option<Value> {
-        let (code, out, _) = self.cli(Path::new("/"), &["daemon", "status"]);
-        (code == 0).then(|| serde_json::from_str(&out).unwrap())
-    }
-
-    fn pid(&self) -> u32 {
-        self.status().expect("a daemon runs")["pid"]
-            .as_u64()
-            .unwrap() as u32
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.runtime.path().join("lspgate/daemon.sock")
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.cli(Path::new("/"), &["daemon", "stop"]);
-    }
-}
 
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {

@@ -6,63 +6,7 @@
 
 mod common;
 use common::*;
-use serde_json::{Value, json};
-use std::path::Path;
-
-/// A daemon of the test's own (a private runtime folder) and lspgate's data folder.
-struct Daemon {
-    runtime: tempfile::TempDir,
-    home: tempfile::TempDir,
-}
-
-impl Daemon {
-    fn new() -> Daemon {
-        use std::os::unix::fs::PermissionsExt;
-        let runtime = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-        Daemon {
-            runtime,
-            home: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    /// The variables that point a session at this daemon, then `extra`.
-    fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
-        let mut env = vec![
-            ("LSPGATE_STANDALONE", "0"),
-            ("XDG_RUNTIME_DIR", self.runtime.path().to_str().unwrap()),
-            ("LSPGATE_HOME", self.home.path().to_str().unwrap()),
-            ("LSPGATE_IDLE_EXIT", "30"),
-        ];
-        env.extend_from_slice(extra);
-        env
-    }
-
-    async fn session(&self, root: &Path, server: &[&str], extra: &[(&str, &str)]) -> Gate {
-        Gate::start_with_env(root, &[], server, &self.env(extra)).await
-    }
-
-    fn status(&self) -> Value {
-        let out = std::process::Command::new(LSPGATE)
-            .args(["daemon", "status"])
-            .env("PATH", test_path())
-            .envs(self.env(&[]))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new(LSPGATE)
-            .args(["daemon", "stop"])
-            .env("PATH", test_path())
-            .envs(self.env(&[]))
-            .output();
-    }
-}
+use serde_json::json;
 
 /// What the fixture answers to a hover on `env_NAME`: its own `NAME=value`.
 async fn server_sees(gate: &Gate, name: &str) -> String {
@@ -90,14 +34,14 @@ async fn sessions_whose_variables_differ_get_a_server_each() {
     let d = Daemon::new();
     let ws = workspace(&[("a.txt", "env_PROBE env_VIRTUAL_ENV env_SHLVL\n")]);
     let one = d
-        .session(
+        .session_with(
             ws.path(),
             &[FIXTURE],
             &[("PROBE", "one"), ("VIRTUAL_ENV", "/venv/one")],
         )
         .await;
     let two = d
-        .session(
+        .session_with(
             ws.path(),
             &[FIXTURE],
             &[("PROBE", "two"), ("VIRTUAL_ENV", "/venv/two")],
@@ -116,7 +60,7 @@ async fn sessions_whose_variables_differ_get_a_server_each() {
     );
     assert!(a.is_some() && a != b, "{a:?} {b:?}");
     // `daemon status` names what sets the two workspaces of the root apart (names only).
-    let status = d.status();
+    let status = d.status().expect("a daemon runs");
     let roots = status["roots"].as_array().unwrap();
     assert_eq!(roots.len(), 2, "{status}");
     for r in roots {
@@ -135,7 +79,7 @@ async fn sessions_whose_variables_differ_get_a_server_each() {
 
     // A third session differing from the first only in per-terminal variables shares its server.
     let three = d
-        .session(
+        .session_with(
             ws.path(),
             &[FIXTURE],
             &[
@@ -158,14 +102,14 @@ async fn sessions_differing_in_per_terminal_variables_share_one_pyright() {
     let d = Daemon::new();
     let ws = workspace(&[("app.py", "def compute(x: int) -> int:\n    return x\n")]);
     let one = d
-        .session(
+        .session_with(
             ws.path(),
             &[],
             &[("SHLVL", "1"), ("TERM_SESSION_ID", "a"), ("PROBE", "x")],
         )
         .await;
     let two = d
-        .session(
+        .session_with(
             ws.path(),
             &[],
             &[("SHLVL", "4"), ("TERM_SESSION_ID", "b"), ("PROBE", "y")],
@@ -194,13 +138,19 @@ async fn run_task_runs_with_the_calling_sessions_variables() {
     trust(ws.path(), d.home.path());
     // PROBE is read by no server: the two sessions share one workspace, yet each task runs
     // with its own session's value, as that session's shell would run it.
-    let one = d.session(ws.path(), &[], &[("PROBE", "one")]).await;
-    let two = d.session(ws.path(), &[], &[("PROBE", "two")]).await;
+    let one = d.session_with(ws.path(), &[], &[("PROBE", "one")]).await;
+    let two = d.session_with(ws.path(), &[], &[("PROBE", "two")]).await;
     let (r, text) = two.ok("run_task", json!({"name": "probe"})).await;
     assert_eq!(r["stdout"], "two", "{text}");
     let (r, text) = one.ok("run_task", json!({"name": "probe"})).await;
     assert_eq!(r["stdout"], "one", "{text}");
-    assert_eq!(d.status()["roots"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        d.status().expect("a daemon runs")["roots"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     one.stop().await;
     two.stop().await;
 }

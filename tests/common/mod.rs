@@ -13,6 +13,10 @@ use serde_json::Value;
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+mod daemon;
+#[allow(unused_imports)]
+pub use daemon::Daemon;
+
 pub const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_lspgate-fixture-server");
 
