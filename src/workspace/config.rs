@@ -277,25 +277,17 @@ impl Config {
             let line = e.span().map_or(0, |s| line_of(text, s.start));
             err(line, e.message().to_string())
         })?;
-        // Validation errors point at the entry's `name = "…"` line.
-        let line_of_name = |name: &str| {
-            text.lines()
-                .position(|l| {
-                    let l = l.trim_start();
-                    l.starts_with("name") && l.contains(&format!("\"{name}\""))
-                })
-                .map_or(0, |i| i + 1)
-        };
+        // Validation errors point at where the value is written, as toml's parser saw it.
+        let spans = Spans::new(text);
         if config.max_inflight == Some(0) {
-            let line = text
-                .lines()
-                .position(|l| l.trim_start().starts_with("max_inflight"))
-                .map_or(0, |i| i + 1);
+            let line = spans.line(&[Key::Name("max_inflight")]);
             return Err(err(line, "`max_inflight` must be 1 or more".into()));
         }
         let mut seen = std::collections::HashSet::new();
-        for s in &config.servers {
-            let line = line_of_name(&s.name);
+        for (i, s) in config.servers.iter().enumerate() {
+            let at =
+                |field: &str| spans.line(&[Key::Name("server"), Key::Index(i), Key::Name(field)]);
+            let line = at("name");
             if !s.name.contains('/') || s.name.starts_with('/') || s.name.ends_with('/') {
                 return Err(err(
                     line,
@@ -336,13 +328,7 @@ impl Config {
                 TransportKind::Tcp if !s.allow_remote => {
                     let address = s.address.as_deref().unwrap_or_default();
                     if !is_loopback(address) {
-                        let line = text
-                            .lines()
-                            .position(|l| {
-                                let l = l.trim_start();
-                                l.starts_with("address") && l.contains(address)
-                            })
-                            .map_or(line, |i| i + 1);
+                        let line = at("address");
                         return Err(err(
                             line,
                             format!(
@@ -379,10 +365,7 @@ impl Config {
             }
         }
         for (kind, secs) in &config.timeouts {
-            let line = text
-                .lines()
-                .position(|l| l.trim_start().starts_with(kind.as_str()))
-                .map_or(0, |i| i + 1);
+            let line = spans.line(&[Key::Name("timeouts"), Key::Name(kind)]);
             if kind != "initialize" && !CAPABILITY_NAMES.contains(&kind.as_str()) {
                 return Err(err(
                     line,
@@ -400,18 +383,12 @@ impl Config {
             }
         }
         if config.tools.is_some() {
-            let line = text
-                .lines()
-                .position(|l| l.trim_start().starts_with("tools"))
-                .map_or(0, |i| i + 1);
+            let line = spans.line(&[Key::Name("tools")]);
             config.tools_at = Some((path.to_path_buf(), line));
         }
         for glob in config.languages.keys() {
             if let Err(e) = globset::Glob::new(glob) {
-                let line = text
-                    .lines()
-                    .position(|l| l.contains(glob.as_str()))
-                    .map_or(0, |i| i + 1);
+                let line = spans.line(&[Key::Name("languages"), Key::Name(glob)]);
                 return Err(err(line, format!("bad glob `{glob}`: {e}")));
             }
         }
@@ -445,6 +422,65 @@ fn is_loopback(address: &str) -> bool {
 
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// A step of the way to a value in the file: a key of a table, or an entry of an array (of
+/// tables: `[[server]]`).
+enum Key<'a> {
+    Name(&'a str),
+    Index(usize),
+}
+
+/// The file as toml's own parser saw it, with the span of every key and value: where a
+/// validation error points.
+struct Spans<'i> {
+    text: &'i str,
+    doc: Option<toml::Spanned<toml::de::DeTable<'i>>>,
+}
+
+impl<'i> Spans<'i> {
+    fn new(text: &'i str) -> Spans<'i> {
+        Spans {
+            text,
+            doc: toml::de::DeTable::parse(text).ok(),
+        }
+    }
+
+    /// The 1-based line of the value at `path` (its key's line, for a key), 0 when it is not
+    /// there.
+    fn line(&self, path: &[Key]) -> usize {
+        use toml::de::DeValue;
+        let Some(doc) = &self.doc else { return 0 };
+        let mut table = doc.get_ref();
+        let mut at = None;
+        let mut value: Option<&toml::Spanned<DeValue>> = None;
+        for step in path {
+            match step {
+                Key::Name(name) => {
+                    if let Some(v) = value {
+                        match v.get_ref() {
+                            DeValue::Table(t) => table = t,
+                            _ => return 0,
+                        }
+                    }
+                    let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref() == name) else {
+                        return 0;
+                    };
+                    at = Some(k.span().start);
+                    value = Some(v);
+                }
+                Key::Index(i) => {
+                    let Some(DeValue::Array(items)) = value.map(|v| v.get_ref()) else {
+                        return 0;
+                    };
+                    let Some(item) = items.get(*i) else { return 0 };
+                    at = Some(item.span().start);
+                    value = Some(item);
+                }
+            }
+        }
+        at.map_or(0, |offset| line_of(self.text, offset))
+    }
 }
 
 #[cfg(test)]
@@ -514,6 +550,28 @@ parser = "cargo-json"
         let e = parse("[[server]]\nname = \"a/b\"\ncommand = \"x\"\nlanguages = [\"c\"]\ncapabilities = [\"telepathy\"]\n").unwrap_err();
         assert!(e.reason.contains("telepathy"));
         assert!(e.to_string().starts_with("lspgate.toml:2: "), "{e}");
+    }
+
+    #[test]
+    fn errors_point_at_the_line_the_value_is_on() {
+        // Lines that a text search would take for the value: a longer key, a comment.
+        let e = parse("[timeouts]\nhovering = 5\nhover = -1\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let e =
+            parse("# languages: a[ is not a glob\n[languages]\n\"a[\" = \"python\"\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let two = "[[server]]\nname = \"local/a\"\ncommand = \"a\"\nlanguages = [\"python\"]\n\n\
+                   [[server]]\ncommand = \"b\"\nlanguages = [\"c\"]\ntransport = \"tcp\"\n\
+                   address = \"10.0.0.1:1\"\nname = \"local/b\"\n";
+        let e = parse(two).unwrap_err();
+        assert!(e.reason.contains("not loopback"), "{e}");
+        assert_eq!(e.line, 10, "{e}");
+        let e = parse(
+            &two.replace("10.0.0.1:1", "127.0.0.1:1")
+                .replace("[\"c\"]", "[]"),
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 11, "the second server's name: {e}");
     }
 
     #[test]
