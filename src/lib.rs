@@ -15,6 +15,7 @@ pub mod gates;
 pub mod lsp;
 pub mod mcp;
 pub mod ops;
+pub mod procfs;
 pub mod raw;
 pub mod registry;
 pub mod text;

@@ -17,6 +17,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use super::paths;
 use super::protocol::{Answer, Hello, Ran, Request, STOPPING, Stopped, VERSION};
 use crate::cli::context::Client;
+use crate::procfs::alive;
 
 /// How long a started daemon gets to open its socket.
 const START_WAIT: Duration = Duration::from_secs(30);
@@ -289,15 +290,6 @@ async fn gone(pids: &[u32], bound: Duration) -> bool {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-/// Whether process `pid` runs (a zombie, which has exited, does not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
-    })
 }
 
 /// Why the daemon refused.

@@ -591,25 +591,15 @@ fn keep_under(cap: u64, shared: &[(Arc<Workspace>, usize)]) {
 /// Resident memory of a process and every process below it, in bytes.
 fn tree_rss(pid: u32) -> u64 {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-            let ppid = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u32>().ok());
-            if let Some(pp) = ppid {
-                children.entry(pp).or_default().push(p);
-            }
+    for p in crate::procfs::pids() {
+        if let Some(s) = crate::procfs::stat(p) {
+            children.entry(s.ppid).or_default().push(p);
         }
     }
     let mut total = 0;
     let mut stack = vec![pid];
     while let Some(p) = stack.pop() {
-        total += crate::registry::resident_bytes(p).unwrap_or(0);
+        total += crate::procfs::resident_bytes(p).unwrap_or(0);
         stack.extend(children.get(&p).into_iter().flatten());
     }
     total

@@ -6,6 +6,7 @@
 //! gone reads `failed` with reason `interrupted`). Plain functions over a connection: the
 //! caller runs them off the async runtime, in its transactions.
 
+use crate::procfs::boot_id;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -434,19 +435,9 @@ pub fn token_alive(token: &str) -> bool {
     boot == boot_id() && start_time(pid).is_some_and(|s| s.to_string() == start)
 }
 
-/// A process's start time (clock ticks after boot), from `/proc/PID/stat`.
+/// A process's start time (clock ticks after boot).
 fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command name (which may hold spaces and parentheses): state is field 3, the
-    // start time field 22.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    crate::procfs::stat(pid).map(|s| s.start_time)
 }
 
 #[cfg(test)]

@@ -185,16 +185,4 @@ impl Supervisor {
     }
 }
 
-/// Resident memory of a process, in bytes (Linux `/proc`).
-pub fn resident_bytes(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
+pub use crate::procfs::resident_bytes;
