@@ -58,8 +58,13 @@ impl Key {
         let mut bytes = [0u8; KEY_LEN];
         getrandom::fill(&mut bytes)
             .map_err(|e| fail("make it", std::io::Error::other(e.to_string())))?;
-        let tmp: PathBuf = dir.join(format!("journal.key.{}.tmp", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
+        // A name of this attempt's own: two threads (two roots opening their journals at once
+        // in the daemon) or processes making the key never write into each other's file.
+        let tmp: PathBuf = dir.join(format!(
+            "journal.key.{}.{:016x}.tmp",
+            std::process::id(),
+            getrandom::u64().unwrap_or_default()
+        ));
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -215,5 +220,28 @@ mod tests {
         )
         .unwrap();
         assert!(Key::load(&home).is_err());
+    }
+
+    #[test]
+    fn threads_making_the_key_at_once_agree_on_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let keys: Vec<[u8; KEY_LEN]> = std::thread::scope(|s| {
+            let made: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| Key::load(&home).unwrap().0))
+                .collect();
+            made.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let on_disk = Key::load(&home).unwrap().0;
+        assert!(
+            keys.iter().all(|k| *k == on_disk),
+            "a thread kept a key of its own"
+        );
+        let left: Vec<_> = std::fs::read_dir(&home)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["journal.key"], "temporary files left behind");
     }
 }
