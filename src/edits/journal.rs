@@ -232,6 +232,16 @@ impl Drop for Locked<'_> {
     }
 }
 
+/// `data.reason` of the refusal of an entry without lspgate's seal.
+const UNSEALED: &str = "unsealed";
+
+/// Whether `e` refuses an entry for want of lspgate's seal.
+fn unsealed(e: &ToolError) -> bool {
+    e.data
+        .as_ref()
+        .is_some_and(|d| d.get("reason").and_then(|r| r.as_str()) == Some(UNSEALED))
+}
+
 /// An entry's head as stored: tool, summary, undone_by, state, seal.
 type Head = (String, String, Option<i64>, String, Option<String>);
 
@@ -586,8 +596,10 @@ impl Journal {
                 Ok(()) => {
                     tracing::warn!("edit {id} was interrupted before it completed; rolled back")
                 }
-                // Not this workspace's, or not lspgate's: never to be replayed.
-                Err(e) if matches!(e.code, Code::OutsideRoot | Code::InvalidParams) => {
+                // Not this workspace's (outside, or into a VCS folder), or not lspgate's (no
+                // seal): never to be replayed. Anything else (a file not readable now) is
+                // tried again.
+                Err(e) if e.code == Code::OutsideRoot || unsealed(&e) => {
                     tracing::error!("edit {id} in the journal is refused: {e}");
                     if let Err(e) = self.set_state(id, State::Refused) {
                         tracing::error!("edit journal: {e}");
@@ -715,7 +727,7 @@ impl Journal {
             return Err(ToolError::invalid(format!(
                 "edit {id} in the journal was not recorded by lspgate for this workspace and user (it carries no valid seal: a state database shipped with a repository, copied from elsewhere, edited by hand, or older than sealed journals); lspgate never replays or undoes it"
             ))
-            .with_data(json!({"edit_id": id})));
+            .with_data(json!({"edit_id": id, "reason": UNSEALED})));
         }
         Ok(Some(Entry {
             id,
