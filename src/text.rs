@@ -273,6 +273,13 @@ pub fn digest(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// Whether two byte strings are equal, in time that does not depend on where they differ (only
+/// on their length, which is no secret where lspgate compares: digests, seals).
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    a.len() == b.len() && std::hint::black_box(diff) == 0
+}
+
 /// Lowercase hex of some bytes.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

@@ -245,15 +245,6 @@ fn unsealed(e: &ToolError) -> bool {
 /// An entry's head as stored: tool, summary, undone_by, state, seal.
 type Head = (String, String, Option<i64>, String, Option<String>);
 
-/// The bytes of a stored path (`stored`), as `path_of` reads them back.
-fn value_bytes(v: &rusqlite::types::Value) -> &[u8] {
-    match v {
-        rusqlite::types::Value::Text(s) => s.as_bytes(),
-        rusqlite::types::Value::Blob(b) => b,
-        _ => &[],
-    }
-}
-
 /// One stored file of an entry, before confinement.
 type Row = (
     PathBuf,
@@ -480,24 +471,8 @@ impl Journal {
         )
         .map_err(db_error)?;
         let id = tx.last_insert_rowid();
-        for (seq, c) in plan.changes.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO files (edit_id, seq, path, before, after, before_digest, after_digest)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    id,
-                    seq as i64,
-                    stored(&c.path),
-                    c.before,
-                    c.after,
-                    c.before.as_deref().map(digest),
-                    c.after.as_deref().map(digest),
-                ],
-            )
-            .map_err(db_error)?;
-        }
-        let paths: Vec<rusqlite::types::Value> =
-            plan.changes.iter().map(|c| stored(&c.path)).collect();
+        // Each file's content digests, stored and sealed; its path's bytes are what `stored`
+        // keeps (as text or blob) and `path_of` reads back.
         let digests: Vec<(Option<String>, Option<String>)> = plan
             .changes
             .iter()
@@ -508,11 +483,28 @@ impl Journal {
                 )
             })
             .collect();
-        let files: Vec<seal::Sealed> = paths
+        for (seq, (c, (before, after))) in plan.changes.iter().zip(&digests).enumerate() {
+            tx.execute(
+                "INSERT INTO files (edit_id, seq, path, before, after, before_digest, after_digest)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    seq as i64,
+                    stored(&c.path),
+                    c.before,
+                    c.after,
+                    before,
+                    after,
+                ],
+            )
+            .map_err(db_error)?;
+        }
+        let files: Vec<seal::Sealed> = plan
+            .changes
             .iter()
             .zip(&digests)
-            .map(|(p, (before, after))| seal::Sealed {
-                path: value_bytes(p),
+            .map(|(c, (before, after))| seal::Sealed {
+                path: c.path.as_os_str().as_bytes(),
                 before: before.as_deref(),
                 after: after.as_deref(),
             })

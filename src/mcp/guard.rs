@@ -270,8 +270,7 @@ impl Guard {
 
 /// Equal 32-byte digests, in time that does not depend on where they differ.
 fn same(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
-    std::hint::black_box(diff) == 0
+    crate::text::same_bytes(a, b)
 }
 
 const ALLOW_METHODS: &str = "GET, POST, DELETE";

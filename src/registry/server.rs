@@ -53,7 +53,8 @@ pub struct Server {
     pub(super) on_change: OnDiskChange,
     /// What it needs before a workspace-wide answer is complete.
     pub(super) readiness: Readiness,
-    /// tsserver's projects, once found (see `readiness`).
+    /// What readiness prepared once per process (see `readiness`): tsserver's projects, or the
+    /// file of clangd's compilation database it opened.
     pub(super) projects: tokio::sync::Mutex<Option<super::readiness::Projects>>,
     /// The first process: its capabilities (and so the tool set) stay in force after restarts.
     pub(super) first: Arc<LspClient>,

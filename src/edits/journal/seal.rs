@@ -153,12 +153,7 @@ impl Key {
     ) -> bool {
         let Some(seal) = seal else { return false };
         let want = self.seal(root, id, tool, summary, files);
-        want.len() == seal.len()
-            && want
-                .bytes()
-                .zip(seal.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
+        crate::text::same_bytes(want.as_bytes(), seal.as_bytes())
     }
 
     /// HMAC-SHA256 (RFC 2104) of `msg` under this key.
