@@ -10,12 +10,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
 
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-    })
-}
+use lspgate::procfs::alive;
 
 /// Whether process `pid` ends (or is a zombie) within `bound`, looked at every 50 ms.
 async fn ends_within(pid: u32, bound: Duration) -> bool {
@@ -27,17 +22,6 @@ async fn ends_within(pid: u32, bound: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     true
-}
-
-/// The pid `servers` reports for a server.
-async fn pid_of(gate: &Gate, name: &str) -> Option<u64> {
-    let (s, _) = gate.ok("servers", json!({})).await;
-    s["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"] == name)
-        .and_then(|x| x["pid"].as_u64())
 }
 
 fn python_workspace() -> tempfile::TempDir {

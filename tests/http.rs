@@ -64,9 +64,8 @@ impl Env {
         ]
     }
 
-    /// `lspgate serve --root ROOT --http 127.0.0.1:0 -- FIXTURE`, run in the root, once it
-    /// listens.
-    fn serve_fixture(&self, root: &Path) -> Served {
+    /// `lspgate serve --root ROOT --http 127.0.0.1:0 -- FIXTURE`, run in the root.
+    fn fixture_command(&self, root: &Path) -> Command {
         let mut cmd = self.lspgate(&[
             "serve",
             "--root",
@@ -77,7 +76,12 @@ impl Env {
             FIXTURE,
         ]);
         cmd.current_dir(root);
-        Served::start(cmd)
+        cmd
+    }
+
+    /// `fixture_command`, once it listens.
+    fn serve_fixture(&self, root: &Path) -> Served {
+        Served::start(self.fixture_command(root))
     }
 
     fn lspgate(&self, args: &[&str]) -> Command {
@@ -935,15 +939,7 @@ fn refused_addresses_and_tokens() {
     assert!(err.contains("--http-public"), "{err}");
     // A token too short to be one.
     let out = env
-        .lspgate(&[
-            "serve",
-            "--root",
-            root,
-            "--http",
-            "127.0.0.1:0",
-            "--",
-            FIXTURE,
-        ])
+        .fixture_command(ws.path())
         .env("LSPGATE_TOKEN", "short")
         .output()
         .unwrap();
@@ -953,15 +949,7 @@ fn refused_addresses_and_tokens() {
     // (Spawned and waited for with a bound: a listener that took it would serve for ever.)
     for weak in ["aaaaaaaaaaaaaaaa", "abababababababababababab"] {
         let mut child = env
-            .lspgate(&[
-                "serve",
-                "--root",
-                root,
-                "--http",
-                "127.0.0.1:0",
-                "--",
-                FIXTURE,
-            ])
+            .fixture_command(ws.path())
             .env("LSPGATE_TOKEN", weak)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -19,16 +19,6 @@ async fn server_sees(gate: &Gate, name: &str) -> String {
     text
 }
 
-async fn pid_of(gate: &Gate, name: &str) -> Option<u64> {
-    let (s, _) = gate.ok("servers", json!({})).await;
-    s["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"].as_str().is_some_and(|n| n.ends_with(name)))
-        .and_then(|x| x["pid"].as_u64())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_whose_variables_differ_get_a_server_each() {
     let d = Daemon::new();
@@ -55,8 +45,8 @@ async fn sessions_whose_variables_differ_get_a_server_each() {
             .contains("VIRTUAL_ENV=/venv/two")
     );
     let (a, b) = (
-        pid_of(&one, "lspgate-fixture-server").await,
-        pid_of(&two, "lspgate-fixture-server").await,
+        pid_of(&one, "cli/lspgate-fixture-server").await,
+        pid_of(&two, "cli/lspgate-fixture-server").await,
     );
     assert!(a.is_some() && a != b, "{a:?} {b:?}");
     // `daemon status` names what sets the two workspaces of the root apart (names only).
@@ -90,7 +80,7 @@ async fn sessions_whose_variables_differ_get_a_server_each() {
             ],
         )
         .await;
-    assert_eq!(pid_of(&three, "lspgate-fixture-server").await, a);
+    assert_eq!(pid_of(&three, "cli/lspgate-fixture-server").await, a);
     for g in [one, two, three] {
         g.stop().await;
     }
@@ -122,7 +112,10 @@ async fn sessions_differing_in_per_terminal_variables_share_one_pyright() {
         )
         .await;
     }
-    let (a, b) = (pid_of(&one, "pyright").await, pid_of(&two, "pyright").await);
+    let (a, b) = (
+        pid_of(&one, "builtin/pyright").await,
+        pid_of(&two, "builtin/pyright").await,
+    );
     assert!(a.is_some() && a == b, "{a:?} {b:?}");
     one.stop().await;
     two.stop().await;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Gate, LSPGATE, test_path};
 
@@ -87,4 +87,15 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.cli(Path::new("/"), &["daemon", "stop"]);
     }
+}
+
+/// The pid `servers` reports for a server.
+pub async fn pid_of(gate: &Gate, name: &str) -> Option<u64> {
+    let (s, _) = gate.ok("servers", json!({})).await;
+    s["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == name)
+        .and_then(|x| x["pid"].as_u64())
 }

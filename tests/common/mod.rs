@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 mod daemon;
 #[allow(unused_imports)]
-pub use daemon::Daemon;
+pub use daemon::{Daemon, pid_of};
 
 pub const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_lspgate-fixture-server");

@@ -12,16 +12,8 @@ use super::*;
 /// `lspgate serve --http` on the fixture, standalone, with `vars` set and at most `nofile`
 /// file descriptors (as `ulimit -n` would).
 fn serve_limited(env: &Env, root: &Path, vars: &[(&str, &str)], nofile: Option<u64>) -> Served {
-    let mut cmd = env.lspgate(&[
-        "serve",
-        "--root",
-        root.to_str().unwrap(),
-        "--http",
-        "127.0.0.1:0",
-        "--",
-        FIXTURE,
-    ]);
-    cmd.current_dir(root).envs(vars.iter().copied());
+    let mut cmd = env.fixture_command(root);
+    cmd.envs(vars.iter().copied());
     if let Some(n) = nofile {
         // SAFETY: setrlimit is async-signal-safe, and only the child's own limit changes.
         unsafe {
