@@ -1,10 +1,10 @@
 //! The error every operation returns: a protocol §2 code, a message for people, data for agents.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The error codes of protocol §2 (docs/protocol.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
     InvalidParams,
@@ -48,8 +48,10 @@ impl Code {
     }
 }
 
-/// A failed operation, as agents see it: `CODE: message` plus structured data.
-#[derive(Debug, Clone, thiserror::Error)]
+/// A failed operation, as agents see it: `CODE: message` plus structured data. (Its serde
+/// form, `{code, message, data}`, is how it crosses the daemon's socket; agents get
+/// `to_json`.)
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
 #[error("{}: {message}", code.as_str())]
 pub struct ToolError {
     pub code: Code,

@@ -637,3 +637,86 @@ async fn a_stop_stops_with_a_session_attached_until_its_next_call() {
     assert!(daemon_processes(&d).iter().any(|(p, _)| *p == new));
     gate.stop().await;
 }
+
+/// A client of the daemon's socket that speaks its typed protocol itself (no lspgate process
+/// in between): sends a `call` hello, reads the answer, then hands back the call's lines.
+async fn typed_call(
+    d: &Daemon,
+    session: &Value,
+    tool: &str,
+    args: Value,
+) -> tokio::io::Lines<tokio::io::BufReader<tokio::net::UnixStream>> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::UnixStream::connect(d.socket()).await.unwrap();
+    let hello = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "request": "call",
+        "session": session,
+        "tool": tool,
+        "args": args,
+    });
+    stream
+        .write_all(format!("{hello}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(stream).lines();
+    let answer: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(answer["ok"], true, "{answer}");
+    lines
+}
+
+/// The daemon serves typed requests, not command lines: a session said by its spec (root,
+/// server, environment, settings) and one tool call. `check` sends its progress before its
+/// report; a session that cannot be opened is said so (`unopened`); a client that goes away
+/// mid-call takes the call with it (the task it ran ends).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_serves_typed_calls_and_drops_those_whose_client_left() {
+    let d = Daemon::new();
+    let m = marker();
+    let ws = dozing_root(&d, &m, "");
+    for i in 0..4 {
+        std::fs::write(ws.path().join(format!("a{i}.txt")), "hello\n").unwrap();
+    }
+    // A CLI call starts the daemon.
+    let (code, _, err) = d.cli(ws.path(), &["hover", "a0.txt:1:1", "--", FIXTURE]);
+    assert_eq!(code, 0, "{err}");
+    let session = json!({
+        "root": ws.path(),
+        "server": [FIXTURE],
+        "env": {"PATH": test_path()},
+        "tools": "all",
+        "settings": {
+            "install": false, "max_output": 20000, "timeout": 30.0, "ready_timeout": 15.0,
+            "diagnostics_timeout": 15.0, "restart": {"limit": 3}, "restart_backoff_ms": 100,
+            "open_documents": 200,
+        },
+    });
+    let mut lines = typed_call(&d, &session, "check", json!({})).await;
+    let mut progress = 0;
+    let last = loop {
+        let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        match line["line"].as_str() {
+            Some("progress") => progress += 1,
+            _ => break line,
+        }
+    };
+    assert_eq!(last["line"], "done", "{last}");
+    assert_eq!(last["structured"]["version"], 1, "{last}");
+    assert!(progress > 0, "no progress before the report: {last}");
+
+    let mut elsewhere = session.clone();
+    elsewhere["root"] = json!("/no/such/root");
+    let mut lines = typed_call(&d, &elsewhere, "hover", json!({})).await;
+    let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(line["line"], "unopened", "{line}");
+    assert!(line["error"]["code"].is_string(), "{line}");
+
+    let lines = typed_call(&d, &session, "run_task", json!({"name": "doze"})).await;
+    assert_eq!(until_sleeping(&m, 1).await, 1, "the task runs");
+    drop(lines);
+    assert_eq!(
+        until_sleeping(&m, 0).await,
+        0,
+        "the call went on after its client left"
+    );
+}

@@ -152,9 +152,9 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
 ];
 
-/// Imports that still run up a layer, each a debt named here: the daemon runs command lines
-/// (`cli::run` with the client's context and captured output) rather than typed operations.
-const KNOWN_UPWARD: &[(&str, &str)] = &[("daemon", "cli")];
+/// Imports that still run up a layer, each a debt named here (none now: the daemon serves
+/// typed requests, and command lines stay in the client).
+const KNOWN_UPWARD: &[(&str, &str)] = &[];
 
 fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))

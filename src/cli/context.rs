@@ -1,82 +1,67 @@
-//! Whose command this is: lspgate's own process, or a client the daemon runs it for (its working
-//! folder and environment), and where a command's engine gets its workspace (its own, or the
-//! daemon's shared one for the same root, config and environment).
+//! The session a command line asks for (`SessionSpec`), resolved in this process: paths made
+//! absolute against its working folder, its whole environment, its options with their
+//! defaults. The daemon (or this process, standalone) opens it.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use crate::ops::Workspace;
+use super::{Cli, Command};
+use crate::ops::session::{SessionSpec, Settings, Tools};
+use crate::workspace::env::Env;
 
-/// A client's working folder and environment, as its command line was given there.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct Client {
-    pub cwd: PathBuf,
-    pub env: HashMap<String, String>,
-}
-
-impl Client {
-    /// This process's own folder and whole environment: the daemon runs the session's servers
-    /// and tasks with it, as the session's shell would.
-    pub fn this_process() -> Client {
-        Client {
-            cwd: std::env::current_dir().unwrap_or_default(),
-            env: crate::workspace::env::Env::of_process()
-                .vars()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        }
+/// The session of `cli` with the explicit server command `server` (none: the config's and
+/// presets' servers).
+pub fn session(cli: &Cli, server: &[String]) -> SessionSpec {
+    // The profile limits what agent sessions are offered; a subcommand runs the tool it names.
+    let (tools, warm) = match &cli.command {
+        Command::Serve {
+            tools: Some(names),
+            warm,
+            ..
+        } => (Tools::Named(names.clone()), *warm),
+        Command::Serve { warm, .. } => (Tools::Configured, *warm),
+        // A daemon's own HTTP listener serves agent sessions too.
+        Command::Daemon { .. } => (Tools::Configured, false),
+        _ => (Tools::All, false),
+    };
+    SessionSpec {
+        root: cli.root.as_deref().map_or_else(cwd, absolute),
+        config: cli.config.as_deref().map(absolute),
+        state: cli.state.as_deref().map(absolute),
+        server: server.to_vec(),
+        env: Env::of_process()
+            .vars()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        tools,
+        warm,
+        settings: Settings {
+            install: cli.install,
+            max_output: cli.max_output,
+            timeout: cli.timeout,
+            ready_timeout: cli.ready_timeout,
+            diagnostics_timeout: cli.diagnostics_timeout,
+            restart: cli.restart,
+            restart_backoff_ms: cli.restart_backoff_ms,
+            open_documents: cli.open_documents,
+        },
     }
 }
 
-/// Hands out the workspace for a key, making it with `make` when there is none yet.
-pub type Provider =
-    Arc<dyn Fn(&str, &mut dyn FnMut() -> Arc<Workspace>) -> Arc<Workspace> + Send + Sync>;
-
-tokio::task_local! {
-    static CLIENT: Client;
-    static PROVIDER: Provider;
-}
-
-/// Runs `fut` as the daemon does for a client: paths and variables are the client's, and
-/// engines take their workspace from `provider`.
-pub async fn for_client<T>(client: Client, provider: Provider, fut: impl Future<Output = T>) -> T {
-    CLIENT.scope(client, PROVIDER.scope(provider, fut)).await
-}
-
-/// The client's working folder (this process's outside the daemon).
+/// This process's working folder.
 pub fn cwd() -> PathBuf {
-    CLIENT
-        .try_with(|c| c.cwd.clone())
-        .unwrap_or_else(|_| std::env::current_dir().unwrap_or_default())
+    std::env::current_dir().unwrap_or_default()
 }
 
-/// An environment variable of the client (this process's outside the daemon).
+/// An environment variable of this process.
 pub fn var(name: &str) -> Option<String> {
-    match CLIENT.try_with(|c| c.env.get(name).cloned()) {
-        Ok(v) => v,
-        Err(_) => std::env::var(name).ok(),
-    }
+    std::env::var(name).ok()
 }
 
-/// The client's whole environment (this process's outside the daemon).
-pub fn env() -> crate::workspace::env::Env {
-    match CLIENT.try_with(|c| crate::workspace::env::Env::from_map(c.env.clone())) {
-        Ok(env) => env,
-        Err(_) => crate::workspace::env::Env::of_process(),
-    }
-}
-
-/// `path` made absolute against the client's working folder.
+/// `path` made absolute against the working folder.
 pub fn absolute(path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {
         cwd().join(path)
     }
-}
-
-/// The daemon's provider, when running for a client.
-pub fn provider() -> Option<Provider> {
-    PROVIDER.try_with(|p| p.clone()).ok()
 }

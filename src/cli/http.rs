@@ -1,21 +1,26 @@
-//! `lspgate serve --http ADDR`: the per-user daemon serves MCP over HTTP for this root while
+//! `lspgate serve --http ADDR`: the per-user daemon serves MCP over HTTP for this session while
 //! this command runs (`daemon::http`); standalone, or when no daemon can be had, this process
 //! serves it itself. Either way the URL (and a generated token) go to stderr, and SIGTERM or
 //! SIGINT stops the listener gracefully.
 
-use super::{Cli, Command, context, session_for, standalone, terminated};
+use super::{Cli, Command, context, standalone};
+use crate::daemon::terminated;
 use crate::mcp::http::{self, Token};
 
 pub async fn serve(cli: &Cli, max_frame: usize) -> i32 {
+    let Command::Serve {
+        http: args, server, ..
+    } = &cli.command
+    else {
+        return 2;
+    };
+    let session = context::session(cli, server);
     if !standalone(cli) {
-        match crate::daemon::http::serve(std::env::args().collect()).await {
+        match crate::daemon::http::serve(session.clone(), args.clone(), max_frame).await {
             Ok(code) => return code,
             Err(why) => tracing::warn!("no daemon ({why}); serving HTTP from this process"),
         }
     }
-    let Command::Serve { http: args, .. } = &cli.command else {
-        return 2;
-    };
     let config = match args.config(max_frame, context::var) {
         Ok(Some(c)) => c,
         Ok(None) => return 2,
@@ -35,7 +40,7 @@ pub async fn serve(cli: &Cli, max_frame: usize) -> i32 {
             return 2;
         }
     };
-    let engine = match session_for(cli).await {
+    let engine = match session.agent_engine(None).await {
         Ok(e) => e,
         Err(e) => {
             eprintln!("{e}");

@@ -8,22 +8,20 @@ mod http;
 pub mod output;
 mod tool;
 
-use std::sync::Arc;
-
 use serde_json::{Value, json};
 
 pub use args::*;
 pub use tool::ToolCommand;
 
+use crate::daemon::protocol::CallLine;
 use crate::error::ToolError;
 use crate::mcp;
-use crate::ops::tools::{self, Profile};
-use crate::ops::{Engine, EngineOptions, Workspace};
-use crate::registry::{Registry, RegistryOptions};
-use crate::watch::WatchOptions;
+use crate::ops::Engine;
+use crate::ops::session::SessionSpec;
+use crate::ops::tools::{self, ToolOutput};
+use crate::ops::types::CheckReport;
+use crate::workspace::Root;
 use crate::workspace::config::Config;
-use crate::workspace::presets::ServerSpec;
-use crate::workspace::{Languages, Root};
 
 /// Writes a line to stdout; a closed stdout (`| head`) is not an error worth a panic.
 macro_rules! say {
@@ -32,7 +30,7 @@ macro_rules! say {
     }};
 }
 
-/// Writes a line to stderr (or, in the daemon, to what the client is sent back).
+/// Writes a line to stderr.
 macro_rules! complain {
     ($($arg:tt)*) => {{
         $crate::cli::output::stderr(&format!("{}\n", format_args!($($arg)*)));
@@ -86,177 +84,53 @@ fn load_config(cli: &Cli, root: &Root) -> Result<Config, ToolError> {
         .map_err(|e| ToolError::invalid(format!("invalid config {e}")))
 }
 
-/// The engine a command works with: a workspace of its own, or (in the daemon) the shared one
-/// for the same root, config, environment and options, with a session of its own on it.
+/// An engine of this process's own for `cli`'s session (`doctor`, standalone commands).
 fn engine_for(cli: &Cli, explicit: &[String]) -> Result<Engine, ToolError> {
-    let root_dir = match &cli.root {
-        Some(r) => context::absolute(r),
-        None => context::cwd(),
-    };
-    let root = Root::new(&root_dir)?;
-    let config = load_config(cli, &root)?;
-    let secs = |v: f64, what: &str| {
-        std::time::Duration::try_from_secs_f64(v).map_err(|_| {
-            ToolError::invalid(format!("--{what} must be a number of seconds, got {v}"))
-        })
-    };
-    let tasks = config
-        .tasks
-        .iter()
-        .map(|t| crate::gates::Task::from_config(t, config.untrusted.as_ref()))
-        .collect();
-    // The profile limits what agent sessions are offered; a subcommand runs the tool it names.
-    let tools = match &cli.command {
-        Command::Serve {
-            tools: Some(names), ..
-        } => Profile::parse(names).map_err(|e| ToolError::invalid(format!("--tools: {e}")))?,
-        // A daemon's own HTTP listener serves agent sessions too.
-        Command::Serve { .. } | Command::Daemon { .. } => match &config.tools {
-            Some(names) => Profile::parse(names).map_err(|e| {
-                ToolError::invalid(format!("invalid config {}", config.tools_error(e)))
-            })?,
-            None => Profile::all(),
-        },
-        _ => Profile::all(),
-    };
-    // The session's environment: its servers and tasks run with it, and the variables its
-    // servers read tell which workspace (and so which servers) it shares with other sessions.
-    let env: crate::workspace::env::SharedEnv = std::sync::Arc::new(context::env());
-    let identity = env.identity(&identity_keys(&config, explicit));
-    let opts = EngineOptions {
-        env: Some(env.clone()),
-        tools,
-        tasks,
-        state_dir: cli
-            .state
-            .as_deref()
-            .map(context::absolute)
-            .unwrap_or_else(|| crate::edits::journal::default_dir(root.path())),
-        max_output: cli.max_output,
-        ready_timeout: secs(cli.ready_timeout, "ready-timeout")?,
-        diagnostics_timeout: secs(cli.diagnostics_timeout, "diagnostics-timeout")?,
-        max_inflight: config
-            .max_inflight
-            .unwrap_or(crate::ops::activity::MAX_INFLIGHT),
-        // The session's environment (in the daemon, its client's), not the daemon's.
-        terse: context::var("LSPGATE_TERSE")
-            .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
-    };
-    let mut timeouts = std::collections::HashMap::new();
-    for (kind, v) in &config.timeouts {
-        timeouts.insert(kind.clone(), secs(*v, kind)?);
-    }
-    let reg_opts = RegistryOptions {
-        open_documents: cli.open_documents,
-        request_timeout: secs(cli.timeout, "timeout")?,
-        timeouts,
-        install: cli.install,
-        restart: cli.restart,
-        backoff: std::time::Duration::from_millis(cli.restart_backoff_ms),
-        watch: WatchOptions::from_env(vec![opts.state_dir.clone()]),
-        path: env.get("PATH").map(Into::into),
-        env: Some(env.clone()),
-        identity: identity.clone(),
-    };
-    let make = || {
-        let root = root.clone();
-        let registry = match ServerSpec::explicit(explicit) {
-            Some(spec) => {
-                let languages = Languages::new(root.path(), &config.languages);
-                let r = Registry::new(root, languages, reg_opts.clone());
-                r.register(spec);
-                r
+    context::session(cli, explicit).engine(None)
+}
+
+/// How a tool call ended, wherever it ran.
+enum Called {
+    Done(ToolOutput),
+    Failed(ToolError),
+    /// Its session could not be opened: nothing ran.
+    Unopened(ToolError),
+}
+
+/// Calls `name` for `cli`'s session: in the per-user daemon (its warm servers) unless
+/// standalone or none can be had, else in this process.
+async fn call(
+    cli: &Cli,
+    session: SessionSpec,
+    name: &str,
+    args: Value,
+    progress: tools::Progress<'_>,
+) -> Called {
+    if !standalone(cli) {
+        match crate::daemon::client::call(session.clone(), name, args.clone(), progress).await {
+            Ok(CallLine::Done { structured, text }) => {
+                return Called::Done(ToolOutput { structured, text });
             }
-            None => Registry::with_config(root, &config, reg_opts.clone()),
-        };
-        Workspace::new(registry, opts.clone())
-    };
-    let Some(provider) = context::provider() else {
-        return Ok(Engine::session_owning(make(), opts));
-    };
-    // Sessions share a workspace only when everything that shapes its servers is the same.
-    let key = format!(
-        "{:?}",
-        (
-            root.path(),
-            &cli.config,
-            config_digest(root.path(), cli.config.as_deref()),
-            explicit,
-            &identity,
-            (
-                reg_opts.open_documents,
-                reg_opts.request_timeout,
-                &reg_opts.timeouts
-            ),
-            (reg_opts.install, reg_opts.restart, reg_opts.backoff),
-            (
-                &opts.state_dir,
-                opts.ready_timeout,
-                opts.diagnostics_timeout
-            ),
-        )
-    );
-    let mut make = make;
-    let ws = provider(&key, &mut make);
-    Ok(Engine::session(ws, opts))
-}
-
-/// The variables that make a workspace's servers what they are (`workspace::env`): every one
-/// but the per-session ones for an explicit command or a configured server that names none,
-/// else those its presets and configured servers read.
-fn identity_keys(config: &Config, explicit: &[String]) -> crate::workspace::env::Keys {
-    use crate::workspace::env::{Keys, preset_keys};
-    if !explicit.is_empty() {
-        return Keys::AllBut;
+            Ok(CallLine::Failed { error }) => return Called::Failed(error),
+            Ok(CallLine::Unopened { error }) => return Called::Unopened(error),
+            Ok(CallLine::Progress { .. }) => {}
+            Err(why) => tracing::warn!("no daemon ({why}); running in this process"),
+        }
     }
-    let presets = crate::workspace::presets::PRESETS
-        .iter()
-        .map(|p| preset_keys(p.name))
-        .fold(Keys::Only(Vec::new()), Keys::union);
-    config.servers.iter().fold(presets, |keys, s| {
-        keys.union(match &s.env_keys {
-            Some(names) => Keys::Only(
-                std::iter::once("PATH".to_string())
-                    .chain(names.iter().cloned())
-                    .collect(),
-            ),
-            None => Keys::AllBut,
-        })
-    })
-}
-
-/// The digest of the config file a workspace would load (and so of its trust).
-fn config_digest(root: &std::path::Path, named: Option<&std::path::Path>) -> Option<String> {
-    let path = match named {
-        Some(p) => context::absolute(p),
-        None => root.join("lspgate.toml"),
+    let engine = match session.engine(None) {
+        Ok(e) => e,
+        Err(e) => return Called::Unopened(e),
     };
-    std::fs::read(path).ok().map(|b| crate::text::digest(&b))
+    let result = tools::call_with_progress(&engine, name, args, progress).await;
+    engine.shutdown().await;
+    match result {
+        Ok(out) => Called::Done(out),
+        Err(e) => Called::Failed(e),
+    }
 }
 
 /// Runs the CLI; returns the process exit code.
 pub async fn run(cli: Cli) -> i32 {
-    // Tool subcommands and `check` attach to the per-user daemon and its warm servers (the
-    // daemon runs them with this command line and sends back what they print).
-    let local = matches!(
-        cli.command,
-        Command::Serve { .. }
-            | Command::Daemon { .. }
-            | Command::Install { .. }
-            | Command::Doctor
-            | Command::Trust { .. }
-            | Command::ConfigSchema
-    );
-    if !local && !standalone(&cli) && context::provider().is_none() {
-        match crate::daemon::client::run(std::env::args().collect()).await {
-            Ok(ran) => {
-                output::stdout(&ran.stdout);
-                output::stderr(&ran.stderr);
-                return ran.code;
-            }
-            Err(why) => tracing::warn!("no daemon ({why}); running in this process"),
-        }
-    }
     match &cli.command {
         Command::Install { name } => return setup::install(name),
         Command::Doctor => return setup::doctor(&cli).await,
@@ -277,14 +151,15 @@ pub async fn run(cli: Cli) -> i32 {
             idle_servers,
             idle_exit,
             max_memory,
-            ..
+            http,
         } => {
-            return crate::daemon::command(*action, *idle_servers, *idle_exit, *max_memory).await;
+            let life = crate::daemon::Lifecycle::new(*idle_servers, *idle_exit, *max_memory);
+            return daemon(&cli, *action, life, http).await;
         }
         Command::Tool(t) if t.tool == "check" => return check(&cli, t).await,
         _ => {}
     }
-    let call = match tool_call(&cli) {
+    let call_args = match tool_call(&cli) {
         Ok(Some(c)) => c,
         Ok(None) => return 2,
         Err(e) => {
@@ -292,18 +167,10 @@ pub async fn run(cli: Cli) -> i32 {
             return 2;
         }
     };
-    let (name, args, explicit) = call;
-    let engine = match engine_for(&cli, &explicit) {
-        Ok(e) => e,
-        Err(e) => {
-            complain!("{e}");
-            return 2;
-        }
-    };
-    let result = tools::call(&engine, name, args).await;
-    engine.shutdown().await;
-    match result {
-        Ok(out) => {
+    let (name, args, explicit) = call_args;
+    let session = context::session(&cli, &explicit);
+    match call(&cli, session, name, args, &|_, _| {}).await {
+        Called::Done(out) => {
             if cli.json {
                 say!(
                     "{}",
@@ -314,7 +181,7 @@ pub async fn run(cli: Cli) -> i32 {
             }
             0
         }
-        Err(e) => {
+        Called::Failed(e) => {
             if cli.json {
                 say!(
                     "{}",
@@ -323,6 +190,52 @@ pub async fn run(cli: Cli) -> i32 {
             }
             complain!("{e}");
             1
+        }
+        Called::Unopened(e) => {
+            complain!("{e}");
+            2
+        }
+    }
+}
+
+/// `lspgate daemon [status|stop]`, or the daemon itself (with its own `--http` listener).
+async fn daemon(
+    cli: &Cli,
+    action: Option<DaemonAction>,
+    life: crate::daemon::Lifecycle,
+    http: &crate::mcp::http::HttpArgs,
+) -> i32 {
+    use crate::daemon::client;
+    match action {
+        Some(DaemonAction::Status) => match client::status().await {
+            Ok(status) => {
+                say!(
+                    "{}",
+                    serde_json::to_string_pretty(&status).unwrap_or_default()
+                );
+                0
+            }
+            Err(e) => {
+                complain!("{e}");
+                1
+            }
+        },
+        Some(DaemonAction::Stop) => match client::stop().await {
+            Ok(said) => {
+                say!("{said}");
+                0
+            }
+            Err(e) => {
+                complain!("{e}");
+                1
+            }
+        },
+        None => {
+            let own = http.http.is_some().then(|| crate::daemon::OwnHttp {
+                session: context::session(cli, &[]),
+                http: http.clone(),
+            });
+            crate::daemon::run(life, own).await
         }
     }
 }
@@ -346,19 +259,9 @@ async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
             return 2;
         }
     };
-    let engine = match engine_for(cli, &t.server) {
-        Ok(e) => e,
-        Err(e) => {
-            complain!("{e}");
-            return 2;
-        }
-    };
+    let session = context::session(cli, &t.server);
     let bar = indicatif::ProgressBar::new(0);
-    bar.set_draw_target(if output::captured() {
-        indicatif::ProgressDrawTarget::hidden()
-    } else {
-        indicatif::ProgressDrawTarget::stderr()
-    });
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
     bar.set_style(
         indicatif::ProgressStyle::with_template("checking {pos}/{len} files {wide_bar} {elapsed}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
@@ -367,14 +270,11 @@ async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     };
-    let result =
-        tools::call_keeping::<crate::ops::types::CheckReport>(&engine, "check", args, &progress)
-            .await;
+    let called = call(cli, session, "check", args, &progress).await;
     bar.finish_and_clear();
-    engine.shutdown().await;
-    let (out, report) = match result {
-        Ok(r) => r,
-        Err(e) => {
+    let out = match called {
+        Called::Done(out) => out,
+        Called::Failed(e) | Called::Unopened(e) => {
             if cli.json && !t.sarif {
                 say!(
                     "{}",
@@ -385,6 +285,9 @@ async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
             return 2;
         }
     };
+    // The report, read back from the structured result (as any client of the tool would);
+    // none when the check runs in the background and `out` says where to follow it.
+    let report: Option<CheckReport> = serde_json::from_value(out.structured.clone()).ok();
     match &report {
         Some(r) if t.sarif => say!(
             "{}",
@@ -396,20 +299,23 @@ async fn check(cli: &Cli, t: &ToolCommand) -> i32 {
         ),
         _ => say!("{}", out.text),
     }
-    // No report: it runs in the background (`--background`), and `out` says where to follow it.
     report.map_or(0, |r| r.exit_code())
 }
 
 /// `lspgate serve`: a thin session relaying to the per-user daemon, or (standalone, or when no
 /// daemon can be had) everything in this process.
 async fn serve(cli: &Cli, max_frame: usize) -> i32 {
+    let Command::Serve { server, .. } = &cli.command else {
+        return 2;
+    };
+    let session = context::session(cli, server);
     if !standalone(cli) {
-        match crate::daemon::client::serve(std::env::args().collect(), max_frame).await {
+        match crate::daemon::client::serve(session.clone(), max_frame).await {
             Ok(code) => return code,
             Err(why) => tracing::warn!("no daemon ({why}); serving in this process"),
         }
     }
-    let engine = match session_for(cli).await {
+    let engine = match session.agent_engine(None).await {
         Ok(e) => e,
         Err(e) => {
             eprintln!("{e}");
@@ -424,7 +330,7 @@ async fn serve(cli: &Cli, max_frame: usize) -> i32 {
                 1
             }
         },
-        _ = terminated() => 0,
+        _ = crate::daemon::terminated() => 0,
     };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), engine.shutdown()).await;
     code
@@ -434,48 +340,6 @@ async fn serve(cli: &Cli, max_frame: usize) -> i32 {
 pub fn standalone(cli: &Cli) -> bool {
     cli.standalone
         || context::var("LSPGATE_STANDALONE").is_some_and(|v| v == "1" || v == "true" || v == "yes")
-}
-
-/// The engine of an MCP session (`lspgate serve`, in this process or in the daemon, or the
-/// HTTP listener of `lspgate daemon --http`): an explicit server started at once (its
-/// capabilities decide the tool list), or the workspace's servers warmed with `--warm`.
-pub async fn session_for(cli: &Cli) -> Result<Arc<Engine>, ToolError> {
-    let (server, warm) = match &cli.command {
-        Command::Serve { server, warm, .. } => (server.as_slice(), warm),
-        Command::Daemon { .. } => (&[][..], &false),
-        _ => return Err(ToolError::invalid("not a `serve` command line")),
-    };
-    let engine = Arc::new(engine_for(cli, server)?);
-    if !server.is_empty() {
-        for r in engine.registry().start_all().await {
-            r?;
-        }
-    } else if *warm {
-        engine.warm();
-    }
-    Ok(engine)
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub(crate) async fn terminated() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The client end of the daemon: connecting (starting a daemon, detached, when none answers;
-//! replacing one of another version), running a command there, and `serve` as a thin session
+//! replacing one of another version), calling a tool there, and `serve` as a thin session
 //! that relays MCP between the agent's stdio and the daemon. When the daemon stops or dies under
 //! a session, the calls in flight fail with `server_failed`, and the session's next request
 //! reconnects to a new daemon (started then, not before), replaying the client's `initialize`.
@@ -15,15 +15,23 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::paths;
-use super::protocol::{Answer, Hello, Ran, Request, STOPPING, Stopped, VERSION};
-use crate::cli::context::Client;
+use super::protocol::{Answer, CallLine, Hello, Request, STOPPING, Stopped, VERSION};
+use crate::ops::session::SessionSpec;
 use crate::procfs::alive;
 
 /// How long a started daemon gets to open its socket.
 const START_WAIT: Duration = Duration::from_secs(30);
 
+/// A connection to a daemon, its answer read: the reader keeps whatever the daemon sent
+/// after the answer line (a quick call's outcome may come in the same read).
+pub(super) struct Opened {
+    pub read: BufReader<OwnedReadHalf>,
+    pub write: OwnedWriteHalf,
+    pub answer: Answer,
+}
+
 /// A connection to a daemon of this version that took `request`, and its answer.
-pub(super) async fn open(request: &Request) -> Result<(UnixStream, Answer), String> {
+pub(super) async fn open(request: &Request) -> Result<Opened, String> {
     let dir = paths::runtime_dir()?;
     let socket = paths::socket(&dir);
     // Twice at most: a daemon of another version drains and leaves the socket to ours.
@@ -68,11 +76,11 @@ pub(super) async fn open(request: &Request) -> Result<(UnixStream, Answer), Stri
             }
             continue;
         }
-        let stream = read
-            .into_inner()
-            .reunite(write)
-            .map_err(|e| format!("daemon: {e}"))?;
-        return Ok((stream, answer));
+        return Ok(Opened {
+            read,
+            write,
+            answer,
+        });
     }
     Err("no daemon of this version could be started".into())
 }
@@ -156,120 +164,108 @@ fn spawn_daemon() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Strin
     Ok(exited)
 }
 
-/// Runs this command line in the daemon: what it printed and its exit code.
-pub async fn run(argv: Vec<String>) -> Result<Ran, String> {
-    let request = Request::Run {
-        client: Client::this_process(),
-        argv,
+/// Calls `tool` in the daemon for `session`, passing its progress to `progress`: the call's
+/// last line (`Done`, `Failed` or `Unopened`). Err when no daemon could be had or it went
+/// away during the call.
+pub async fn call(
+    session: SessionSpec,
+    tool: &str,
+    args: Value,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<CallLine, String> {
+    let request = Request::Call {
+        session,
+        tool: tool.to_string(),
+        args,
     };
-    let (_stream, answer) = open(&request).await?;
+    let Opened {
+        read,
+        write: _write,
+        answer,
+    } = open(&request).await?;
     if !answer.ok {
         return Err(answer.error.unwrap_or_default());
     }
-    serde_json::from_value(answer.body).map_err(|e| format!("the daemon's answer: {e}"))
+    let mut lines = read.lines();
+    loop {
+        let line = lines
+            .next_line()
+            .await
+            .map_err(|e| format!("daemon: {e}"))?
+            .ok_or("the daemon went away during the call")?;
+        match serde_json::from_str(&line) {
+            Ok(CallLine::Progress { done, total }) => progress(done, total),
+            Ok(last) => return Ok(last),
+            Err(e) => return Err(format!("the daemon's answer is not understood ({e})")),
+        }
+    }
 }
 
-/// `lspgate daemon status`: the running daemon's status; one that is stopping (or starting)
-/// is said to be, never taken for none.
-pub async fn status() -> i32 {
-    match connect_only(Request::Status).await {
-        Ok(Some(a)) if a.ok => {
-            let text = serde_json::to_string_pretty(&a.body).unwrap_or_default();
-            crate::cli::output::stdout(&format!("{text}\n"));
-            0
+/// The running daemon's status (`daemon status`), as JSON; one that is stopping is said to
+/// be, never taken for none. Err: why there is none to ask.
+pub async fn status() -> Result<Value, String> {
+    match connect_only(Request::Status).await? {
+        Some(a) if a.ok => Ok(a.body),
+        Some(a) if a.error.as_deref() == Some(STOPPING) => {
+            Ok(json!({"version": a.version, "pid": a.body.get("pid"), "state": STOPPING}))
         }
-        Ok(Some(a)) if a.error.as_deref() == Some(STOPPING) => {
-            let body = json!({"version": a.version, "pid": a.body.get("pid"), "state": STOPPING});
-            let text = serde_json::to_string_pretty(&body).unwrap_or_default();
-            crate::cli::output::stdout(&format!("{text}\n"));
-            0
-        }
-        Ok(Some(a)) => {
-            eprintln!("{}", refusal(&a));
-            1
-        }
-        Ok(None) if !lock_free() => {
-            eprintln!(
-                "a daemon of lspgate {VERSION} holds its lock but does not answer on its socket: it is starting or stopping"
-            );
-            1
-        }
-        Ok(None) => {
-            eprintln!("no daemon is running");
-            1
-        }
-        Err(e) => {
-            eprintln!("{e}");
-            1
-        }
+        Some(a) => Err(refusal(&a)),
+        None if !lock_free() => Err(format!(
+            "a daemon of lspgate {VERSION} holds its lock but does not answer on its socket: it is starting or stopping"
+        )),
+        None => Err("no daemon is running".into()),
     }
 }
 
 /// `lspgate daemon stop`: returns once the daemon and its servers are gone (so that what runs
-/// next starts a new daemon), and says so.
-pub async fn stop() -> i32 {
+/// next starts a new daemon), with what to say; Err: why it was not stopped.
+pub async fn stop() -> Result<String, String> {
     let deadline = tokio::time::Instant::now() + START_WAIT;
     let mut waited = false;
     let stopped = loop {
-        match connect_only(Request::Stop).await {
-            Ok(Some(a)) if a.ok => {
+        match connect_only(Request::Stop).await? {
+            Some(a) if a.ok => {
                 break serde_json::from_value::<Stopped>(a.body).unwrap_or_default();
             }
             // Told to stop already (another `stop`, a signal, idleness): waited for all the same.
-            Ok(Some(a)) if a.error.as_deref() == Some(STOPPING) => {
+            Some(a) if a.error.as_deref() == Some(STOPPING) => {
                 let pid = a.body.get("pid").and_then(Value::as_u64);
                 break Stopped {
                     pid: pid.and_then(|p| u32::try_from(p).ok()).unwrap_or(0),
                     servers: Vec::new(),
                 };
             }
-            Ok(Some(a)) => {
-                eprintln!("{}", refusal(&a));
-                return 1;
-            }
-            Ok(None) if lock_free() && waited => {
-                crate::cli::output::stdout("the lspgate daemon is gone\n");
-                return 0;
-            }
-            Ok(None) if lock_free() => {
-                eprintln!("no daemon is running");
-                return 1;
-            }
+            Some(a) => return Err(refusal(&a)),
+            None if lock_free() && waited => return Ok("the lspgate daemon is gone".into()),
+            None if lock_free() => return Err("no daemon is running".into()),
             // One that holds the lock without a socket: starting, or in its last moments.
-            Ok(None) if tokio::time::Instant::now() < deadline => {
+            None if tokio::time::Instant::now() < deadline => {
                 waited = true;
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            Ok(None) => {
-                eprintln!(
+            None => {
+                return Err(format!(
                     "a daemon of lspgate {VERSION} holds its lock but has not answered on its socket for {}s; it was not stopped",
                     START_WAIT.as_secs()
-                );
-                return 1;
-            }
-            Err(e) => {
-                eprintln!("{e}");
-                return 1;
+                ));
             }
         }
     };
     let mut pids = stopped.servers.clone();
     pids.extend((stopped.pid != 0).then_some(stopped.pid));
     if !gone(&pids, START_WAIT).await {
-        eprintln!(
+        return Err(format!(
             "the daemon (pid {}) was told to stop and is still stopping after {}s",
             stopped.pid,
             START_WAIT.as_secs()
-        );
-        return 1;
+        ));
     }
     let n = stopped.servers.len();
-    crate::cli::output::stdout(&format!(
-        "stopped the lspgate daemon (pid {}) and its {n} server{}\n",
+    Ok(format!(
+        "stopped the lspgate daemon (pid {}) and its {n} server{}",
         stopped.pid,
         if n == 1 { "" } else { "s" }
-    ));
-    0
+    ))
 }
 
 /// Whether no daemon of this version holds the lock (none runs, or the last one is gone).
@@ -339,18 +335,17 @@ struct Link {
     write: OwnedWriteHalf,
 }
 
-async fn link(argv: &[String]) -> Result<Link, String> {
-    let request = Request::Mcp {
-        client: Client::this_process(),
-        argv: argv.to_vec(),
-    };
-    let (stream, answer) = open(&request).await?;
+async fn link(request: &Request) -> Result<Link, String> {
+    let Opened {
+        read,
+        write,
+        answer,
+    } = open(request).await?;
     if !answer.ok {
         return Err(answer.error.unwrap_or_default());
     }
-    let (read, write) = stream.into_split();
     Ok(Link {
-        read: BufReader::new(read).lines(),
+        read: read.lines(),
         write,
     })
 }
@@ -359,9 +354,9 @@ async fn link(argv: &[String]) -> Result<Link, String> {
 /// daemon can be had at first (the caller serves in-process instead); once relaying, it never
 /// falls back: while no daemon answers, each request fails (`server_failed`) and the next one
 /// tries again.
-pub async fn serve(argv: Vec<String>, max_frame: usize) -> Result<i32, String> {
-    let _ = max_frame;
-    let first = match link(&argv).await {
+pub async fn serve(session: SessionSpec, max_frame: usize) -> Result<i32, String> {
+    let mcp = Request::Mcp { session, max_frame };
+    let first = match link(&mcp).await {
         Ok(l) => l,
         // A command line or config the daemon refuses is the user's error, not a reason to
         // fall back.
@@ -400,7 +395,7 @@ pub async fn serve(argv: Vec<String>, max_frame: usize) -> Result<i32, String> {
                         continue;
                     }
                     // The daemon is needed again: a new one, the session replayed there.
-                    link = s.reconnect(&argv, &mut out).await;
+                    link = s.reconnect(&mcp, &mut out).await;
                 }
                 let sent = match link.as_mut() {
                     Some(l) => send(&mut l.write, &line).await.is_ok(),
@@ -511,10 +506,10 @@ impl Relay {
     /// A new daemon, with the client's `initialize` replayed there; `None` when none answers.
     async fn reconnect(
         &mut self,
-        argv: &[String],
+        request: &Request,
         out: &mut (impl AsyncWrite + Unpin),
     ) -> Option<Link> {
-        let mut link = match link(argv).await {
+        let mut link = match link(request).await {
             Ok(l) => l,
             Err(e) => {
                 tracing::warn!("no daemon: {e}");

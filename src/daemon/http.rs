@@ -18,11 +18,10 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::protocol::{Answer, Hosting, Keep, Request};
-use super::{Daemon, answer, client, parse};
-use crate::cli::context::{self, Client};
-use crate::cli::{Cli, Command};
-use crate::mcp::http::{self, Listener, Token};
+use super::{Daemon, OwnHttp, answer, client, terminated};
+use crate::mcp::http::{self, HttpArgs, Listener, Token};
 use crate::ops::Engine;
+use crate::ops::session::{Provider, SessionSpec};
 
 /// The listeners a daemon hosts, for `status` and for stopping them with the daemon.
 pub(super) struct Hosted {
@@ -80,29 +79,28 @@ impl Hosted {
     }
 }
 
-/// The engine and the bound listener for a `serve --http` (or `daemon --http`) command line,
-/// run where the client's folder and environment apply.
-async fn start(cli: &Cli, keep: Option<Keep>) -> Result<(Arc<Engine>, Listener, usize), String> {
-    let (args, max_frame) = match &cli.command {
-        Command::Serve {
-            http, max_frame, ..
-        } => (http, *max_frame),
-        Command::Daemon { http, .. } => (http, crate::mcp::stdio::DEFAULT_MAX_FRAME),
-        _ => return Err("not a `serve --http` command line".into()),
-    };
-    let mut config = args
-        .config(max_frame, context::var)?
-        .ok_or("no --http address")?;
+/// The engine and the bound listener for a `serve --http` (or `daemon --http`): its options
+/// read with the session's environment.
+async fn start(
+    session: &SessionSpec,
+    args: &HttpArgs,
+    max_frame: usize,
+    keep: Option<Keep>,
+    provider: &Provider,
+) -> Result<(Arc<Engine>, Listener), String> {
+    let var = |name: &str| session.var(name);
+    let mut config = args.config(max_frame, var)?.ok_or("no --http address")?;
     if let Some(k) = &keep {
         config.addr = k.addr;
     }
-    let token = Token::choose(keep.map(|k| (k.token, k.generated)), context::var)?;
+    let token = Token::choose(keep.map(|k| (k.token, k.generated)), var)?;
     // Bound before any server starts: a taken port fails at once.
     let listener = http::bind(&config, token).await?;
-    let engine = crate::cli::session_for(cli)
+    let engine = session
+        .agent_engine(Some(provider))
         .await
         .map_err(|e| e.to_string())?;
-    Ok((engine, listener, max_frame))
+    Ok((engine, listener))
 }
 
 impl Daemon {
@@ -156,29 +154,22 @@ impl Daemon {
 /// ends, then closes it (so `serve` knows the port is free).
 pub(super) async fn host(
     daemon: Arc<Daemon>,
-    client: Client,
-    argv: Vec<String>,
+    session: SessionSpec,
+    args: HttpArgs,
+    max_frame: usize,
     keep: Option<Keep>,
     mut read: BufReader<OwnedReadHalf>,
     mut write: OwnedWriteHalf,
 ) {
-    let cli = match parse(&argv) {
-        Ok(c) => c,
+    let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
+    let provider = daemon.provider(used.clone());
+    let (engine, listener) = match start(&session, &args, max_frame, keep, &provider).await {
+        Ok(s) => s,
         Err(e) => {
             let _ = answer(&mut write, &Answer::refused(e)).await;
             return;
         }
     };
-    let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
-    let provider = daemon.provider(used.clone());
-    let (engine, listener, max_frame) =
-        match context::for_client(client, provider, start(&cli, keep)).await {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = answer(&mut write, &Answer::refused(e)).await;
-                return;
-            }
-        };
     let hosting = Hosting {
         url: listener.url(),
         keep: Keep {
@@ -216,21 +207,18 @@ pub(super) async fn host(
 }
 
 /// `lspgate daemon --http`: binds the daemon's own listener (for its `--root` and
-/// environment) before it takes connections. `None` without `--http`.
-pub(super) async fn own(daemon: &Arc<Daemon>, cli: &Cli) -> Option<Result<Own, String>> {
-    let Command::Daemon { http, .. } = &cli.command else {
-        return None;
-    };
-    http.http.as_ref()?;
+/// environment) before it takes connections.
+pub(super) async fn own(daemon: &Arc<Daemon>, own: OwnHttp) -> Result<Own, String> {
     let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
     let provider = daemon.provider(used.clone());
-    let started = context::for_client(Client::this_process(), provider, start(cli, None)).await;
-    Some(started.map(|(engine, listener, max_frame)| Own {
+    let max_frame = crate::mcp::stdio::DEFAULT_MAX_FRAME;
+    let (engine, listener) = start(&own.session, &own.http, max_frame, None, &provider).await?;
+    Ok(Own {
         engine,
         listener,
         max_frame,
         workspace_sessions: used.lock().ok().and_then(|u| u.clone()),
-    }))
+    })
 }
 
 /// The daemon's own listener, bound.
@@ -262,22 +250,27 @@ impl Own {
 /// listener until SIGTERM or SIGINT; if the daemon dies, a new one listens again at the same
 /// address with the same token. Err when no daemon can be had at first (the caller serves
 /// from this process instead).
-pub async fn serve(argv: Vec<String>) -> Result<i32, String> {
+pub async fn serve(session: SessionSpec, args: HttpArgs, max_frame: usize) -> Result<i32, String> {
     let mut keep: Option<Keep> = None;
-    let signal = crate::cli::terminated();
+    let signal = terminated();
     tokio::pin!(signal);
     let mut backoff = Duration::from_millis(100);
     loop {
         let request = Request::Http {
-            client: Client::this_process(),
-            argv: argv.clone(),
+            session: session.clone(),
+            http: args.clone(),
+            max_frame,
             keep: keep.clone(),
         };
         let opened = tokio::select! {
             o = client::open(&request) => o,
             () = &mut signal => return Ok(0),
         };
-        let (stream, answer) = match opened {
+        let client::Opened {
+            mut read,
+            mut write,
+            answer,
+        } = match opened {
             Ok(x) => x,
             Err(e) if keep.is_none() => return Err(e),
             Err(e) => {
@@ -319,8 +312,6 @@ pub async fn serve(argv: Vec<String>) -> Result<i32, String> {
         }
         keep = Some(hosting.keep);
         backoff = Duration::from_millis(100);
-        let (read, mut write) = stream.into_split();
-        let mut read = BufReader::new(read);
         let mut line = String::new();
         tokio::select! {
             // The daemon never writes again: this ends only when it closes (it died).

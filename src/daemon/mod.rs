@@ -1,13 +1,14 @@
 //! The per-user daemon (protocol §6): one lspgate per user and host that holds the language servers,
 //! their watchers and journals, per workspace, for every session and command that attaches to
 //! it over a unix socket in the user's runtime folder (0700 folder, 0600 socket, only the same
-//! uid). Each MCP connection is a session of its own on a shared `Workspace` (one per root,
-//! config, environment and options); each command connection runs one CLI command with the
-//! client's folder and environment and sends back what it printed. Servers unused for
+//! uid). Clients send typed requests (`protocol`): the session they ask for, resolved in their
+//! own process, then an MCP session, one tool call or an HTTP listener. Each is a session of
+//! its own on a shared `Workspace` (one per root, config, environment and settings); a tool
+//! call sends back its progress and its result, which the client renders. Servers unused for
 //! `--idle-servers` stop, the daemon exits after `--idle-exit` with no session and no server,
 //! `--max-memory` stops the least recently used idle servers, and a daemon of another version
 //! drains (answers the client `version`, lets its sessions end, exits) for the new one.
-//! `client` is the other end: the thin `serve` relay and the command runner; `http` hosts MCP
+//! `client` is the other end: the thin `serve` relay and the tool caller; `http` hosts MCP
 //! over HTTP for `serve --http` and `daemon --http`. SIGTERM and SIGINT stop it cleanly.
 
 pub mod client;
@@ -21,15 +22,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::Parser;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use crate::cli::context::{self, Client, Provider};
-use crate::cli::{Cli, DaemonAction};
+use crate::mcp::http::HttpArgs;
 use crate::ops::Workspace;
-use protocol::{Answer, Hello, Ran, Request, VERSION};
+use crate::ops::session::{Provider, SessionSpec};
+use protocol::{Answer, CallLine, Hello, Request, VERSION};
 
 /// The daemon's lifecycle settings.
 #[derive(Debug, Clone)]
@@ -63,53 +63,39 @@ struct Daemon {
     http: http::Hosted,
 }
 
-/// `lspgate daemon [status|stop]`.
-pub async fn command(
-    action: Option<DaemonAction>,
-    idle_servers: Option<u64>,
-    idle_exit: Option<u64>,
-    max_memory: Option<u64>,
-) -> i32 {
-    match action {
-        Some(DaemonAction::Status) => client::status().await,
-        Some(DaemonAction::Stop) => client::stop().await,
-        None => {
-            let env_secs = |name: &str, default: u64| {
-                std::env::var(name)
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(default)
-            };
-            let life = Lifecycle {
-                idle_servers: Duration::from_secs(
-                    idle_servers.unwrap_or_else(|| env_secs("LSPGATE_IDLE_SERVERS", 600)),
-                ),
-                idle_exit: Duration::from_secs(
-                    idle_exit.unwrap_or_else(|| env_secs("LSPGATE_IDLE_EXIT", 1800)),
-                ),
-                max_memory: max_memory
-                    .or_else(|| {
-                        std::env::var("LSPGATE_MAX_MEMORY")
-                            .ok()
-                            .and_then(|v| v.parse().ok())
-                    })
-                    .map(|mib: u64| mib << 20),
-            };
-            // Commands run for clients hold what is not `Send` (a progress bar's callback):
-            // connections are tasks of a local set on the one runtime thread.
-            tokio::task::LocalSet::new().run_until(run(life)).await
+impl Lifecycle {
+    /// The settings given, else `LSPGATE_IDLE_SERVERS` (600 s), `LSPGATE_IDLE_EXIT` (1800 s)
+    /// and `LSPGATE_MAX_MEMORY` (MiB; none) of the daemon's own environment.
+    pub fn new(idle_servers: Option<u64>, idle_exit: Option<u64>, max_memory: Option<u64>) -> Self {
+        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+        Lifecycle {
+            idle_servers: Duration::from_secs(
+                idle_servers
+                    .or_else(|| env("LSPGATE_IDLE_SERVERS"))
+                    .unwrap_or(600),
+            ),
+            idle_exit: Duration::from_secs(
+                idle_exit
+                    .or_else(|| env("LSPGATE_IDLE_EXIT"))
+                    .unwrap_or(1800),
+            ),
+            max_memory: max_memory
+                .or_else(|| env("LSPGATE_MAX_MEMORY"))
+                .map(|mib: u64| mib << 20),
         }
     }
 }
 
+/// The daemon's own MCP listener over HTTP (`lspgate daemon --http`): for this session.
+#[derive(Debug, Clone)]
+pub struct OwnHttp {
+    pub session: SessionSpec,
+    pub http: HttpArgs,
+}
+
 /// Runs the daemon until it is stopped, drained or idle long enough.
-pub async fn run(life: Lifecycle) -> i32 {
-    // Its own command line, for `--http` (a daemon a session starts has none).
-    let own_cli = parse(&std::env::args().collect::<Vec<_>>()).ok();
-    let wants_http = matches!(
-        own_cli.as_ref().map(|c| &c.command),
-        Some(crate::cli::Command::Daemon { http, .. }) if http.http.is_some()
-    );
+pub async fn run(life: Lifecycle, own_http: Option<OwnHttp>) -> i32 {
+    let wants_http = own_http.is_some();
     let dir = match paths::runtime_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -163,13 +149,12 @@ pub async fn run(life: Lifecycle) -> i32 {
         started: Instant::now(),
         http: http::Hosted::default(),
     });
-    if let Some(cli) = &own_cli {
-        match http::own(&daemon, cli).await {
-            None => {}
-            Some(Ok(own)) => {
-                tokio::task::spawn_local(own.serve(daemon.clone()));
+    if let Some(own) = own_http {
+        match http::own(&daemon, own).await {
+            Ok(own) => {
+                tokio::spawn(own.serve(daemon.clone()));
             }
-            Some(Err(e)) => {
+            Err(e) => {
                 eprintln!("lspgate daemon: {e}");
                 let _ = std::fs::remove_file(&socket);
                 return 2;
@@ -177,7 +162,7 @@ pub async fn run(life: Lifecycle) -> i32 {
         }
     }
     tokio::spawn(tend(daemon.clone()));
-    let signal = crate::cli::terminated();
+    let signal = terminated();
     tokio::pin!(signal);
     loop {
         tokio::select! {
@@ -186,7 +171,7 @@ pub async fn run(life: Lifecycle) -> i32 {
                     if daemon.draining.load(Ordering::Acquire) {
                         continue;
                     }
-                    tokio::task::spawn_local(connection(daemon.clone(), stream, socket.clone()));
+                    tokio::spawn(connection(daemon.clone(), stream, socket.clone()));
                 }
                 Err(e) => tracing::warn!("accept: {e}"),
             },
@@ -216,7 +201,7 @@ pub async fn run(life: Lifecycle) -> i32 {
             () = &mut shutdown => break,
             accepted = listener.accept() => {
                 if let Ok((stream, _)) = accepted {
-                    tokio::task::spawn_local(stopping(stream));
+                    tokio::spawn(stopping(stream));
                 }
             }
         }
@@ -294,38 +279,33 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
         Request::Status => {
             let _ = answer(&mut write, &Answer::ok(daemon.status())).await;
         }
-        Request::Http { client, argv, keep } => {
-            http::host(daemon, client, argv, keep, read, write).await;
+        Request::Http {
+            session,
+            http,
+            max_frame,
+            keep,
+        } => {
+            http::host(daemon, session, http, max_frame, keep, read, write).await;
         }
         Request::Stop => {
             // What `daemon stop` waits to see gone: this process and its servers'.
             let _ = answer(&mut write, &Answer::ok(daemon.pids())).await;
             daemon.stop.notify_one();
         }
-        Request::Run { client, argv } => {
+        Request::Call {
+            session,
+            tool,
+            args,
+        } => {
             daemon.sessions.fetch_add(1, Ordering::AcqRel);
-            let ran = daemon.run_command(client, argv).await;
+            daemon.call(session, tool, args, read, write).await;
             daemon.sessions.fetch_sub(1, Ordering::AcqRel);
             daemon.touch();
-            let body = serde_json::to_value(&ran).unwrap_or(Value::Null);
-            let _ = answer(&mut write, &Answer::ok(body)).await;
         }
-        Request::Mcp { client, argv } => {
-            let cli = match parse(&argv) {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = answer(&mut write, &Answer::refused(e)).await;
-                    return;
-                }
-            };
-            let max_frame = match &cli.command {
-                crate::cli::Command::Serve { max_frame, .. } => *max_frame,
-                _ => crate::mcp::stdio::DEFAULT_MAX_FRAME,
-            };
+        Request::Mcp { session, max_frame } => {
             let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
             let provider = daemon.provider(used.clone());
-            let engine = context::for_client(client, provider, crate::cli::session_for(&cli)).await;
-            let engine = match engine {
+            let engine = match session.agent_engine(Some(&provider)).await {
                 Ok(e) => e,
                 Err(e) => {
                     let _ = answer(&mut write, &Answer::refused(e.to_string())).await;
@@ -355,15 +335,34 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
 
 /// Writes one answer line.
 async fn answer(write: &mut tokio::net::unix::OwnedWriteHalf, a: &Answer) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(a).unwrap_or_default();
+    line(write, a).await
+}
+
+/// Writes `value` as one JSON line.
+async fn line(
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    value: &impl serde::Serialize,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(value).unwrap_or_default();
     line.push(b'\n');
     write.write_all(&line).await?;
     write.flush().await
 }
 
-/// A client's command line, as lspgate parses its own.
-fn parse(argv: &[String]) -> Result<Cli, String> {
-    Cli::try_parse_from(argv).map_err(|e| e.to_string())
+/// Resolves on SIGINT or SIGTERM: how the daemon, and every front end of lspgate, is asked
+/// to stop.
+pub async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
 }
 
 impl Daemon {
@@ -389,31 +388,59 @@ impl Daemon {
         })
     }
 
-    /// Runs one CLI command for a client, with its output captured.
-    async fn run_command(self: &Arc<Self>, client: Client, argv: Vec<String>) -> Ran {
-        let cli = match parse(&argv) {
-            Ok(c) => c,
-            Err(e) => {
-                return Ran {
-                    code: 2,
-                    stdout: String::new(),
-                    stderr: e,
-                };
+    /// Serves a `Call`: answers, opens the session, runs the call while sending its
+    /// progress, then its outcome. A client that goes away first takes the call with it (it
+    /// is dropped, as an MCP cancellation drops one).
+    async fn call(
+        self: &Arc<Self>,
+        session: SessionSpec,
+        tool: String,
+        args: Value,
+        mut read: BufReader<tokio::net::unix::OwnedReadHalf>,
+        mut write: tokio::net::unix::OwnedWriteHalf,
+    ) {
+        if answer(&mut write, &Answer::ok(Value::Null)).await.is_err() {
+            return;
+        }
+        let provider = self.provider(Arc::default());
+        let engine = match session.engine(Some(&provider)) {
+            Ok(e) => e,
+            Err(error) => {
+                let _ = line(&mut write, &CallLine::Unopened { error }).await;
+                return;
             }
         };
-        let used = Arc::new(Mutex::new(None));
-        let provider = self.provider(used.clone());
-        let (code, out) = crate::cli::output::capture(context::for_client(
-            client,
-            provider,
-            crate::cli::run(cli),
-        ))
-        .await;
-        Ran {
-            code,
-            stdout: out.stdout,
-            stderr: out.stderr,
-        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let progress = move |done: usize, total: usize| {
+            let _ = tx.send(CallLine::Progress { done, total });
+        };
+        let call = crate::ops::tools::call_with_progress(&engine, &tool, args, &progress);
+        tokio::pin!(call);
+        let mut buf = [0u8; 64];
+        let outcome = loop {
+            tokio::select! {
+                r = &mut call => break Some(r),
+                Some(p) = rx.recv() => {
+                    let _ = line(&mut write, &p).await;
+                }
+                n = read.read(&mut buf) => {
+                    if matches!(n, Ok(0) | Err(_)) {
+                        tracing::debug!("the client of a `{tool}` call went away: dropping it");
+                        break None;
+                    }
+                }
+            }
+        };
+        engine.shutdown().await;
+        let last = match outcome {
+            None => return,
+            Some(Ok(out)) => CallLine::Done {
+                structured: out.structured,
+                text: out.text,
+            },
+            Some(Err(error)) => CallLine::Failed { error },
+        };
+        let _ = line(&mut write, &last).await;
     }
 
     /// `{"pid": the daemon's, "servers": [every running server's]}`.

@@ -1,10 +1,14 @@
 //! What a client and the daemon say before the connection carries MCP (or instead of it): one
-//! JSON line each way. The client says who it is and what it wants; the daemon answers.
+//! JSON line each way. The client says what it wants, in typed requests (the session it asks
+//! for, resolved in its own process, then a tool call, an MCP session or an HTTP listener);
+//! the daemon answers. Command lines are parsed and rendered by the client alone.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cli::context::Client;
+use crate::error::ToolError;
+use crate::mcp::http::HttpArgs;
+use crate::ops::session::SessionSpec;
 
 /// lspgate's version: a daemon serves clients of its own version only.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -22,16 +26,27 @@ pub struct Hello {
 #[serde(tag = "request", rename_all = "snake_case")]
 pub enum Request {
     /// An MCP session (`lspgate serve`): after the answer, the connection carries MCP.
-    Mcp { client: Client, argv: Vec<String> },
-    /// A command run for the client (a tool subcommand, `check`, `call`): the answer's body
-    /// is what it printed and its exit code.
-    Run { client: Client, argv: Vec<String> },
-    /// An MCP listener over HTTP for the client's `serve --http` command line, kept while
-    /// this connection stays open (the daemon closes it when the listener has stopped): the
-    /// answer's body is a `Hosting`.
+    Mcp {
+        session: SessionSpec,
+        /// The largest MCP message, in bytes.
+        max_frame: usize,
+    },
+    /// One tool call (a tool subcommand, `check`, `call`): after the answer, the daemon sends
+    /// `CallLine`s, progress then the outcome. The call is dropped (cancelled) if the client
+    /// goes away first.
+    Call {
+        session: SessionSpec,
+        tool: String,
+        args: Value,
+    },
+    /// An MCP listener over HTTP for the client's `serve --http`, kept while this connection
+    /// stays open (the daemon closes it when the listener has stopped): the answer's body is
+    /// a `Hosting`. `http` is read with the session's environment (`LSPGATE_HTTP_*`,
+    /// `LSPGATE_TOKEN`).
     Http {
-        client: Client,
-        argv: Vec<String>,
+        session: SessionSpec,
+        http: HttpArgs,
+        max_frame: usize,
         /// A listener hosted again (its daemon died) keeps its address and token.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         keep: Option<Keep>,
@@ -89,12 +104,18 @@ impl Answer {
     }
 }
 
-/// What a command run for a client printed, and its exit code.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Ran {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
+/// A line the daemon sends on a `Call` connection after its answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "line", rename_all = "snake_case")]
+pub enum CallLine {
+    /// A long call advanced (`check`: files done of total).
+    Progress { done: usize, total: usize },
+    /// The session could not be opened (its root, config or options): nothing ran.
+    Unopened { error: ToolError },
+    /// The call failed.
+    Failed { error: ToolError },
+    /// The call's answer: its structured result and its (capped) text.
+    Done { structured: Value, text: String },
 }
 
 /// What a listener hosted again keeps: the address it had and its token.

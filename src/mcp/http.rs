@@ -41,7 +41,7 @@ const MIN_TOKEN: usize = 16;
 const MIN_TOKEN_BITS: f64 = 64.0;
 
 /// The `--http` options of `serve` and `daemon`.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args, serde::Serialize, serde::Deserialize)]
 pub struct HttpArgs {
     /// Serve MCP over Streamable HTTP at ADDR (`HOST:PORT`, or a port on 127.0.0.1; port 0
     /// picks a free one) instead of stdio; URL `http://ADDR/mcp`, bearer token `LSPGATE_TOKEN`

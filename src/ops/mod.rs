@@ -8,6 +8,7 @@ pub mod durable;
 pub mod edit;
 pub mod gates;
 pub mod render;
+pub mod session;
 pub mod shape;
 mod symbols;
 pub mod tools;

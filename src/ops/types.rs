@@ -375,7 +375,7 @@ pub struct CallHierarchyResult {
 }
 
 /// A diagnostic (protocol §3 `Diag`).
-#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Diag {
     pub severity: Severity,
     pub line: u32,

@@ -33,7 +33,8 @@ pub use status::ServerStatus;
 pub use supervisor::resident_bytes;
 
 /// When a crashed server is restarted (`--restart`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RestartPolicy {
     Never,
     Always,

@@ -28,7 +28,7 @@ pub struct CheckParams {
     pub terse: Option<bool>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CheckIssue {
     pub file: String,
     #[serde(flatten)]
@@ -37,7 +37,7 @@ pub struct CheckIssue {
     pub origin: String,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Default)]
 pub struct CheckSummary {
     /// How many files were checked (every server of the file answered, fresh).
     pub files: usize,
@@ -48,7 +48,7 @@ pub struct CheckSummary {
 }
 
 /// What a check could not do, aggregated per server (or task) and cause.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Unchecked {
     /// The file, when the entry is about one file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,13 +70,14 @@ pub struct Unchecked {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<usize>,
     /// A few of them (at most 5).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
 }
 
 /// CheckReport v1 (protocol §3). `ok` only when every file in scope was checked, every task ran
-/// and passed, and nothing was found at the asked severity.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+/// and passed, and nothing was found at the asked severity. (It also deserializes: `lspgate
+/// check` reads its exit code and SARIF back from the structured result.)
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CheckReport {
     pub version: u32,
     pub ok: bool,
@@ -88,16 +89,16 @@ pub struct CheckReport {
     pub next_cursor: Option<String>,
     /// What was checked less thoroughly than it could be, and why (JavaScript no project
     /// type-checks: syntax only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// True when anything is `unchecked`.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Files, servers and tasks that could not be checked (then `ok` is false and
     /// `lspgate check` exits 2).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unchecked: Vec<Unchecked>,
 }
 
