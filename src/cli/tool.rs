@@ -1,6 +1,8 @@
 //! One subcommand per tool, generated from the tool table: each tool's input schema (the one
 //! MCP clients get) gives the subcommand its arguments, so a parameter added to a tool's
-//! parameter struct reaches MCP and the command line alike. Conventions:
+//! parameter struct reaches MCP and the command line alike; what the schema cannot say (an
+//! optional positional, trailing arguments, other spellings, help) is the tool declaration's
+//! `CliShape` (`ops::tools::table`). Conventions:
 //! - `FILE:LINE[:COL]` for tools that take `file` and `line`; `FILE` for those that take a file;
 //!   the other required parameters in order (`workspace-symbols QUERY`, `execute-command SERVER
 //!   COMMAND`), each also accepted as its `--flag`; `check` takes its `PATHS` and `run-task`
@@ -38,16 +40,6 @@ pub struct ToolCommand {
     pub sarif: bool,
 }
 
-/// Parameters given without their `--name` (besides `FILE:LINE[:COL]` and `FILE`), when they
-/// are optional: required ones always are.
-const OPTIONAL_POSITIONAL: &[(&str, &str)] = &[("check", "paths")];
-/// Parameters that take what follows `--` (instead of a server command).
-const TRAILING: &[(&str, &str)] = &[("run_task", "args")];
-/// Other spellings of a parameter's flag.
-const ALIASES: &[(&str, &str)] = &[("new_name", "to"), ("tasks", "task")];
-/// A parameter's flag where its own name is a global option's.
-const RENAMED: &[(&str, &str, &str)] = &[("run_task", "timeout", "task-timeout")];
-
 /// The id of the trailing server command argument.
 const SERVER_CMD: &str = "server command";
 const AT: &str = "FILE:LINE[:COL]";
@@ -76,17 +68,18 @@ fn kebab(name: &'static str) -> &'static str {
     }
 }
 
-/// The flag of parameter `name` of `tool`.
-fn flag(tool: &str, name: &'static str) -> &'static str {
-    RENAMED
+/// The flag of parameter `name` of `def`.
+fn flag(def: &ToolDef, name: &'static str) -> &'static str {
+    def.cli
+        .renamed
         .iter()
-        .find(|(t, n, _)| *t == tool && *n == name)
-        .map(|(_, _, f)| *f)
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
         .unwrap_or_else(|| kebab(name))
 }
 
 /// The properties of a tool's input schema, with the required ones in order first.
-fn parameters(def: &ToolDef) -> (Vec<(&'static str, &'static Value)>, Vec<&'static str>) {
+fn parameters(def: &'static ToolDef) -> (Vec<(&'static str, &'static Value)>, Vec<&'static str>) {
     let schema = def.input_schema();
     let required: Vec<&'static str> = schema
         .get("required")
@@ -140,16 +133,15 @@ fn shape(schema: &Value) -> Shape {
 
 /// The clap argument for parameter `name` as a `--flag`.
 fn flag_arg(def: &ToolDef, name: &'static str, schema: &'static Value) -> Arg {
-    let long = flag(def.name, name);
     let mut arg = Arg::new(name)
-        .long(long)
+        .long(flag(def, name))
         .value_name(intern(name.to_uppercase()));
-    for (n, alias) in ALIASES {
+    for (n, alias) in def.cli.flag_aliases {
         if *n == name {
             arg = arg.visible_alias(*alias);
         }
     }
-    if let Some(d) = help::of(def.name, name, schema) {
+    if let Some(d) = help::of(def, name, schema) {
         arg = arg.help(d);
     }
     if let Some(Value::Array(values)) = schema.get("enum") {
@@ -193,9 +185,7 @@ fn command(def: &'static ToolDef) -> ClapCommand {
     if def.name.contains('_') {
         cmd = cmd.alias(def.name);
     }
-    if def.name == "document_symbols" {
-        cmd = cmd.alias("symbols");
-    }
+    cmd = cmd.aliases(def.cli.aliases);
     let positional_at = has("file") && has("line");
     let mut taken: Vec<&str> = Vec::new();
     if positional_at {
@@ -215,7 +205,7 @@ fn command(def: &'static ToolDef) -> ClapCommand {
                     props
                         .iter()
                         .find(|(p, _)| *p == "file")
-                        .and_then(|(_, s)| help::of(def.name, "file", s)),
+                        .and_then(|(_, s)| help::of(def, "file", s)),
                 ),
         );
         taken.push("file");
@@ -253,13 +243,13 @@ fn command(def: &'static ToolDef) -> ClapCommand {
         if taken.contains(name) {
             continue;
         }
-        let help = help::of(def.name, name, schema);
-        let arg = if OPTIONAL_POSITIONAL.contains(&(def.name, *name)) {
+        let help = help::of(def, name, schema);
+        let arg = if def.cli.positional.contains(name) {
             Arg::new(*name)
                 .value_name(intern(name.to_uppercase()))
                 .action(ArgAction::Append)
                 .help(help)
-        } else if TRAILING.contains(&(def.name, *name)) {
+        } else if def.cli.trailing == Some(*name) {
             Arg::new(*name)
                 .value_name(intern(name.to_uppercase()))
                 .num_args(0..)
@@ -305,7 +295,7 @@ fn command(def: &'static ToolDef) -> ClapCommand {
                     .help("Replacement text, for each --old then each --lines"),
             );
     }
-    if def.name == "check" {
+    if def.cli.sarif {
         cmd = cmd.arg(
             Arg::new("sarif")
                 .long("sarif")
@@ -313,7 +303,7 @@ fn command(def: &'static ToolDef) -> ClapCommand {
                 .help("SARIF 2.1.0 on stdout (for code scanning); every issue, whatever --limit"),
         );
     }
-    if !TRAILING.iter().any(|(t, _)| *t == def.name) {
+    if def.cli.trailing.is_none() {
         cmd = cmd.arg(
             Arg::new(SERVER_CMD)
                 .value_name("CMD")
@@ -335,7 +325,7 @@ fn positional(def: &ToolDef, name: &'static str, schema: &'static Value) -> Arg 
         } else {
             ArgAction::Set
         });
-    if let Some(d) = help::of(def.name, name, schema) {
+    if let Some(d) = help::of(def, name, schema) {
         arg = arg.help(d);
     }
     arg
@@ -344,7 +334,19 @@ fn positional(def: &ToolDef, name: &'static str, schema: &'static Value) -> Arg 
 /// Every tool's subcommand, built once.
 fn commands() -> &'static [ClapCommand] {
     static COMMANDS: OnceLock<Vec<ClapCommand>> = OnceLock::new();
-    COMMANDS.get_or_init(|| tools::tools().iter().map(command).collect())
+    COMMANDS.get_or_init(|| commands_of(tools::tools()))
+}
+
+/// The subcommands of the tools of `table`.
+fn commands_of(table: &'static [ToolDef]) -> Vec<ClapCommand> {
+    table.iter().map(command).collect()
+}
+
+/// The tool of `table` a subcommand name (or one of its aliases) names.
+fn named(table: &'static [ToolDef], name: &str) -> Option<&'static ToolDef> {
+    table
+        .iter()
+        .find(|t| kebab(t.name) == name || t.name == name || t.cli.aliases.contains(&name))
 }
 
 fn usage(msg: impl std::fmt::Display) -> clap::Error {
@@ -397,7 +399,7 @@ fn value_of(m: &ArgMatches, id: &str, schema: &Value) -> Result<Option<Value>, c
 }
 
 /// The JSON arguments of a parsed tool subcommand.
-fn arguments(def: &ToolDef, m: &ArgMatches) -> Result<Map<String, Value>, clap::Error> {
+fn arguments(def: &'static ToolDef, m: &ArgMatches) -> Result<Map<String, Value>, clap::Error> {
     let (props, _) = parameters(def);
     let mut out = Map::new();
     if let Ok(Some(at)) = m.try_get_one::<String>(AT) {
@@ -490,15 +492,16 @@ pub(super) fn split_at(at: &str) -> Result<(String, u32, Option<u32>), ToolError
     }
 }
 
-impl FromArgMatches for ToolCommand {
-    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+impl ToolCommand {
+    /// The tool subcommand of `table` that `matches` chose, parsed.
+    fn from_matches_in(
+        table: &'static [ToolDef],
+        matches: &ArgMatches,
+    ) -> Result<Self, clap::Error> {
         let Some((name, m)) = matches.subcommand() else {
             return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
         };
-        let Some(def) = tools::tools()
-            .iter()
-            .find(|t| kebab(t.name) == name || t.name == name)
-        else {
+        let Some(def) = named(table, name) else {
             return Err(usage(format!("no tool `{name}`")));
         };
         let args = arguments(def, m)?;
@@ -508,7 +511,7 @@ impl FromArgMatches for ToolCommand {
             .flatten()
             .map(|v| v.cloned().collect())
             .unwrap_or_default();
-        if TRAILING.iter().any(|(t, _)| *t == def.name) {
+        if def.cli.trailing.is_some() {
             server.clear();
         }
         Ok(ToolCommand {
@@ -528,6 +531,12 @@ impl FromArgMatches for ToolCommand {
                 .unwrap_or(false),
         })
     }
+}
+
+impl FromArgMatches for ToolCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        ToolCommand::from_matches_in(tools::tools(), matches)
+    }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         *self = ToolCommand::from_arg_matches(matches)?;
@@ -545,11 +554,7 @@ impl Subcommand for ToolCommand {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        tools::tools().iter().any(|t| {
-            kebab(t.name) == name
-                || t.name == name
-                || (t.name == "document_symbols" && name == "symbols")
-        })
+        named(tools::tools(), name).is_some()
     }
 }
 
@@ -577,6 +582,153 @@ impl ToolCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::Engine;
+    use crate::ops::render::Render;
+    use crate::ops::tools::{CliShape, Effect, Group, Profile, Progress, Tool, entry};
+
+    /// A tool declared here only, to show that its one declaration reaches every front end.
+    struct Echo;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct EchoParams {
+        word: String,
+        #[serde(default)]
+        times: Option<u32>,
+        #[serde(default)]
+        terse: Option<bool>,
+    }
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Echoed {
+        said: String,
+    }
+
+    impl Render for Echoed {
+        fn render(&self, terse: bool) -> String {
+            if terse {
+                self.said.clone()
+            } else {
+                format!("said: {}", self.said)
+            }
+        }
+    }
+
+    impl Tool for Echo {
+        const NAME: &'static str = "echo_back";
+        const TITLE: &'static str = "Echo";
+        const DESCRIPTION: &'static str = "Says a word again.";
+        const GROUP: Group = Group::Admin;
+        const EFFECT: Effect = Effect::Read;
+        const CLI: CliShape = CliShape {
+            aliases: &["say"],
+            flag_aliases: &[("times", "repeat")],
+            help: &[("word", "The word to say"), ("times", "How often")],
+            ..CliShape::PLAIN
+        };
+        type Params = EchoParams;
+        type Result = Echoed;
+        async fn run(_: &Engine, p: EchoParams, _: Progress<'_>) -> Result<Echoed, ToolError> {
+            let _ = p.terse;
+            let times = p.times.unwrap_or(1) as usize;
+            Ok(Echoed {
+                said: vec![p.word; times].join(" "),
+            })
+        }
+    }
+
+    /// A table of a real tool and the one above.
+    static TABLE: [ToolDef; 2] = [entry::<tools::table::Hover>(), entry::<Echo>()];
+
+    #[tokio::test]
+    async fn one_declaration_reaches_the_tool_list_the_dispatcher_and_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = crate::ops::activity::dropped::engine(dir.path());
+        assert!(tools::by_name("echo_back").is_none());
+
+        // MCP's tool list: its name, title, description and schemas, from its types.
+        let listed: Vec<Value> = crate::mcp::tool_list_of(&engine, &TABLE)
+            .into_iter()
+            .map(|t| serde_json::to_value(t).unwrap())
+            .collect();
+        let echo = listed.iter().find(|t| t["name"] == "echo_back").unwrap();
+        assert_eq!(echo["title"], "Echo");
+        assert_eq!(echo["description"], "Says a word again.");
+        assert_eq!(
+            echo["inputSchema"],
+            json!({"type": "object", "required": ["word"],
+                   "properties": {"word": {"type": "string"}, "times": {"type": "integer"}}})
+        );
+        assert_eq!(echo["outputSchema"]["required"], json!(["said"]));
+        assert_eq!(echo["annotations"]["readOnlyHint"], true);
+
+        // The dispatcher: admission by its schema, decoding into its parameters, its operation
+        // and its rendering.
+        let call = |args: Value| {
+            let engine = engine.clone();
+            async move { tools::call_in(&engine, &TABLE, "echo_back", args, &|_, _| {}).await }
+        };
+        let out = call(json!({"word": "hi", "times": 2})).await.unwrap();
+        assert_eq!(out.structured, json!({"said": "hi hi"}));
+        assert_eq!(out.text, "said: hi hi");
+        assert_eq!(
+            call(json!({"word": "hi", "terse": true}))
+                .await
+                .unwrap()
+                .text,
+            "hi"
+        );
+        let e = call(json!({"word": "hi", "tmes": 2})).await.err().unwrap();
+        assert!(e.message.contains("`tmes`"), "{e:?}");
+        let e = tools::decode_in(&TABLE, &Profile::all(), "echo_back", json!({"word": 3}));
+        assert!(e.unwrap_err().message.starts_with("bad arguments"));
+
+        // The command line: its subcommand, aliases, positional and help.
+        let cli = ClapCommand::new("lspgate").subcommands(commands_of(&TABLE));
+        let sub = cli.find_subcommand("echo-back").unwrap();
+        let word = sub.get_arguments().find(|a| a.get_id() == "word").unwrap();
+        assert_eq!(word.get_help().unwrap().to_string(), "The word to say");
+        for argv in [
+            ["lspgate", "echo-back", "hi", "--times", "2"],
+            ["lspgate", "say", "--word", "hi", "--repeat=2"],
+        ] {
+            let m = cli.clone().try_get_matches_from(argv).unwrap();
+            let c = ToolCommand::from_matches_in(&TABLE, &m).unwrap();
+            assert_eq!(c.tool, "echo_back");
+            assert_eq!(
+                c.json(false, false).unwrap(),
+                json!({"word": "hi", "times": 2})
+            );
+        }
+    }
+
+    /// Every tool of the table is in MCP's list as declared, reaches its own decoder through
+    /// the dispatcher, and has its subcommand.
+    #[tokio::test]
+    async fn every_declared_tool_is_reachable_from_every_front_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = crate::ops::activity::dropped::engine(dir.path());
+        for def in tools::tools() {
+            let listed = serde_json::to_value(crate::mcp::tool(def)).unwrap();
+            assert_eq!(listed["name"], def.name);
+            assert_eq!(&listed["inputSchema"], def.input_schema());
+            // A bad `terse` (a parameter of every tool) is refused by the tool's own decoder.
+            let e = tools::call(&engine, def.name, json!({"terse": "yes"}))
+                .await
+                .err()
+                .unwrap();
+            assert!(
+                e.message.starts_with("bad arguments"),
+                "{}: {e:?}",
+                def.name
+            );
+            assert!(ToolCommand::has_subcommand(kebab(def.name)), "{}", def.name);
+            assert!(
+                commands().iter().any(|c| c.get_name() == kebab(def.name)),
+                "{}",
+                def.name
+            );
+        }
+    }
 
     /// Parses `lspgate ARGS` and returns the tool and its JSON arguments.
     fn parse(args: &[&str]) -> Result<(String, Value, Vec<String>), String> {

@@ -123,12 +123,17 @@ impl McpServer {
     }
 
     fn tool_list(&self) -> Vec<Tool> {
-        tools::tools()
-            .iter()
-            .filter(|d| tools::offered(&self.engine, d))
-            .map(tool)
-            .collect()
+        tool_list_of(&self.engine, tools::tools())
     }
+}
+
+/// The tools of `table` that `engine`'s session offers, as `tools/list` sends them.
+pub(crate) fn tool_list_of(engine: &Engine, table: &[tools::ToolDef]) -> Vec<Tool> {
+    table
+        .iter()
+        .filter(|d| tools::offered(engine, d))
+        .map(tool)
+        .collect()
 }
 
 /// A tool as `tools/list` sends it: name, title, description, schemas and annotations, all
@@ -375,7 +380,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if !tools::tools().iter().any(|d| d.name == name) {
+        if tools::by_name(&name).is_none() {
             return Err(McpError::invalid_params(
                 format!("unknown tool `{name}`"),
                 None,

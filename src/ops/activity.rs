@@ -1,12 +1,13 @@
 //! Heavy calls and background activities (protocol §3, Activities). At most `max_inflight` heavy
-//! calls (`check`, `shrink`, `run_task`, `rename` with `apply`), foreground or background, run
-//! at once per workspace; one more is refused with `busy`, saying what runs and when to retry.
-//! `background: true` on `check`, `shrink` and `run_task` starts the same call as an activity
-//! and answers `{activity_id}` at once: it runs in a session of its own on the shared
-//! workspace (so it outlives the session that started it), is recorded in the state database
-//! when it starts and when it ends (its final result exactly the foreground call's), and can be
-//! cancelled: its future is dropped, which kills the task's process group, and it ends
-//! `cancelled`. When lspgate stops, running activities end `failed` with reason `interrupted`;
+//! calls (those a tool's declaration says are: `check`, `shrink`, `run_task`, `rename` with
+//! `apply`, `diagnostics` of the whole workspace), foreground or background, run at once per
+//! workspace; one more is refused with `busy`, saying what runs and when to retry.
+//! `background: true` on the tools declared to take it (`check`, `shrink`, `run_task`) starts
+//! the same call as an activity and answers `{activity_id}` at once: it runs in a session of
+//! its own on the shared workspace (so it outlives the session that started it), is recorded
+//! in the state database when it starts and when it ends (its final result exactly the
+//! foreground call's), and can be cancelled: its future is dropped, which kills the task's
+//! process group, and it ends `cancelled`. When lspgate stops, running activities end `failed` with reason `interrupted`;
 //! if lspgate dies instead, the next one to open the database records that (`events::store`).
 
 use std::collections::HashMap;
@@ -18,15 +19,12 @@ use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
 
 use super::Engine;
-use super::tools::{self, ToolOutput};
+use super::tools::{self, ToolDef, ToolOutput};
 use crate::error::{Code, ToolError};
 use crate::events::store::{self, Finish};
 
 /// Heavy calls per root by default.
 pub const MAX_INFLIGHT: usize = crate::workspace::config::DEFAULT_MAX_INFLIGHT;
-
-/// The tools that take `background: true`.
-pub const BACKGROUND: [&str; 3] = ["check", "shrink", "run_task"];
 
 /// How long a busy caller is told to wait before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -38,15 +36,9 @@ const WIND_DOWN: Duration = Duration::from_secs(10);
 /// servers anyway (an activity that did not is recorded `interrupted` at the next start).
 pub(crate) const INTERRUPT_WAIT: Duration = Duration::from_secs(2);
 
-/// Whether a call counts against `max_inflight`.
-pub fn is_heavy(name: &str, args: &Value) -> bool {
-    BACKGROUND.contains(&name)
-        || (name == "rename" && args.get("apply") == Some(&Value::Bool(true)))
-}
-
 /// Takes `background` out of the arguments of a tool that has it; whether it was true.
-pub fn take_background(name: &str, args: &mut Value) -> bool {
-    if !BACKGROUND.contains(&name) {
+pub fn take_background(def: &ToolDef, args: &mut Value) -> bool {
+    if !def.background {
         return false;
     }
     args.as_object_mut()
@@ -55,8 +47,8 @@ pub fn take_background(name: &str, args: &mut Value) -> bool {
 }
 
 /// Adds `background` to the input schema of a tool that takes it.
-pub fn background_input(name: &str, schema: &mut Value) {
-    if !BACKGROUND.contains(&name) {
+pub fn background_input(def: &ToolDef, schema: &mut Value) {
+    if !def.background {
         return;
     }
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
@@ -68,8 +60,8 @@ pub fn background_input(name: &str, schema: &mut Value) {
 }
 
 /// The output schema of a tool that takes `background`: its result, or `{activity_id}`.
-pub fn background_output(name: &str, schema: &mut Value) {
-    if !BACKGROUND.contains(&name) {
+pub fn background_output(def: &ToolDef, schema: &mut Value) {
+    if !def.background {
         return;
     }
     let Some(m) = schema.as_object_mut() else {
@@ -273,16 +265,16 @@ fn object(v: Option<Value>) -> Option<serde_json::Map<String, Value>> {
 }
 
 impl Engine {
-    /// A place among the heavy calls for this call, if it is one.
+    /// A place among the heavy calls for this call, if it is one (`ToolDef::is_heavy`).
     pub(crate) fn admit_heavy(
         &self,
-        name: &str,
+        def: &ToolDef,
         args: &Value,
     ) -> Result<Option<Permit>, ToolError> {
-        if !is_heavy(name, args) {
+        if !def.is_heavy(args) {
             return Ok(None);
         }
-        self.activities.admit(name).map(Some)
+        self.activities.admit(def.name).map(Some)
     }
 
     /// Starts `name` (admitted, `background` taken out) as an activity; answers
@@ -587,16 +579,13 @@ mod tests {
     }
 
     #[test]
-    fn heavy_calls_and_background() {
-        assert!(is_heavy("check", &json!({})));
-        assert!(is_heavy("rename", &json!({"apply": true})));
-        assert!(!is_heavy("rename", &json!({"apply": false})));
-        assert!(!is_heavy("hover", &json!({})));
+    fn background_is_taken_from_tools_that_take_it() {
+        let def = |n| tools::by_name(n).unwrap();
         let mut args = json!({"name": "t", "background": true});
-        assert!(take_background("run_task", &mut args));
+        assert!(take_background(def("run_task"), &mut args));
         assert_eq!(args, json!({"name": "t"}));
         let mut args = json!({"file": "a", "background": true});
-        assert!(!take_background("hover", &mut args));
+        assert!(!take_background(def("hover"), &mut args));
     }
 }
 

@@ -1,31 +1,108 @@
-//! The tool table: every tool's name, title, description, group, effect (read, write, run),
-//! schemas and required capability; `dispatch.rs` calls a tool from `(name, JSON arguments)`.
-//! MCP and the CLI both use them.
+//! The tool table: every tool declared once, as a type implementing `Tool` (`table.rs`), and
+//! `entry` turning a declaration into its `ToolDef` row: name, title, description, group,
+//! effect, schemas, required capability, heavy and background, CLI shape, and the typed
+//! decoder and runner (`dispatch.rs`). MCP's tool list, the dispatcher, admission and the CLI
+//! subcommands all read the rows, so adding a tool or a parameter touches one place.
 
 mod dispatch;
 pub mod profile;
 pub mod schema;
+pub mod table;
 
 pub(crate) use dispatch::run_admitted;
-pub use dispatch::{
-    ToolOutput, call, call_for_resource, call_keeping, call_with_progress, decode, offered,
-};
+pub use dispatch::{ToolOutput, call, call_for_resource, call_with_progress, decode, offered};
+/// Over a table of one's own (tests: one declaration reaches every front end).
+#[cfg(test)]
+pub(crate) use dispatch::{call_in, decode_in};
+pub use table::TOOLS;
 
+use std::future::Future;
 use std::sync::OnceLock;
 
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Engine;
 use super::render::{Render, cap};
-use super::types::*;
 use crate::error::ToolError;
 use crate::lsp::Cap;
+pub use dispatch::Progress;
 pub use profile::Profile;
-use schema::{input, output};
 
-/// One tool as agents see it.
+/// One tool, declared once (`table.rs` holds them all): what agents see of it, how it is
+/// admitted, what it takes and answers, and its command line. `entry` makes its table row.
+pub trait Tool {
+    const NAME: &'static str;
+    /// For people (client UIs).
+    const TITLE: &'static str;
+    /// For the model, read once per session: what the tool answers and when to use it. The
+    /// conventions every tool shares are in the server's instructions (`INSTRUCTIONS`).
+    const DESCRIPTION: &'static str;
+    const GROUP: Group;
+    const EFFECT: Effect;
+    /// Offered when a server may support any of these (empty: always).
+    const CAPS: &'static [Cap] = &[];
+    /// Takes `background: true` (runs as an activity, `ops::activity`); always heavy.
+    const BACKGROUND: bool = false;
+    /// In every tool profile, whatever it names (`servers`: where to look after `no_server`).
+    const ALWAYS_OFFERED: bool = false;
+    /// Its subcommand, beyond what the input schema says.
+    const CLI: CliShape = CliShape::PLAIN;
+
+    /// What a call takes: its schema is the tool's input schema, and the dispatcher decodes
+    /// the arguments into it.
+    type Params: DeserializeOwned + JsonSchema + Send;
+    /// What a call answers: its schema is the output schema, `Render` its text.
+    type Result: Serialize + JsonSchema + Render + Send + 'static;
+
+    /// The operation.
+    fn run(
+        engine: &Engine,
+        params: Self::Params,
+        progress: Progress<'_>,
+    ) -> impl Future<Output = Result<Self::Result, ToolError>> + Send;
+
+    /// Whether a call with these (admitted) arguments counts against `max_inflight`.
+    fn heavy(_args: &Value) -> bool {
+        Self::BACKGROUND
+    }
+
+    /// The input schema of `Params`, before `terse`, `raw` and `background` are settled.
+    fn input() -> Value {
+        schema::input::<Self::Params>()
+    }
+}
+
+/// The table row of tool `T`.
+pub const fn entry<T: Tool>() -> ToolDef {
+    ToolDef {
+        name: T::NAME,
+        title: T::TITLE,
+        description: T::DESCRIPTION,
+        group: T::GROUP,
+        effect: T::EFFECT,
+        caps: T::CAPS,
+        background: T::BACKGROUND,
+        always_offered: T::ALWAYS_OFFERED,
+        cli: T::CLI,
+        heavy: T::heavy,
+        params: T::input,
+        result: schema::output::<T::Result>,
+        decode: dispatch::decode_as::<T>,
+        run: dispatch::run_as::<T>,
+        inputs: OnceLock::new(),
+        outputs: OnceLock::new(),
+    }
+}
+
+/// A tool's operation on JSON arguments (admitted), with its answer rendered.
+type Run =
+    for<'a> fn(&'a Engine, Value, Progress<'a>) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+/// One tool as agents see it: a `Tool` declaration's row (`entry`).
 pub struct ToolDef {
     pub name: &'static str,
     /// For people (client UIs).
@@ -35,10 +112,55 @@ pub struct ToolDef {
     pub description: &'static str,
     pub group: Group,
     pub effect: Effect,
-    params: fn() -> Value,
-    result: fn() -> Value,
     /// Offered when a server may support any of these (empty: always).
     pub caps: &'static [Cap],
+    /// Takes `background: true`.
+    pub background: bool,
+    /// In every tool profile.
+    pub always_offered: bool,
+    /// Its subcommand, beyond what the input schema says.
+    pub cli: CliShape,
+    heavy: fn(&Value) -> bool,
+    params: fn() -> Value,
+    result: fn() -> Value,
+    decode: fn(Value) -> Result<(), ToolError>,
+    run: Run,
+    inputs: OnceLock<Value>,
+    outputs: OnceLock<Value>,
+}
+
+/// A tool's subcommand beyond what its input schema gives (`cli/tool.rs`): positions,
+/// trailing arguments, other spellings, help.
+#[derive(Debug, Clone, Copy)]
+pub struct CliShape {
+    /// Other names of the subcommand, besides its snake_case name (`symbols`).
+    pub aliases: &'static [&'static str],
+    /// Optional parameters given without `--name` (required ones always are).
+    pub positional: &'static [&'static str],
+    /// The parameter that takes what follows `--` (instead of a server command).
+    pub trailing: Option<&'static str>,
+    /// `(parameter, flag)`: a parameter's flag where its own name is a global option's.
+    pub renamed: &'static [(&'static str, &'static str)],
+    /// `(parameter, alias)`: other spellings of a parameter's flag.
+    pub flag_aliases: &'static [(&'static str, &'static str)],
+    /// `(parameter, help)`: `--help` of parameters whose schema has no description (the
+    /// conventions every tool shares are in `cli/tool/help.rs`).
+    pub help: &'static [(&'static str, &'static str)],
+    /// `--sarif`: the answer as SARIF 2.1.0 (`check`).
+    pub sarif: bool,
+}
+
+impl CliShape {
+    /// Nothing beyond the input schema.
+    pub const PLAIN: CliShape = CliShape {
+        aliases: &[],
+        positional: &[],
+        trailing: None,
+        renamed: &[],
+        flag_aliases: &[],
+        help: &[],
+        sarif: false,
+    };
 }
 
 /// The groups a tool profile names (`--tools navigation,diagnostics`).
@@ -140,265 +262,6 @@ with `undo`, and report the diagnostics they introduced and resolved.
 revision_conflict, ...); unknown parameters are refused.";
 
 /// Every tool, in the order they are listed.
-pub const TOOLS: [ToolDef; 24] = [
-    ToolDef {
-        name: "hover",
-        title: "Hover",
-        description: "Type, signature and documentation of the symbol at a position.",
-        group: Group::Navigation,
-        effect: Effect::Read,
-        params: input::<PositionParams>,
-        result: output::<HoverResult>,
-        caps: &[Cap::Hover],
-    },
-    ToolDef {
-        name: "definition",
-        title: "Definition",
-        description: "Where the symbol at a position is defined (or declared, its type defined, implemented: `kind`).",
-        group: Group::Navigation,
-        effect: Effect::Read,
-        params: input::<DefinitionParams>,
-        result: output::<LocationsResult>,
-        caps: &[
-            Cap::Definition,
-            Cap::Declaration,
-            Cap::TypeDefinition,
-            Cap::Implementation,
-        ],
-    },
-    ToolDef {
-        name: "references",
-        title: "References",
-        description: "Every use of the symbol at a position in the whole workspace (unopened files too), grouped by file.",
-        group: Group::Navigation,
-        effect: Effect::Read,
-        params: input::<ReferencesParams>,
-        result: output::<ReferencesResult>,
-        caps: &[Cap::References],
-    },
-    ToolDef {
-        name: "document_symbols",
-        title: "Outline",
-        description: "Outline of a file in line order: classes, functions, methods and variables with their lines, nested; variables local to functions only with `locals`.",
-        group: Group::Navigation,
-        effect: Effect::Read,
-        params: input::<DocumentSymbolsParams>,
-        result: output::<DocumentSymbolsResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "workspace_symbols",
-        title: "Symbol search",
-        description: "Find classes, functions and other symbols by name across the workspace, best matches first.",
-        group: Group::Navigation,
-        effect: Effect::Read,
-        params: input::<WorkspaceSymbolsParams>,
-        result: output::<WorkspaceSymbolsResult>,
-        caps: &[Cap::WorkspaceSymbols],
-    },
-    ToolDef {
-        name: "signature_help",
-        title: "Signature help",
-        description: "Signature of the call at a position, and which parameter the position is in.",
-        group: Group::Navigation,
-        effect: Effect::Read,
-        params: input::<PositionParams>,
-        result: output::<SignatureHelpResult>,
-        caps: &[Cap::SignatureHelp],
-    },
-    ToolDef {
-        name: "completions",
-        title: "Completions",
-        description: "Completions at a position: the members and names valid there.",
-        group: Group::Navigation,
-        effect: Effect::Read,
-        params: input::<CompletionsParams>,
-        result: output::<CompletionsResult>,
-        caps: &[Cap::Completion],
-    },
-    ToolDef {
-        name: "call_hierarchy",
-        title: "Call hierarchy",
-        description: "Callers (`incoming`) or callees (`outgoing`) of the function at a position, with each call site.",
-        group: Group::Navigation,
-        effect: Effect::Read,
-        params: input::<CallHierarchyParams>,
-        result: output::<CallHierarchyResult>,
-        caps: &[Cap::CallHierarchy],
-    },
-    ToolDef {
-        name: "diagnostics",
-        title: "Diagnostics",
-        description: "Errors and warnings of a file as it is now; without `file`, of every file with problems.",
-        group: Group::Diagnostics,
-        effect: Effect::Read,
-        params: input::<DiagnosticsParams>,
-        result: output::<DiagnosticsResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "edit",
-        title: "Edit",
-        description: "Change a file: replace text that occurs once (`old_text`) or whole lines; shows the errors it introduces.",
-        group: Group::Edits,
-        effect: Effect::Write { idempotent: false },
-        params: input::<EditParams>,
-        result: output::<EditResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "rename",
-        title: "Rename",
-        description: "Rename the symbol at a position everywhere it is used, unopened files included.",
-        group: Group::Edits,
-        effect: Effect::Write { idempotent: true },
-        params: rename_params,
-        result: output::<EditResult>,
-        caps: &[Cap::Rename],
-    },
-    ToolDef {
-        name: "code_actions",
-        title: "Code actions",
-        description: "Quick fixes and refactorings for lines of a file, numbered; `apply` one by number or title.",
-        group: Group::Edits,
-        effect: Effect::Write { idempotent: false },
-        params: input::<CodeActionsParams>,
-        result: output::<CodeActionsResult>,
-        caps: &[Cap::CodeActions],
-    },
-    ToolDef {
-        name: "format",
-        title: "Format",
-        description: "Format a file with its language server.",
-        group: Group::Edits,
-        effect: Effect::Write { idempotent: true },
-        params: input::<FormatParams>,
-        result: output::<EditResult>,
-        caps: &[Cap::Formatting],
-    },
-    ToolDef {
-        name: "undo",
-        title: "Undo",
-        description: "Undo an applied change by its `edit_id`, if its files still hold what it wrote.",
-        group: Group::Edits,
-        effect: Effect::Write { idempotent: true },
-        params: input::<UndoParams>,
-        result: output::<EditResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "what_if",
-        title: "What if",
-        description: "The errors `edits` (as for `edit`) would introduce and resolve in a file, and the hover at `probe`; writes nothing.",
-        group: Group::Gates,
-        effect: Effect::Read,
-        params: input::<WhatIfParams>,
-        result: output::<WhatIfResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "check",
-        title: "Check",
-        description: "Is the code right? `ok` and the issues of every file in scope (the workspace, `paths`, or git's `changed` files) from all servers and `tasks`; what could not be checked is in `unchecked`.",
-        group: Group::Gates,
-        effect: Effect::Read,
-        params: input::<CheckParams>,
-        result: output::<CheckReport>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "explain_failure",
-        title: "Explain failure",
-        description: "Why a file fails, in five lines: its first error, the enclosing function and the source around it.",
-        group: Group::Gates,
-        effect: Effect::Read,
-        params: input::<ExplainParams>,
-        result: output::<ExplainResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "shrink",
-        title: "Shrink",
-        description: "Reduce a failing file to a minimal one with the same first error (in memory; the disk is not written).",
-        group: Group::Gates,
-        effect: Effect::Read,
-        params: input::<ShrinkParams>,
-        result: output::<ShrinkResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "run_task",
-        title: "Run task",
-        description: "Run a toolchain task (from lspgate.toml, or a preset: cargo, tsc, cc, nim, pytest, make) and parse its errors.",
-        group: Group::Gates,
-        effect: Effect::Run,
-        params: input::<RunTaskParams>,
-        result: output::<RunTaskResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "execute_command",
-        title: "Server command",
-        description: "Run a language server's own command (`servers` lists them).",
-        group: Group::Admin,
-        effect: Effect::Run,
-        params: input::<ExecuteCommandParams>,
-        result: output::<ExecuteCommandResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "servers",
-        title: "Servers",
-        description: "The language servers: state, capabilities, commands, last error. Look here after no_server or not_supported.",
-        group: Group::Admin,
-        effect: Effect::Read,
-        params: input::<ServersParams>,
-        result: output::<ServersResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "restart_server",
-        title: "Restart server",
-        description: "Restart a language server by its name in `servers`.",
-        group: Group::Admin,
-        effect: Effect::Control,
-        params: input::<RestartServerParams>,
-        result: output::<ServersResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "activity",
-        title: "Activity",
-        description: "State, progress and final result of a background call (`background: true`); `cancel` stops it.",
-        group: Group::Gates,
-        effect: Effect::Control,
-        params: input::<super::durable::ActivityParams>,
-        result: output::<super::activity::ActivityResult>,
-        caps: &[],
-    },
-    ToolDef {
-        name: "events",
-        title: "Events",
-        description: "What happened since a cursor (`after`), kept across restarts: file changes by anyone, diagnostics counts, edits, undos, server lifecycle, activities.",
-        group: Group::Admin,
-        effect: Effect::Read,
-        params: input::<super::durable::EventsParams>,
-        result: output::<super::durable::EventsResult>,
-        caps: &[],
-    },
-];
-
-/// `rename` writes the disk's text: it takes no `source` (an unsaved buffer is for reading
-/// tools), so one sent is refused rather than ignored.
-fn rename_params() -> Value {
-    let mut v = input::<RenameParams>();
-    if let Some(props) = v.get_mut("properties").and_then(Value::as_object_mut) {
-        props.remove("source");
-    }
-    v
-}
-
-/// Every tool, in the order they are listed.
 pub fn tools() -> &'static [ToolDef] {
     &TOOLS
 }
@@ -411,37 +274,34 @@ pub fn by_name(name: &str) -> Option<&'static ToolDef> {
 /// Parameters every tool takes, stated once in `INSTRUCTIONS` rather than in every schema.
 pub const EVERY_TOOL: &[&str] = &["terse", "raw"];
 
-const N: usize = TOOLS.len();
-static INPUTS: [OnceLock<Value>; N] = [const { OnceLock::new() }; N];
-static OUTPUTS: [OnceLock<Value>; N] = [const { OnceLock::new() }; N];
-
 impl ToolDef {
-    fn index(&self) -> usize {
-        TOOLS.iter().position(|t| t.name == self.name).unwrap_or(0)
-    }
-
     /// The input schema as sent: the tool's own parameters. `terse` and `raw`, which every
     /// tool takes, are said once in the instructions (`EVERY_TOOL`). Generated once.
-    pub fn input_schema(&self) -> &'static Value {
-        INPUTS[self.index()].get_or_init(|| {
+    pub fn input_schema(&self) -> &Value {
+        self.inputs.get_or_init(|| {
             let mut schema = (self.params)();
             if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
                 for p in EVERY_TOOL {
                     props.remove(*p);
                 }
             }
-            super::activity::background_input(self.name, &mut schema);
+            super::activity::background_input(self, &mut schema);
             schema
         })
     }
 
     /// The output schema as sent; every structured result validates against it.
-    pub fn output_schema(&self) -> &'static Value {
-        OUTPUTS[self.index()].get_or_init(|| {
+    pub fn output_schema(&self) -> &Value {
+        self.outputs.get_or_init(|| {
             let mut schema = (self.result)();
-            super::activity::background_output(self.name, &mut schema);
+            super::activity::background_output(self, &mut schema);
             schema
         })
+    }
+
+    /// Whether a call with these (admitted) arguments counts against `max_inflight`.
+    pub fn is_heavy(&self, args: &Value) -> bool {
+        (self.heavy)(args)
     }
 }
 
@@ -489,5 +349,33 @@ mod tests {
             .is_ok()
         );
         assert!(decode(&Profile::all(), "servers", Value::Null).is_ok());
+    }
+
+    /// What used to be said by name in admission (`check`, `shrink`, `run_task`; `rename`
+    /// with `apply`; `diagnostics` of the whole workspace) is said by each declaration.
+    #[test]
+    fn heavy_and_background_come_from_the_declarations() {
+        let def = |n| by_name(n).unwrap();
+        let background: Vec<&str> = tools()
+            .iter()
+            .filter(|t| t.background)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(background, ["check", "shrink", "run_task"]);
+        for n in background {
+            assert!(def(n).is_heavy(&json!({})), "{n}");
+        }
+        assert!(def("rename").is_heavy(&json!({"apply": true})));
+        assert!(!def("rename").is_heavy(&json!({"apply": false})));
+        assert!(def("diagnostics").is_heavy(&json!({})));
+        assert!(def("diagnostics").is_heavy(&json!({"file": null})));
+        assert!(!def("diagnostics").is_heavy(&json!({"file": "a.py"})));
+        assert!(!def("hover").is_heavy(&json!({})));
+        let always: Vec<&str> = tools()
+            .iter()
+            .filter(|t| t.always_offered)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(always, ["servers"]);
     }
 }

@@ -3,7 +3,8 @@
 
 use super::{Group, TOOLS};
 
-/// The tools a session offers. `servers` is always among them.
+/// The tools a session offers. Those declared `ALWAYS_OFFERED` (`servers`) are always among
+/// them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
     /// Tool names, in table order; `None`: every tool.
@@ -65,7 +66,7 @@ impl Profile {
         let tools = TOOLS
             .iter()
             .filter(|t| {
-                t.name == "servers"
+                t.always_offered
                     || names
                         .iter()
                         .any(|n| *n == t.name || Group::by_name(n) == Some(t.group))
@@ -121,13 +122,13 @@ mod tests {
 
     #[test]
     fn every_tool_is_in_exactly_one_group() {
-        for t in TOOLS {
+        for t in &TOOLS {
             let groups: Vec<_> = Group::ALL
                 .iter()
                 .filter(|g| Profile::parse(&[g.name()]).unwrap().allows(t.name))
                 .collect();
             assert!(
-                groups.len() == 1 || t.name == "servers",
+                groups.len() == 1 || t.always_offered,
                 "{} is in {groups:?}",
                 t.name
             );
