@@ -18,6 +18,7 @@ pub mod ops;
 pub mod procfs;
 pub mod raw;
 pub mod registry;
+pub mod state;
 pub mod text;
 pub mod watch;
 pub mod workspace;

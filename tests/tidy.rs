@@ -142,7 +142,7 @@ const LAYERS: &[&[&str]] = &[
     &["text", "error", "raw", "procfs"],
     &["watch"],
     &["lsp"],
-    &["documents", "workspace"],
+    &["documents", "workspace", "state"],
     &["edits", "gates"],
     &["registry"],
     &["events"],

@@ -1,5 +1,5 @@
 //! Open documents of one server: opened on demand, checked against the disk on every access
-//! (size, mtime, then content) so no answer is computed on stale text, capped by an LRU,
+//! (its `FileVersion`, then content) so no answer is computed on stale text, capped by an LRU,
 //! `source` overlays that never touch the disk, fresh diagnostics per document version, and
 //! reopened with their current text (overlays included) in a restarted server process.
 
@@ -17,20 +17,7 @@ use crate::error::{Code, ToolError};
 use crate::lsp::wire::{WireDiagnostic, WirePos, WireRange};
 use crate::lsp::{Cap, LspClient};
 use crate::text::{self, Encoding, LineIndex};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    mtime: Option<SystemTime>,
-    /// Status-change time (seconds, nanoseconds): no one can set it, so any write moves it.
-    ctime: (i64, i64),
-    ino: u64,
-    dev: u64,
-}
-
-/// How long after a file's last status change its stamp alone is trusted to tell a change
-/// (well above any filesystem's timestamp tick).
-const STAMP_SETTLE: Duration = Duration::from_secs(2);
+use crate::watch::FileVersion;
 
 struct DocState {
     open: bool,
@@ -43,9 +30,9 @@ struct DocState {
 
 /// A text read from a file, and how to tell cheaply whether the file still holds it.
 pub struct DiskCopy {
-    stamp: Stamp,
-    /// The content was checked against the disk after the stamp had settled, so an unchanged
-    /// stamp means unchanged content: a later write would have moved the status-change time.
+    version: FileVersion,
+    /// The content was checked against the disk after the version had settled, so an unchanged
+    /// version means unchanged content: a later write would have moved the status-change time.
     trusted: AtomicBool,
 }
 
@@ -67,20 +54,20 @@ impl DiskCopy {
         Ok((
             text,
             DiskCopy {
-                stamp: stamp_of(&meta),
+                version: FileVersion::of(&meta),
                 trusted: AtomicBool::new(false),
             },
         ))
     }
 
-    /// Whether `path` still holds `text`. The stamp (size, mtime, ctime, inode) must match; the
-    /// content is compared too until a check finds the stamp settled, so a same-size rewrite
-    /// within one timestamp tick, or with the mtime put back, is caught.
+    /// Whether `path` still holds `text`. The version (device, inode, size, ctime) must match;
+    /// the content is compared too until a check finds the version settled, so a same-size
+    /// rewrite within one timestamp tick, or with the mtime put back, is caught.
     pub fn is_fresh(&self, path: &Path, text: &str) -> bool {
         let Ok(meta) = std::fs::metadata(path) else {
             return false;
         };
-        if stamp_of(&meta) != self.stamp {
+        if FileVersion::of(&meta) != self.version {
             return false;
         }
         if self.trusted.load(Ordering::Acquire) {
@@ -94,7 +81,7 @@ impl DiskCopy {
             },
             Err(_) => false,
         };
-        if same && settled(&self.stamp, checked) {
+        if same && self.version.settled(checked) {
             self.trusted.store(true, Ordering::Release);
         }
         same
@@ -221,7 +208,7 @@ impl Drop for Lease {
     fn drop(&mut self) {
         if let Guard::Overlay(st) = &mut self.guard {
             match read_disk(&self.doc.path) {
-                Ok((text, stamp)) => set_text(&self.slot, &self.doc, st, text, Some(stamp)),
+                Ok((text, copy)) => set_text(&self.slot, &self.doc, st, text, Some(copy)),
                 Err(_) => {
                     self.slot.current().0.did_close(&self.doc.uri);
                     st.open = false;
@@ -357,7 +344,7 @@ impl Documents {
         let mut st = doc.state.clone().write_owned().await;
         if !(st.open && is_fresh(&doc.path, &st)) {
             match read_disk(&doc.path) {
-                Ok((text, stamp)) => set_text(&self.slot, &doc, &mut st, text, Some(stamp)),
+                Ok((text, copy)) => set_text(&self.slot, &doc, &mut st, text, Some(copy)),
                 Err(e) => {
                     if st.open {
                         self.client().did_close(&doc.uri);
@@ -623,31 +610,6 @@ fn set_text(
     st.disk = disk;
 }
 
-fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
-    use std::os::unix::fs::MetadataExt;
-    Stamp {
-        len: meta.len(),
-        mtime: meta.modified().ok(),
-        ctime: (meta.ctime(), meta.ctime_nsec()),
-        ino: meta.ino(),
-        dev: meta.dev(),
-    }
-}
-
-/// Whether a content check made at `checked` lets the stamp alone vouch for the content from
-/// then on: the file's last status change was long enough before it that a later write could
-/// not share its timestamp tick.
-fn settled(stamp: &Stamp, checked: SystemTime) -> bool {
-    let (secs, nanos) = stamp.ctime;
-    let Ok(secs) = u64::try_from(secs) else {
-        return false;
-    };
-    let changed = SystemTime::UNIX_EPOCH
-        + Duration::from_secs(secs)
-        + Duration::from_nanos(u64::try_from(nanos).unwrap_or(0));
-    changed + STAMP_SETTLE < checked
-}
-
 fn is_fresh(path: &Path, st: &DocState) -> bool {
     st.disk.as_ref().is_some_and(|d| d.is_fresh(path, &st.text))
 }
@@ -662,17 +624,13 @@ fn read_disk(path: &Path) -> Result<(Arc<str>, DiskCopy), ToolError> {
 mod tests {
     use super::*;
 
+    /// Until its version has settled, a copy is checked against the content; a same-size
+    /// rewrite with the mtime put back is a new version.
     #[test]
-    fn a_stamp_is_trusted_only_once_it_has_settled() {
+    fn a_copy_is_trusted_on_its_version_only_once_it_has_settled() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.py");
         std::fs::write(&path, "x = 1\n").unwrap();
-        let stamp = stamp_of(&std::fs::metadata(&path).unwrap());
-        let now = SystemTime::now();
-        assert!(!settled(&stamp, now), "just written");
-        assert!(settled(&stamp, now + STAMP_SETTLE + Duration::from_secs(1)));
-
-        // A same-size rewrite with the mtime put back still moves the stamp (ctime).
         let (text, copy) = DiskCopy::read(&path).unwrap();
         assert!(copy.is_fresh(&path, &text));
         assert!(!copy.trusted.load(Ordering::Acquire), "not settled yet");
@@ -681,9 +639,7 @@ mod tests {
         std::fs::write(&path, "x = 2\n").unwrap();
         let f = std::fs::File::options().write(true).open(&path).unwrap();
         f.set_modified(mtime).unwrap();
-        let again = stamp_of(&std::fs::metadata(&path).unwrap());
-        assert_eq!(again.mtime, stamp.mtime);
-        assert_ne!(again, stamp);
+        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
         assert!(!copy.is_fresh(&path, &text));
     }
 }

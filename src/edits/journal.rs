@@ -1,7 +1,8 @@
 //! The edit journal, write-ahead: every change with its files' paths, before and after content
 //! and digests, in an embedded SQLite database that survives restarts of lspgate: `state.db` in
 //! the root's own folder of lspgate's data folder (`default_dir`: the user's, 0700, the file
-//! 0600), never the workspace's unless `--state` names a folder there.
+//! 0600), never the workspace's unless `--state` names a folder there. The journal makes that
+//! folder and its files; the database's connection, schema and migrations are `crate::state`'s.
 //!
 //! Protocol (`Journal::apply`): under the journal's lock, the intent is committed (state
 //! `pending`, durable: WAL with `synchronous=FULL`) before the first file is replaced; the files
@@ -26,30 +27,23 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::json;
 
 use super::fs::{self, Dir};
 use super::{FileChange, Plan};
 use crate::error::{Code, ToolError};
+use crate::state::{self, DB, Db};
 use crate::text::digest;
 use crate::workspace::{Root, normalize};
 
 mod seal;
 
-const DB: &str = "state.db";
-/// lspgate's files in the state folder; none may be a symlink.
-const OWN_FILES: [&str; 6] = [
-    DB,
-    "state.db-wal",
-    "state.db-shm",
-    "state.db-journal",
-    LOCK,
-    ".gitignore",
-];
+/// lspgate's files in the state folder besides the database's (`state::FILES`); none may be a
+/// symlink.
+const OWN_FILES: [&str; 2] = [LOCK, ".gitignore"];
 const LOCK: &str = "edits.lock";
 
 /// Where an edit stands.
@@ -107,7 +101,7 @@ pub struct Journal {
 }
 
 struct Inner {
-    conn: Mutex<Connection>,
+    db: Db,
     /// One apply at a time in this process (the file lock is per open file, so it cannot
     /// tell this process's threads apart).
     writing: Mutex<()>,
@@ -254,102 +248,55 @@ type Row = (
     Option<String>,
 );
 
+/// Opens (creating) the state folder and lspgate's files in it, none through a symlink: the
+/// folder's `.gitignore`, the database file (0600; `state::Db` connects to it) and `edits.lock`,
+/// which is returned with the folder's path.
+fn own_files(dir: &Path, root: &Root) -> Result<(PathBuf, std::fs::File), ToolError> {
+    let (path, folder) = state_folder(dir, root)?;
+    for name in OWN_FILES.iter().chain(&state::FILES) {
+        if folder.is_symlink(OsStr::new(name)) {
+            return Err(linked(root, &path.join(name)));
+        }
+    }
+    let io = |name: &str, e: std::io::Error| {
+        ToolError::io("create", &path.join(name).display().to_string(), &e)
+    };
+    // Its own `.gitignore` when it is a folder of the workspace (not the root itself).
+    if path != root.path() && path.starts_with(root.path()) {
+        folder
+            .create_new(
+                OsStr::new(".gitignore"),
+                b"# lspgate's state (edit journal)\n*\n",
+            )
+            .map_err(|e| io(".gitignore", e))?;
+    }
+    let lock = folder
+        .open_own(OsStr::new(LOCK), 0o600)
+        .map_err(|e| io(LOCK, e))?;
+    // The database holds every edit's whole content: the user's alone. SQLite gives its
+    // -wal and -shm files the database's mode.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let db = folder
+            .open_own(OsStr::new(DB), 0o600)
+            .map_err(|e| io(DB, e))?;
+        db.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| io(DB, e))?;
+    }
+    Ok((path, lock))
+}
+
 impl Journal {
     /// Opens (creating) `dir/state.db` for the workspace `root`, and recovers the edits an
     /// earlier lspgate left half-applied. The folder gets a `.gitignore` of its own. Nothing of
     /// it is followed through a symlink.
     pub fn open(dir: &Path, root: &Root) -> Result<Journal, ToolError> {
-        let (path, folder) = state_folder(dir, root)?;
-        for name in OWN_FILES {
-            if folder.is_symlink(OsStr::new(name)) {
-                return Err(linked(root, &path.join(name)));
-            }
-        }
-        let io = |name: &str, e: std::io::Error| {
-            ToolError::io("create", &path.join(name).display().to_string(), &e)
-        };
-        // Its own `.gitignore` when it is a folder of the workspace (not the root itself).
-        if path != root.path() && path.starts_with(root.path()) {
-            folder
-                .create_new(
-                    OsStr::new(".gitignore"),
-                    b"# lspgate's state (edit journal)\n*\n",
-                )
-                .map_err(|e| io(".gitignore", e))?;
-        }
-        let lock = folder
-            .open_own(OsStr::new(LOCK), 0o600)
-            .map_err(|e| io(LOCK, e))?;
-        // The database holds every edit's whole content: the user's alone. SQLite gives its
-        // -wal and -shm files the database's mode.
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let db = folder
-                .open_own(OsStr::new(DB), 0o600)
-                .map_err(|e| io(DB, e))?;
-            db.set_permissions(std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| io(DB, e))?;
-        }
+        let (path, lock) = own_files(dir, root)?;
         let key = seal::Key::load(&key_dir())?;
-        // SQLite refuses a path with any symlink in it (and opens its own files O_NOFOLLOW).
-        let conn = Connection::open_with_flags(
-            path.join(DB),
-            OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-        )
-        .map_err(db_error)?;
-        conn.busy_timeout(Duration::from_secs(10))
-            .map_err(db_error)?;
-        conn.execute_batch(
-            "PRAGMA journal_mode=WAL;
-             PRAGMA synchronous=FULL;
-             CREATE TABLE IF NOT EXISTS edits (
-                 id INTEGER PRIMARY KEY AUTOINCREMENT,
-                 time TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
-                 tool TEXT NOT NULL,
-                 summary TEXT NOT NULL,
-                 undone_by INTEGER
-             );
-             CREATE TABLE IF NOT EXISTS files (
-                 edit_id INTEGER NOT NULL REFERENCES edits(id),
-                 seq INTEGER NOT NULL,
-                 path TEXT NOT NULL,
-                 before BLOB,
-                 after BLOB,
-                 before_digest TEXT,
-                 after_digest TEXT,
-                 PRIMARY KEY (edit_id, seq)
-             );",
-        )
-        .map_err(db_error)?;
-        // Journals from before the write-ahead protocol recorded applied edits only.
-        let has_state: bool = conn
-            .query_row(
-                "SELECT COUNT(*) > 0 FROM pragma_table_info('edits') WHERE name = 'state'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(db_error)?;
-        if !has_state {
-            conn.execute_batch(
-                "ALTER TABLE edits ADD COLUMN state TEXT NOT NULL DEFAULT 'applied'",
-            )
-            .map_err(db_error)?;
-        }
-        // Journals from before entries were sealed: their entries are never replayed.
-        let has_seal: bool = conn
-            .query_row(
-                "SELECT COUNT(*) > 0 FROM pragma_table_info('edits') WHERE name = 'seal'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(db_error)?;
-        if !has_seal {
-            conn.execute_batch("ALTER TABLE edits ADD COLUMN seal TEXT")
-                .map_err(db_error)?;
-        }
+        let db = Db::open(&path)?;
         let journal = Journal {
             inner: Arc::new(Inner {
-                conn: Mutex::new(conn),
+                db,
                 writing: Mutex::new(()),
                 lock,
                 root: root.clone(),
@@ -369,24 +316,17 @@ impl Journal {
 
     /// Whether `dir` holds a journal (so lspgate can recover at start without creating one).
     pub fn exists(dir: &Path) -> bool {
-        std::fs::symlink_metadata(location(dir).join(DB)).is_ok()
+        Db::exists(&location(dir))
     }
 
-    /// Runs `f` on the state database's connection (the event log and activities keep their
-    /// tables beside the journal's, `crate::events::store`). Blocking: call it off the runtime.
-    pub(crate) fn with_conn<T>(
-        &self,
-        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, ToolError> {
-        let mut conn = self.conn()?;
-        f(&mut conn).map_err(|e| ToolError::internal(format!("state database: {e}")))
+    /// The state database the journal keeps its tables in (the event log and the activities
+    /// keep theirs beside them, `crate::events::store`).
+    pub fn db(&self) -> &Db {
+        &self.inner.db
     }
 
     fn conn(&self) -> Result<MutexGuard<'_, Connection>, ToolError> {
-        self.inner
-            .conn
-            .lock()
-            .map_err(|_| ToolError::internal("edit journal lock poisoned"))
+        self.inner.db.lock()
     }
 
     fn lock(&self) -> Result<Locked<'_>, ToolError> {

@@ -10,7 +10,6 @@
 //! sees every event that happened before its call.
 
 pub mod store;
-mod versions;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -23,6 +22,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use crate::edits::journal::Journal;
 use crate::error::ToolError;
 use crate::registry::{RegistryEvent, Sink};
+use crate::watch::FileVersion;
 use crate::workspace::Root;
 pub use store::{Event, Page};
 
@@ -43,8 +43,8 @@ pub const KINDS: [&str; 10] = [
 /// Files listed in one `file_changed` event, at most (`more` says how many were left out).
 const MAX_FILES: usize = 1_000;
 
-/// The workspace's state database (the edit journal's `state.db`), opened on first use and
-/// shared by the journal, the event log and the activities.
+/// The workspace's state database (`crate::state`, its folder made by the edit journal), opened
+/// on first use and shared by the journal, the event log and the activities.
 #[derive(Clone)]
 pub struct StateDb {
     inner: Arc<StateInner>,
@@ -54,8 +54,8 @@ struct StateInner {
     dir: PathBuf,
     root: Root,
     journal: OnceLock<Result<Journal, ToolError>>,
-    /// The event and activity tables made, and interrupted activities recorded as such (only
-    /// a success is kept: a failure, say a busy database, is tried again at the next use).
+    /// Interrupted activities recorded as such (only a success is kept: a failure, say a busy
+    /// database, is tried again at the next use).
     ready: OnceLock<()>,
 }
 
@@ -104,10 +104,10 @@ impl StateDb {
         if self.inner.ready.get().is_none() {
             // Two first uses at once both init: it is idempotent, and the connection's lock
             // runs them one after the other.
-            journal.with_conn(|c| store::init(c, &store::token_alive))?;
+            journal.db().with(|c| store::init(c, &store::token_alive))?;
             let _ = self.inner.ready.set(());
         }
-        journal.with_conn(f)
+        journal.db().with(f)
     }
 
     /// `with`, on the blocking pool.
@@ -269,7 +269,7 @@ impl EventLog {
     /// Makes `registry` report to this log: its events, in this log's order, with paths made
     /// root-relative. Several registries may report to one log (the daemon's workspaces on one
     /// root): they share lspgate's writes in flight, and a change of a file is logged once, by
-    /// whichever delivers it first (so across processes too: `versions`).
+    /// whichever delivers it first (so across processes too: `store::saw_version`).
     pub fn record(&self, registry: &crate::registry::Registry) {
         registry.feed_to(self.registry_sink(registry.root()), self.claims.clone());
     }
@@ -327,7 +327,7 @@ fn registry_emits(root: &Root, e: RegistryEvent, at_ms: i64) -> Vec<Emit> {
                 by,
                 files: files
                     .iter()
-                    .map(|p| (shown(root, p), versions::of(p)))
+                    .map(|p| (shown(root, p), FileVersion::logged(p)))
                     .collect(),
                 at_ms,
             })
@@ -498,6 +498,7 @@ mod tests {
         let path = dir.join("state.db");
         let mut ours = Connection::open(&path).unwrap();
         ours.execute_batch("PRAGMA journal_mode=WAL;").unwrap();
+        crate::state::migrate(&mut ours, "test").unwrap();
         store::init(&mut ours, &|_| true).unwrap();
         let other = Connection::open(&path).unwrap();
         other
@@ -571,22 +572,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path()).unwrap();
         let db = StateDb::new(&dir.path().join(".lspgate"), &root);
-        // A table in the way: init's read of running activities fails.
-        db.journal()
-            .unwrap()
-            .with_conn(|c| c.execute_batch("CREATE TABLE activities (x)"))
-            .unwrap();
+        // The table out of the way: init's read of running activities fails.
+        let raw = |sql: &str| db.journal().unwrap().db().with(|c| c.execute_batch(sql));
+        raw("ALTER TABLE activities RENAME TO moved").unwrap();
         assert!(db.with(|_| Ok(())).is_err());
-        db.journal()
-            .unwrap()
-            .with_conn(|c| c.execute_batch("DROP TABLE activities"))
-            .unwrap();
+        raw("ALTER TABLE moved RENAME TO activities").unwrap();
         db.with(|c| {
             c.query_row("SELECT COUNT(*) FROM activities", [], |r| {
                 r.get::<_, i64>(0)
             })
         })
-        .expect("init ran again and made the table");
+        .expect("init ran again");
     }
 
     #[tokio::test]

@@ -3,8 +3,9 @@
 //! out below one already given, even after pruning), the last diagnostic counts lspgate saw per
 //! file and server (`diagnostic_counts`, so `diagnostics_changed` survives restarts), and the
 //! background activities (`activities`, with the process that runs each, so one whose process is
-//! gone reads `failed` with reason `interrupted`). Plain functions over a connection: the
-//! caller runs them off the async runtime, in its transactions.
+//! gone reads `failed` with reason `interrupted`). Plain functions over a connection to those
+//! tables (made and migrated by `crate::state`): the caller runs them off the async runtime, in
+//! its transactions.
 
 use crate::procfs::boot_id;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
@@ -16,47 +17,9 @@ pub const KEEP_EVENTS: i64 = 10_000;
 /// Finished activities kept.
 pub const KEEP_ACTIVITIES: i64 = 1_000;
 
-/// Creates what is missing; marks the running activities of processes that are gone as
-/// `failed` (reason `interrupted`), each with its `activity_finished` event.
+/// Marks the running activities of processes that are gone as `failed` (reason
+/// `interrupted`), each with its `activity_finished` event. The tables are `crate::state`'s.
 pub fn init(conn: &mut Connection, alive: &dyn Fn(&str) -> bool) -> rusqlite::Result<()> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS events (
-             seq INTEGER PRIMARY KEY AUTOINCREMENT,
-             time TEXT NOT NULL,
-             kind TEXT NOT NULL,
-             data TEXT NOT NULL
-         );
-         CREATE INDEX IF NOT EXISTS events_kind ON events (kind, seq);
-         CREATE TABLE IF NOT EXISTS diagnostic_counts (
-             file TEXT NOT NULL,
-             server TEXT NOT NULL,
-             errors INTEGER NOT NULL,
-             warnings INTEGER NOT NULL,
-             PRIMARY KEY (file, server)
-         );
-         CREATE TABLE IF NOT EXISTS activities (
-             n INTEGER PRIMARY KEY AUTOINCREMENT,
-             kind TEXT NOT NULL,
-             params TEXT NOT NULL,
-             state TEXT NOT NULL,
-             owner TEXT NOT NULL,
-             started TEXT NOT NULL,
-             finished TEXT,
-             result TEXT,
-             text TEXT,
-             error TEXT,
-             reason TEXT,
-             progress TEXT
-         );
-         CREATE TABLE IF NOT EXISTS file_versions (
-             file TEXT PRIMARY KEY,
-             version TEXT NOT NULL
-         );
-         CREATE TABLE IF NOT EXISTS meta (
-             key TEXT PRIMARY KEY,
-             value INTEGER NOT NULL
-         );",
-    )?;
     // Immediate: it reads, then writes; a deferred transaction's upgrade fails at once
     // (SQLITE_BUSY, no waiting) when another process committed in between.
     let tx = write_transaction(conn)?;
@@ -244,10 +207,12 @@ pub fn read(
     })
 }
 
-/// Records that `server` reported `errors` and `warnings` for `file` (root-relative). When that
-/// changes the file's totals over all its servers, returns the new totals.
-/// Notes that `file` (root-relative) is at `version` (`versions::of`); whether that version
-/// was not noted before (its change is then news to the log).
+/// Notes that `file` (root-relative) is at `version` (`watch::FileVersion::logged`); whether
+/// that version was not noted before (its change is then news to the log). So each change is
+/// logged once however many watchers see it: in the daemon, sessions on one root whose
+/// environment differs get workspaces of their own, each with a registry and a watcher, and
+/// two lspgate processes on one root (standalone sessions, an old daemon draining beside a new
+/// one) each watch it too.
 pub fn saw_version(tx: &Transaction, file: &str, version: &str) -> rusqlite::Result<bool> {
     let changed = tx.execute(
         "INSERT INTO file_versions (file, version) VALUES (?1, ?2)
@@ -258,6 +223,8 @@ pub fn saw_version(tx: &Transaction, file: &str, version: &str) -> rusqlite::Res
     Ok(changed > 0)
 }
 
+/// Records that `server` reported `errors` and `warnings` for `file` (root-relative). When that
+/// changes the file's totals over all its servers, returns the new totals.
 pub fn saw_counts(
     tx: &Transaction,
     file: &str,
@@ -447,6 +414,7 @@ mod tests {
 
     fn db() -> Connection {
         let mut c = Connection::open_in_memory().unwrap();
+        crate::state::migrate(&mut c, "test").unwrap();
         init(&mut c, &|_| true).unwrap();
         c
     }
@@ -464,6 +432,7 @@ mod tests {
         let path = dir.path().join("state.db");
         let open = || {
             let mut c = Connection::open(&path).unwrap();
+            crate::state::migrate(&mut c, "test").unwrap();
             init(&mut c, &|_| true).unwrap();
             c
         };

@@ -7,12 +7,13 @@
 //! and the registry decides what each server is told.
 
 mod filter;
+mod version;
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use schemars::JsonSchema;
@@ -20,6 +21,7 @@ use serde::Serialize;
 use tokio::io::unix::AsyncFd;
 
 pub use filter::Filter;
+pub use version::FileVersion;
 
 /// What happened to a file, as servers are told (`workspace/didChangeWatchedFiles`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,25 +204,6 @@ impl Pending {
     }
 }
 
-/// A file as a polling scan last saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileStamp {
-    len: u64,
-    mtime: Option<SystemTime>,
-    ctime: (i64, i64),
-    ino: u64,
-}
-
-fn file_stamp(meta: &std::fs::Metadata) -> FileStamp {
-    use std::os::unix::fs::MetadataExt;
-    FileStamp {
-        len: meta.len(),
-        mtime: meta.modified().ok(),
-        ctime: (meta.ctime(), meta.ctime_nsec()),
-        ino: meta.ino(),
-    }
-}
-
 struct State {
     root: PathBuf,
     filter: Filter,
@@ -231,7 +214,7 @@ struct State {
     dirs: HashMap<i32, (PathBuf, WatchDescriptor)>,
     limit: usize,
     /// Set once the watcher polls instead: every file it tracks, as last seen.
-    poll: Option<HashMap<PathBuf, FileStamp>>,
+    poll: Option<HashMap<PathBuf, FileVersion>>,
     note: Option<String>,
     enabled: bool,
 }
@@ -475,8 +458,8 @@ impl State {
         self.poll = Some(files);
     }
 
-    /// Every file the filter keeps, with its stamp (polling).
-    fn scan_files(&mut self) -> HashMap<PathBuf, FileStamp> {
+    /// Every file the filter keeps, with its version (polling).
+    fn scan_files(&mut self) -> HashMap<PathBuf, FileVersion> {
         let mut out = HashMap::new();
         let root = self.root.clone();
         let _ = walk(
@@ -487,7 +470,7 @@ impl State {
                 if out.len() < POLL_FILE_LIMIT
                     && let Ok(meta) = entry.metadata()
                 {
-                    out.insert(path, file_stamp(&meta));
+                    out.insert(path, FileVersion::of(&meta));
                 }
             },
         );
@@ -512,10 +495,10 @@ impl State {
             return;
         };
         let mut seen = Vec::new();
-        for (path, stamp) in &now {
+        for (path, version) in &now {
             match before.get(path) {
                 None => seen.push((path.clone(), Seen::New)),
-                Some(old) if old != stamp => seen.push((path.clone(), Seen::Changed)),
+                Some(old) if old != version => seen.push((path.clone(), Seen::Changed)),
                 Some(_) => {}
             }
         }

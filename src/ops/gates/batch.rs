@@ -10,7 +10,6 @@
 //! more.
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -25,6 +24,7 @@ use crate::lsp::WorkspaceReport;
 use crate::lsp::wire::{WireDiagnostic, WirePos};
 use crate::registry::Server;
 use crate::text::{self, Encoding, LineIndex};
+use crate::watch::FileVersion;
 use crate::workspace::Root;
 
 /// A server instance, as a key (the same `Arc<Server>` for every file it serves).
@@ -131,22 +131,11 @@ pub(super) fn from_pass(
     // Read, then stat: a change that the text read may hold moved the file's ctime first.
     let bytes = read_in_root(root, path).ok()??;
     let meta = std::fs::metadata(path).ok()?;
-    if changed_since(&meta, report.started) {
+    if FileVersion::of(&meta).changed_since(report.started) {
         tracing::debug!(file = %path.display(), "changed since the workspace pass began: asked afresh");
         return None;
     }
     Some(convert(&bytes, encoding, list.clone()))
-}
-
-/// Whether a file's content (or inode) changed at or after `t`: its ctime, which every write,
-/// rename or metadata change moves and no program can set back, or its mtime.
-fn changed_since(meta: &std::fs::Metadata, t: SystemTime) -> bool {
-    let ctime = u64::try_from(meta.ctime())
-        .ok()
-        .zip(u32::try_from(meta.ctime_nsec()).ok())
-        .and_then(|(s, ns)| SystemTime::UNIX_EPOCH.checked_add(Duration::new(s, ns)));
-    // A time that cannot be read counts as a change: the file is asked afresh.
-    ctime.is_none_or(|c| c >= t) || meta.modified().map_or(true, |m| m >= t)
 }
 
 /// Whether tsserver type-checks a JavaScript file: it does under `// @ts-check`, or in a
@@ -201,6 +190,7 @@ pub(super) fn syntax_only_notes(counts: HashMap<String, Vec<String>>) -> Vec<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
 
     /// An error at characters 9–10 of `line` (0-based), as a server sends it.
     fn error_at(line: u32) -> WireDiagnostic {
