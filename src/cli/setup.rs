@@ -1,11 +1,18 @@
 //! `lspgate install` (a preset server into lspgate's data folder) and `lspgate doctor` (what
 //! the workspace needs, what is found, how to install the rest).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Cli, engine_for, load_config, say_raw};
+use crate::error::{Code, ToolError};
+use crate::lsp::Cap;
+use crate::ops::Engine;
+use crate::registry::Server;
+use crate::workspace::Root;
+use crate::workspace::install::{self, Spinner};
 use crate::workspace::presets::{self, PRESETS, Preset};
 
 pub(super) fn install(name: &str) -> i32 {
@@ -22,7 +29,10 @@ pub(super) fn install(name: &str) -> i32 {
         preset.name,
         presets::install_dir(preset).display()
     );
-    match presets::install(preset) {
+    let spinner = Spinner::on_stderr();
+    let installed = install::install(preset, &|what| spinner.step(what));
+    drop(spinner);
+    match installed {
         Ok(exe) => {
             say!("{} installed: {}", preset.name, exe.display());
             0
@@ -45,6 +55,45 @@ pub(super) async fn doctor(cli: &Cli) -> i32 {
         }
     };
     let root = engine.root().clone();
+    let mut text = header(cli, &root);
+    // What restricted presets go without (an untrusted workspace), by server.
+    let notes: HashMap<String, Option<String>> = engine
+        .registry()
+        .statuses()
+        .into_iter()
+        .map(|s| (s.name, s.note))
+        .collect();
+    let found = engine.languages().scan(20_000);
+    let mut report = Vec::new();
+    if found.is_empty() {
+        let _ = writeln!(text, "no source files found");
+    }
+    for (language, files) in &found {
+        report.push(language_report(&engine, language, *files, &notes, &mut text).await);
+    }
+    let watcher = engine.registry().start_watching().await;
+    let _ = writeln!(text, "file watcher: {watcher}");
+    engine.shutdown().await;
+    if cli.json {
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"languages": report, "watcher": watcher}))
+                .unwrap_or_default()
+        );
+    } else {
+        say_raw(&text);
+    }
+    let all_ok = report.iter().all(|r| {
+        r["servers"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty() && s.iter().all(|x| x["ok"] == true))
+    });
+    i32::from(!all_ok)
+}
+
+/// The doctor's first lines: version, workspace, data folder, and whether config and
+/// workspace are trusted.
+fn header(cli: &Cli, root: &Root) -> String {
     let mut text = String::new();
     let _ = writeln!(
         text,
@@ -53,7 +102,7 @@ pub(super) async fn doctor(cli: &Cli) -> i32 {
         root.path().display()
     );
     let _ = writeln!(text, "data folder: {}", presets::data_dir().display());
-    let config = load_config(cli, &root).unwrap_or_default();
+    let config = load_config(cli, root).unwrap_or_default();
     if let Some(u) = &config.untrusted {
         let _ = writeln!(
             text,
@@ -76,108 +125,93 @@ pub(super) async fn doctor(cli: &Cli) -> i32 {
     for note in &config.notes {
         let _ = writeln!(text, "config: {note}");
     }
-    // What restricted presets go without (an untrusted workspace), by server.
-    let notes: std::collections::HashMap<String, Option<String>> = engine
-        .registry()
-        .statuses()
-        .into_iter()
-        .map(|s| (s.name, s.note))
-        .collect();
-    let found = engine.languages().scan(20_000);
-    let mut report = Vec::new();
-    if found.is_empty() {
-        let _ = writeln!(text, "no source files found");
-    }
-    for (language, files) in &found {
-        let names = engine.registry().by_language(language);
-        if names.is_empty() {
-            let e = engine.registry().no_server(language, root.path());
-            let _ = writeln!(
-                text,
-                "{language} ({files} files): no server — {}",
-                e.message
-            );
-            report.push(
-                json!({"language": language, "files": files, "servers": [], "missing": e.message}),
-            );
-            continue;
-        }
-        let _ = writeln!(text, "{language} ({files} files):");
-        let mut servers = Vec::new();
-        let file = engine.languages().first_file(20_000, |l| l == language);
-        let started = match &file {
-            Some(f) => engine.registry().servers_for(f, language).await,
-            None => Vec::new(),
-        };
-        for (name, result) in names.iter().zip(started) {
-            match result {
-                Ok(server) => {
-                    let c = server.client();
-                    let version = match c.server_version() {
-                        Some(v) if v.chars().any(|ch| ch.is_ascii_digit()) => Some(v.to_string()),
-                        _ => match engine.registry().get(name).await.map(|s| s.launch) {
-                            Some(presets::Launch::Stdio(s)) => presets::package_version(&s.command),
-                            _ => None,
-                        },
-                    };
-                    let caps: Vec<&str> = crate::lsp::Cap::ALL
-                        .iter()
-                        .filter(|cap| {
-                            server.supports(**cap) || **cap == crate::lsp::Cap::PullDiagnostics
-                        })
-                        .map(|cap| cap.name())
-                        .collect();
-                    let _ = writeln!(
-                        text,
-                        "  ok       {name}  {}\n           capabilities: {}",
-                        version.as_deref().unwrap_or("(no version given)"),
-                        caps.join(", ")
-                    );
-                    let note = notes.get(name.as_str()).cloned().flatten();
-                    if let Some(n) = &note {
-                        let _ = writeln!(text, "           restricted: {n}");
-                    }
-                    servers.push(
-                        json!({"name": name, "ok": true, "version": version, "capabilities": caps, "note": note}),
-                    );
-                }
-                Err(e) => {
-                    let fix = e
-                        .data
-                        .as_ref()
-                        .and_then(|d| d.get("install").or_else(|| d.get("fix")))
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("")
-                        .to_string();
-                    let label = match e.code {
-                        crate::error::Code::UntrustedConfig => "untrusted",
-                        crate::error::Code::NoServer => "missing",
-                        _ => "failed",
-                    };
-                    let _ = writeln!(text, "  {label:<8} {name}  — {}", e.message);
-                    servers
-                        .push(json!({"name": name, "ok": false, "error": e.message, "fix": fix}));
-                }
-            }
-        }
-        report.push(json!({"language": language, "files": files, "servers": servers}));
-    }
-    let watcher = engine.registry().start_watching().await;
-    let _ = writeln!(text, "file watcher: {watcher}");
-    engine.shutdown().await;
-    if cli.json {
-        say!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"languages": report, "watcher": watcher}))
-                .unwrap_or_default()
+    text
+}
+
+/// One language's servers, each started on one of its files: written to `text`, and as JSON.
+async fn language_report(
+    engine: &Engine,
+    language: &str,
+    files: usize,
+    notes: &HashMap<String, Option<String>>,
+    text: &mut String,
+) -> Value {
+    let names = engine.registry().by_language(language);
+    if names.is_empty() {
+        let e = engine.registry().no_server(language, engine.root().path());
+        let _ = writeln!(
+            text,
+            "{language} ({files} files): no server — {}",
+            e.message
         );
-    } else {
-        say_raw(&text);
+        return json!({"language": language, "files": files, "servers": [], "missing": e.message});
     }
-    let all_ok = report.iter().all(|r| {
-        r["servers"]
-            .as_array()
-            .is_some_and(|s| !s.is_empty() && s.iter().all(|x| x["ok"] == true))
-    });
-    i32::from(!all_ok)
+    let _ = writeln!(text, "{language} ({files} files):");
+    let mut servers = Vec::new();
+    let file = engine.languages().first_file(20_000, |l| l == language);
+    let started = match &file {
+        Some(f) => engine.registry().servers_for(f, language).await,
+        None => Vec::new(),
+    };
+    for (name, result) in names.iter().zip(started) {
+        servers.push(match result {
+            Ok(server) => {
+                let note = notes.get(name.as_str()).cloned().flatten();
+                server_ok(engine, name, &server, note, text).await
+            }
+            Err(e) => server_failed(name, &e, text),
+        });
+    }
+    json!({"language": language, "files": files, "servers": servers})
+}
+
+/// A server that started: its version (or its package's), capabilities, restriction.
+async fn server_ok(
+    engine: &Engine,
+    name: &str,
+    server: &Server,
+    note: Option<String>,
+    text: &mut String,
+) -> Value {
+    let c = server.client();
+    let version = match c.server_version() {
+        Some(v) if v.chars().any(|ch| ch.is_ascii_digit()) => Some(v.to_string()),
+        _ => match engine.registry().get(name).await.map(|s| s.launch) {
+            Some(presets::Launch::Stdio(s)) => presets::package_version(&s.command),
+            _ => None,
+        },
+    };
+    let caps: Vec<&str> = Cap::ALL
+        .iter()
+        .filter(|cap| server.supports(**cap) || **cap == Cap::PullDiagnostics)
+        .map(|cap| cap.name())
+        .collect();
+    let _ = writeln!(
+        text,
+        "  ok       {name}  {}\n           capabilities: {}",
+        version.as_deref().unwrap_or("(no version given)"),
+        caps.join(", ")
+    );
+    if let Some(n) = &note {
+        let _ = writeln!(text, "           restricted: {n}");
+    }
+    json!({"name": name, "ok": true, "version": version, "capabilities": caps, "note": note})
+}
+
+/// A server that did not start: untrusted, missing (with its fix) or failed.
+fn server_failed(name: &str, e: &ToolError, text: &mut String) -> Value {
+    let fix = e
+        .data
+        .as_ref()
+        .and_then(|d| d.get("install").or_else(|| d.get("fix")))
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    let label = match e.code {
+        Code::UntrustedConfig => "untrusted",
+        Code::NoServer => "missing",
+        _ => "failed",
+    };
+    let _ = writeln!(text, "  {label:<8} {name}  — {}", e.message);
+    json!({"name": name, "ok": false, "error": e.message, "fix": fix})
 }

@@ -8,9 +8,11 @@
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
 use std::io::{self, ErrorKind, Read};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
 
 /// The error a walk or an open returns when it meets a symlink where it follows none.
 #[derive(Debug)]
@@ -38,13 +40,8 @@ fn cstr(name: &OsStr) -> io::Result<CString> {
         .map_err(|_| io::Error::new(ErrorKind::InvalidInput, "a path with a NUL byte"))
 }
 
-fn check(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
+/// How a new file is opened: for writing, created, never an existing one.
+const CREATE_NEW: OFlags = OFlags::WRONLY.union(OFlags::CREATE).union(OFlags::EXCL);
 
 /// An open folder; every operation is relative to it and follows no symlink at the last
 /// component.
@@ -58,57 +55,32 @@ impl Dir {
     /// is refused).
     pub fn open(path: &Path) -> io::Result<Dir> {
         let c = cstr(path.as_os_str())?;
-        // SAFETY: a valid NUL-terminated path; the fd returned is owned below.
-        let fd = check(unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        })?;
-        // SAFETY: `fd` was just opened and nothing else owns it.
-        Ok(Dir {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
-    }
-
-    fn raw(&self) -> libc::c_int {
-        self.fd.as_raw_fd()
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(c.as_c_str(), flags, Mode::empty())?;
+        Ok(Dir { fd })
     }
 
     /// What `name` is here, without following it: `None` if it does not exist.
-    pub fn stat(&self, name: &OsStr) -> io::Result<Option<libc::stat>> {
+    pub fn stat(&self, name: &OsStr) -> io::Result<Option<Stat>> {
         let c = cstr(name)?;
-        // SAFETY: all-zero is a valid `stat`; the call fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid fd and path, and a `stat` to write into.
-        let r =
-            unsafe { libc::fstatat(self.raw(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-        match check(r) {
-            Ok(_) => Ok(Some(st)),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+        match rustix::fs::statat(&self.fd, c.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(st)),
+            Err(e) if e == rustix::io::Errno::NOENT => Ok(None),
+            Err(e) => Err(e.into()),
         }
     }
 
     /// Whether `name` here is a symbolic link.
     pub fn is_symlink(&self, name: &OsStr) -> bool {
-        matches!(self.stat(name), Ok(Some(st)) if st.st_mode & libc::S_IFMT == libc::S_IFLNK)
+        matches!(self.stat(name), Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
     }
 
-    fn open_at(&self, name: &OsStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
+    /// Opens `name` here with `flags` (and `mode`, when it creates), never through a symlink.
+    fn open_at(&self, name: &OsStr, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
         let c = cstr(name)?;
-        // SAFETY: a valid fd and NUL-terminated name; the fd returned is owned below.
-        let fd = unsafe {
-            libc::openat(
-                self.raw(),
-                c.as_ptr(),
-                flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                libc::c_uint::from(mode),
-            )
-        };
-        match check(fd) {
-            // SAFETY: `fd` was just opened and nothing else owns it.
-            Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
+        let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat(&self.fd, c.as_c_str(), flags, mode).map_err(io::Error::from) {
+            Ok(fd) => Ok(fd),
             Err(e) if e.kind() == ErrorKind::NotADirectory && self.is_symlink(name) => {
                 Err(symlink_met())
             }
@@ -119,7 +91,7 @@ impl Dir {
 
     /// The sub-folder `name`, never through a symlink; `None` if it does not exist.
     pub fn child(&self, name: &OsStr) -> io::Result<Option<Dir>> {
-        match self.open_at(name, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        match self.open_at(name, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()) {
             Ok(fd) => Ok(Some(Dir { fd })),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
@@ -133,12 +105,11 @@ impl Dir {
             return Ok(d);
         }
         let c = cstr(name)?;
-        // SAFETY: a valid fd and NUL-terminated name.
-        let r = unsafe { libc::mkdirat(self.raw(), c.as_ptr(), 0o777) };
-        if let Err(e) = check(r)
-            && e.kind() != ErrorKind::AlreadyExists
+        let r = rustix::fs::mkdirat(&self.fd, c.as_c_str(), Mode::from_raw_mode(0o777));
+        if let Err(e) = r
+            && e != rustix::io::Errno::EXIST
         {
-            return Err(e);
+            return Err(e.into());
         }
         self.child(name)?
             .ok_or_else(|| io::Error::from(ErrorKind::NotFound))
@@ -148,7 +119,7 @@ impl Dir {
     /// error (`is_symlink_error`), and so is anything but a regular file (a FIFO is never
     /// waited on).
     pub fn read(&self, name: &OsStr) -> io::Result<Option<Vec<u8>>> {
-        let fd = match self.open_at(name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+        let fd = match self.open_at(name, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()) {
             Ok(fd) => fd,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
@@ -171,7 +142,7 @@ impl Dir {
         let mut last = io::Error::from(ErrorKind::AlreadyExists);
         for _ in 0..16 {
             let name = temp_name(target);
-            match self.open_at(&name, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o666) {
+            match self.open_at(&name, CREATE_NEW, Mode::from_raw_mode(0o666)) {
                 Ok(fd) => return Ok((name, File::from(fd))),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists || is_symlink_error(&e) => last = e,
                 Err(e) => return Err(e),
@@ -182,15 +153,19 @@ impl Dir {
 
     /// Opens (creating) a file of lspgate's own here, never through a symlink.
     pub fn open_own(&self, name: &OsStr, mode: libc::mode_t) -> io::Result<File> {
-        self.open_at(name, libc::O_RDWR | libc::O_CREAT, mode)
-            .map(File::from)
+        self.open_at(
+            name,
+            OFlags::RDWR | OFlags::CREATE,
+            Mode::from_raw_mode(mode),
+        )
+        .map(File::from)
     }
 
     /// Creates `name` with `content` unless it exists (whatever it is: a symlink there is left
     /// alone, not followed). Returns whether it was created.
     pub fn create_new(&self, name: &OsStr, content: &[u8]) -> io::Result<bool> {
         use std::io::Write;
-        match self.open_at(name, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o666) {
+        match self.open_at(name, CREATE_NEW, Mode::from_raw_mode(0o666)) {
             Ok(fd) => {
                 let mut f = File::from(fd);
                 f.write_all(content)?;
@@ -204,27 +179,25 @@ impl Dir {
     /// `renameat2` within this folder, with `flags` (`RENAME_EXCHANGE`, `RENAME_NOREPLACE`).
     pub fn rename(&self, from: &OsStr, to: &OsStr, flags: libc::c_uint) -> io::Result<()> {
         let (a, b) = (cstr(from)?, cstr(to)?);
-        // SAFETY: a valid fd and two NUL-terminated names.
-        let r = unsafe { libc::renameat2(self.raw(), a.as_ptr(), self.raw(), b.as_ptr(), flags) };
-        check(r).map(drop)
+        let flags = RenameFlags::from_bits_retain(flags);
+        rustix::fs::renameat_with(&self.fd, a.as_c_str(), &self.fd, b.as_c_str(), flags)
+            .map_err(io::Error::from)
     }
 
     /// Removes the file (or symlink, not followed) `name`.
     pub fn remove(&self, name: &OsStr) -> io::Result<()> {
         let c = cstr(name)?;
-        // SAFETY: a valid fd and NUL-terminated name.
-        check(unsafe { libc::unlinkat(self.raw(), c.as_ptr(), 0) }).map(drop)
+        rustix::fs::unlinkat(&self.fd, c.as_c_str(), AtFlags::empty()).map_err(io::Error::from)
     }
 
     /// Flushes the folder's entries (a rename in it) to disk.
     pub fn sync(&self) -> io::Result<()> {
-        // SAFETY: a valid fd.
-        check(unsafe { libc::fsync(self.raw()) }).map(drop)
+        rustix::fs::fsync(&self.fd).map_err(io::Error::from)
     }
 
     /// The names in this folder.
     pub fn names(&self) -> io::Result<Vec<OsString>> {
-        let here = format!("/proc/self/fd/{}", self.raw());
+        let here = format!("/proc/self/fd/{}", self.fd.as_raw_fd());
         std::fs::read_dir(here)?
             .map(|e| e.map(|e| e.file_name()))
             .collect()
@@ -353,9 +326,9 @@ mod tests {
         assert_eq!(d.read(os("secret")).unwrap().unwrap(), b"s");
         assert_eq!(d.read(os("missing")).unwrap(), None);
         assert!(is_symlink_error(&d.read(os("link")).unwrap_err()));
-        let fifo = CString::new(dir.path().join("fifo").as_os_str().as_bytes()).unwrap();
-        // SAFETY: a valid path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let fifo = dir.path().join("fifo");
+        let mode = Mode::from_raw_mode(0o600);
+        rustix::fs::mknodat(rustix::fs::CWD, &fifo, FileType::Fifo, mode, 0).unwrap();
         assert_eq!(
             d.read(os("fifo")).unwrap_err().kind(),
             ErrorKind::InvalidInput

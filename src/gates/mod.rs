@@ -217,11 +217,13 @@ async fn run_step(
     #[cfg(unix)]
     cmd.process_group(0);
     #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe; it asks the kernel to kill the task's process when
-    // lspgate dies, even by SIGKILL (its own children are reached by the group kill below).
+    // SAFETY: the hook makes one system call (prctl, async-signal-safe, no allocation); it asks
+    // the kernel to kill the task's process when lspgate dies, even by SIGKILL (its own
+    // children are reached by the group kill below). A failure is ignored, as before.
     unsafe {
         cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            let kill = Some(rustix::process::Signal::KILL);
+            let _ = rustix::process::set_parent_process_death_signal(kill);
             Ok(())
         });
     }
@@ -253,11 +255,12 @@ struct Group(Option<u32>);
 impl Drop for Group {
     fn drop(&mut self) {
         #[cfg(unix)]
-        if let Some(pid) = self.0 {
-            // SAFETY: killpg of the group we created for the task; an error (gone) is ignored.
-            unsafe {
-                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-            }
+        if let Some(group) = self
+            .0
+            .and_then(|p| rustix::process::Pid::from_raw(p.try_into().ok()?))
+        {
+            // The group we created for the task; an error (gone) is ignored.
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
         }
     }
 }

@@ -92,11 +92,13 @@ impl Transport {
         #[cfg(unix)]
         cmd.process_group(0);
         #[cfg(target_os = "linux")]
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the server
-        // when lspgate dies, so no server outlives it even after a SIGKILL.
+        // SAFETY: the hook makes one system call (prctl, async-signal-safe, no allocation); it
+        // only asks the kernel to SIGKILL the server when lspgate dies, so no server outlives
+        // it even after a SIGKILL. A failure is ignored, as before.
         unsafe {
             cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                let kill = Some(rustix::process::Signal::KILL);
+                let _ = rustix::process::set_parent_process_death_signal(kill);
                 Ok(())
             });
         }
@@ -440,12 +442,10 @@ static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 fn kill_pgid(pid: Option<u32>) {
     #[cfg(unix)]
-    if let Some(pid) = pid {
-        // SAFETY: killpg on a group we created (the server was spawned as its leader); an error
-        // (already gone) is ignored.
-        unsafe {
-            libc::killpg(pid as libc::pid_t, libc::SIGKILL);
-        }
+    if let Some(group) = pid.and_then(|p| rustix::process::Pid::from_raw(p.try_into().ok()?)) {
+        // A group we created (the server was spawned as its leader); an error (already gone)
+        // is ignored.
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
 }
 

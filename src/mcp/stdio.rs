@@ -3,7 +3,9 @@
 //! oversized frames are drained, and the session goes on. Valid messages pass through unchanged.
 
 use serde_json::{Value, json};
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, OwnedFd};
+
+use rustix::fs::OFlags;
 use std::os::unix::fs::FileTypeExt;
 
 use rmcp::RoleServer;
@@ -274,10 +276,13 @@ pub fn client_io() -> (
     Box<dyn tokio::io::AsyncRead + Unpin + Send>,
     Box<dyn AsyncWrite + Unpin + Send>,
 ) {
-    // SAFETY: F_GETFL on the standard descriptors only reads their flags (-1 if closed).
-    let flags = [0, 1].map(|fd| unsafe { libc::fcntl(fd, libc::F_GETFL) });
+    // Their flags (none if closed), to give them back at the end.
+    let flags = [
+        rustix::fs::fcntl_getfl(std::io::stdin()).ok(),
+        rustix::fs::fcntl_getfl(std::io::stdout()).ok(),
+    ];
     let _ = CLIENT_FLAGS.set(flags);
-    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match polled(0) {
+    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match polled(std::io::stdin()) {
         Some(Polled::Pipe(fd)) => match pipe::Receiver::from_owned_fd(fd) {
             Ok(r) => Box::new(r),
             Err(_) => Box::new(tokio::io::stdin()),
@@ -285,7 +290,7 @@ pub fn client_io() -> (
         Some(Polled::Socket(s)) => Box::new(s),
         None => Box::new(tokio::io::stdin()),
     };
-    let output: Box<dyn AsyncWrite + Unpin + Send> = match polled(1) {
+    let output: Box<dyn AsyncWrite + Unpin + Send> = match polled(std::io::stdout()) {
         Some(Polled::Pipe(fd)) => match pipe::Sender::from_owned_fd(fd) {
             Ok(w) => Box::new(w),
             Err(_) => Box::new(tokio::io::stdout()),
@@ -297,7 +302,7 @@ pub fn client_io() -> (
 }
 
 /// The flags of stdin and stdout as the client gave them, saved by `client_io`.
-static CLIENT_FLAGS: std::sync::OnceLock<[i32; 2]> = std::sync::OnceLock::new();
+static CLIENT_FLAGS: std::sync::OnceLock<[Option<OFlags>; 2]> = std::sync::OnceLock::new();
 
 /// Gives stdin and stdout back their original blocking mode (the open file descriptions may be
 /// shared with whoever started lspgate). Call once nothing polls them any more: after the
@@ -306,22 +311,22 @@ pub fn restore_client_io() {
     let Some(flags) = CLIENT_FLAGS.get() else {
         return;
     };
-    for (fd, original) in [0, 1].into_iter().zip(flags) {
-        if *original < 0 {
-            continue;
-        }
-        // SAFETY: F_GETFL/F_SETFL on a standard descriptor with flags it had before; a failure
-        // (a descriptor closed since) is harmless and ignored.
-        unsafe {
-            let now = libc::fcntl(fd, libc::F_GETFL);
-            if now >= 0 && (now & libc::O_NONBLOCK) != (original & libc::O_NONBLOCK) {
-                libc::fcntl(
-                    fd,
-                    libc::F_SETFL,
-                    (now & !libc::O_NONBLOCK) | (original & libc::O_NONBLOCK),
-                );
-            }
-        }
+    restore_blocking(std::io::stdin(), flags[0]);
+    restore_blocking(std::io::stdout(), flags[1]);
+}
+
+/// Gives `fd` back the blocking mode of its `original` flags (if it had any: it was open); a
+/// failure (a descriptor closed since) is harmless and ignored.
+fn restore_blocking(fd: impl AsFd, original: Option<OFlags>) {
+    let Some(original) = original else {
+        return;
+    };
+    let Ok(now) = rustix::fs::fcntl_getfl(&fd) else {
+        return;
+    };
+    let nonblock = original & OFlags::NONBLOCK;
+    if now & OFlags::NONBLOCK != nonblock {
+        let _ = rustix::fs::fcntl_setfl(&fd, (now - OFlags::NONBLOCK) | nonblock);
     }
 }
 
@@ -332,15 +337,10 @@ enum Polled {
 
 /// A duplicate of standard descriptor `fd` that the runtime can poll, if it is a pipe or a
 /// Unix socket.
-fn polled(fd: RawFd) -> Option<Polled> {
-    // SAFETY: F_DUPFD_CLOEXEC duplicates `fd` if it is open (else returns -1); the duplicate is
-    // a new descriptor we own and hand to OwnedFd exactly once.
-    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-    if dup < 0 {
-        return None;
-    }
-    // SAFETY: `dup` is a freshly duplicated descriptor nothing else owns.
-    let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(dup) });
+fn polled(fd: impl AsFd) -> Option<Polled> {
+    // A duplicate (close-on-exec) this process owns; none if `fd` is closed.
+    let dup = rustix::io::fcntl_dupfd_cloexec(fd, 0).ok()?;
+    let file = std::fs::File::from(dup);
     let kind = file.metadata().ok()?.file_type();
     if kind.is_fifo() {
         Some(Polled::Pipe(OwnedFd::from(file)))

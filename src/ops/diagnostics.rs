@@ -59,108 +59,93 @@ impl Engine {
         self.all_diagnostics_with_progress(p, &|_, _| {}).await
     }
 
+    /// `all_diagnostics`, calling `progress(done, total)` as a whole-workspace answer's files are
+    /// checked.
     async fn all_diagnostics_with_progress(
         &self,
         p: DiagnosticsParams,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<DiagnosticsResult, ToolError> {
-        let mut out = DiagnosticsResult {
-            files: Vec::new(),
-            total: 0,
-            next_cursor: None,
-            partial: false,
-            reason: None,
-        };
-        let note = |out: &mut DiagnosticsResult, why: String| {
-            out.partial = true;
-            out.reason = Some(match out.reason.take() {
-                Some(r) => format!("{r}; {why}"),
-                None => why,
-            });
-        };
-        if let Some(file) = &p.file {
-            // Every server of the file's language reports; their diagnostics merge.
-            let path = self.resolve(file)?;
-            let language = self.languages().detect(&path);
-            let servers = self.registry.servers_for(&path, &language).await;
-            if servers.is_empty() {
-                return Err(self.registry.no_server(&language, &path));
-            }
-            let mut merged: Vec<Diag> = Vec::new();
-            let mut failures = Vec::new();
-            for server in servers {
-                let server = match server {
-                    Ok(s) => s,
-                    Err(e) => {
-                        failures.push(e);
-                        continue;
-                    }
-                };
-                let lease = server
-                    .docs
-                    .lease(&path, &language, p.source.as_deref())
-                    .await?;
-                match self.file_diagnostics(&server, &lease).await {
-                    Ok(d) => {
-                        if !d.fresh {
-                            note(
-                                &mut out,
-                                format!(
-                                    "{} sent no diagnostics for this version of the file within {}s",
-                                    server.name,
-                                    self.opts.diagnostics_timeout.as_secs()
-                                ),
-                            );
-                        }
-                        for d in diags(&lease.snap, d.diagnostics) {
-                            if !merged.contains(&d) {
-                                merged.push(d);
-                            }
-                        }
-                    }
-                    Err(e) => failures.push(e),
-                }
-            }
-            if merged.is_empty()
-                && !failures.is_empty()
-                && failures.len() == self.registry.by_language(&language).len()
-            {
-                return Err(failures.remove(0));
-            }
-            for f in failures {
-                note(&mut out, f.message);
-            }
-            merged.sort_by_key(|d| (d.line, d.column));
-            out.files.push(FileDiagnostics {
-                file: self.root().relative(&path),
-                diagnostics: merged,
-            });
-            return Ok(out);
+        match &p.file {
+            Some(file) => self.file_answer(file, p.source.as_deref()).await,
+            None => self.workspace_answer(progress).await,
         }
-        // Every file with problems: what a check of the whole workspace finds (its scope, the
-        // servers' workspace passes, tsserver's unopened answers, leases), and what it could
-        // not check makes the answer partial.
+    }
+
+    /// Every diagnostic of one file (of `source`, when given, in an overlay): every server of
+    /// the file's language reports; their diagnostics merge.
+    async fn file_answer(
+        &self,
+        file: &str,
+        source: Option<&str>,
+    ) -> Result<DiagnosticsResult, ToolError> {
+        let mut out = empty_answer();
+        let path = self.resolve(file)?;
+        let language = self.languages().detect(&path);
+        let servers = self.registry.servers_for(&path, &language).await;
+        if servers.is_empty() {
+            return Err(self.registry.no_server(&language, &path));
+        }
+        let mut merged: Vec<Diag> = Vec::new();
+        let mut failures = Vec::new();
+        for server in servers {
+            let server = match server {
+                Ok(s) => s,
+                Err(e) => {
+                    failures.push(e);
+                    continue;
+                }
+            };
+            let lease = server.docs.lease(&path, &language, source).await?;
+            match self.file_diagnostics(&server, &lease).await {
+                Ok(d) => {
+                    if !d.fresh {
+                        note(
+                            &mut out,
+                            format!(
+                                "{} sent no diagnostics for this version of the file within {}s",
+                                server.name,
+                                self.opts.diagnostics_timeout.as_secs()
+                            ),
+                        );
+                    }
+                    for d in diags(&lease.snap, d.diagnostics) {
+                        if !merged.contains(&d) {
+                            merged.push(d);
+                        }
+                    }
+                }
+                Err(e) => failures.push(e),
+            }
+        }
+        if merged.is_empty()
+            && !failures.is_empty()
+            && failures.len() == self.registry.by_language(&language).len()
+        {
+            return Err(failures.remove(0));
+        }
+        for f in failures {
+            note(&mut out, f.message);
+        }
+        merged.sort_by_key(|d| (d.line, d.column));
+        out.files.push(FileDiagnostics {
+            file: self.root().relative(&path),
+            diagnostics: merged,
+        });
+        Ok(out)
+    }
+
+    /// Every file with problems: what a check of the whole workspace finds (its scope, the
+    /// servers' workspace passes, tsserver's unopened answers, leases), and what it could not
+    /// check makes the answer partial.
+    async fn workspace_answer(
+        &self,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<DiagnosticsResult, ToolError> {
+        let mut out = empty_answer();
         let found = self.workspace_findings(progress).await?;
         if !found.unchecked.is_empty() {
-            // Each with the files it names (a check's entry has them apart).
-            let why: Vec<String> = found
-                .unchecked
-                .iter()
-                .map(|u| match (&u.file, u.examples.as_slice()) {
-                    (Some(file), _) => format!("{} ({file})", u.reason),
-                    (None, []) => u.reason.clone(),
-                    (None, some) => format!(
-                        "{} ({}{})",
-                        u.reason,
-                        some.join(", "),
-                        if u.files.unwrap_or(0) > some.len() {
-                            ", …"
-                        } else {
-                            ""
-                        }
-                    ),
-                })
-                .collect();
+            let why: Vec<String> = found.unchecked.iter().map(unchecked_reason).collect();
             note(&mut out, why.join("; "));
         }
         // In path order.
@@ -210,5 +195,44 @@ impl Engine {
         };
         self.saw_diagnostics(server, lease, &again);
         again
+    }
+}
+
+/// An answer with no files yet, complete.
+fn empty_answer() -> DiagnosticsResult {
+    DiagnosticsResult {
+        files: Vec::new(),
+        total: 0,
+        next_cursor: None,
+        partial: false,
+        reason: None,
+    }
+}
+
+/// Makes an answer partial, adding `why` to its reason.
+fn note(out: &mut DiagnosticsResult, why: String) {
+    out.partial = true;
+    out.reason = Some(match out.reason.take() {
+        Some(r) => format!("{r}; {why}"),
+        None => why,
+    });
+}
+
+/// A check's `unchecked` entry as a reason, with the files it names (a check's entry has them
+/// apart).
+fn unchecked_reason(u: &Unchecked) -> String {
+    match (&u.file, u.examples.as_slice()) {
+        (Some(file), _) => format!("{} ({file})", u.reason),
+        (None, []) => u.reason.clone(),
+        (None, some) => format!(
+            "{} ({}{})",
+            u.reason,
+            some.join(", "),
+            if u.files.unwrap_or(0) > some.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ),
     }
 }

@@ -20,10 +20,11 @@ use serde_json::{Value, json};
 
 use super::types::*;
 use super::{Engine, add_unique, diags, position};
+use crate::documents::{Lease, Snapshot};
 use crate::edits::journal::{Journal, State};
 use crate::edits::{self, FileChange, Plan};
 use crate::error::{Code, ToolError};
-use crate::lsp::wire::{WireFileOp, WirePos, WireRange};
+use crate::lsp::wire::{WireCodeAction, WireFileOp, WirePos, WireRange};
 use crate::lsp::{Cap, LspClient};
 use crate::registry::Server;
 use crate::text;
@@ -183,44 +184,69 @@ impl Engine {
         }
         let _guard = self.edit_lock.lock().await;
         if let Some(key) = key {
-            let previewed = self.previews.lock().ok().and_then(|mut p| p.remove(key));
-            for (path, digest) in previewed.unwrap_or_default() {
-                let now = std::fs::read(&path).ok().map(|b| text::digest(&b));
-                if now != digest {
-                    return Err(ToolError::new(
-                        Code::RevisionConflict,
-                        format!("{} changed since the preview; nothing was written", self.root().relative(&path)),
-                    )
-                    .with_data(json!({"file": self.root().relative(&path), "current_digest": now, "expected_digest": digest})));
-                }
-            }
+            self.verify_preview(key)?;
         }
         let journal = self.journal()?.clone();
-        let before_paths: Vec<PathBuf> = plan
-            .changes
-            .iter()
-            .filter(|c| c.before.is_some())
-            .map(|c| c.path.clone())
-            .collect();
-        let (before, r1) = self.diagnostics_of(&before_paths).await;
+        let (before, r1) = self
+            .diagnostics_of(&paths_where(&plan, |c| c.before.is_some()))
+            .await;
+        let id = self
+            .hand_over(journal, tool, &summary, &plan, file_ops, undoes)
+            .await?;
+        let (after, r2) = self
+            .diagnostics_of(&paths_where(&plan, |c| c.after.is_some()))
+            .await;
+        let renamed = renamed.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+        let (introduced, resolved) = delta(&before, &after, renamed);
+        let (diff, files) = self.stats(&plan);
+        let reason = r2.or(r1);
+        Ok(EditResult {
+            applied: true,
+            changed: true,
+            edit_id: Some(id),
+            files,
+            diff,
+            introduced: Some(introduced),
+            resolved: Some(resolved),
+            partial: reason.is_some(),
+            reason,
+            message: Some(format!("{summary}: applied as edit {id}")),
+        })
+    }
+
+    /// Checks that every file a preview (`key`) showed is still as it was then.
+    fn verify_preview(&self, key: &str) -> Result<(), ToolError> {
+        let previewed = self.previews.lock().ok().and_then(|mut p| p.remove(key));
+        for (path, digest) in previewed.unwrap_or_default() {
+            let now = std::fs::read(&path).ok().map(|b| text::digest(&b));
+            if now != digest {
+                return Err(ToolError::new(
+                    Code::RevisionConflict,
+                    format!("{} changed since the preview; nothing was written", self.root().relative(&path)),
+                )
+                .with_data(json!({"file": self.root().relative(&path), "current_digest": now, "expected_digest": digest})));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a plan through the journal and hands it to the servers; the edit's id.
+    async fn hand_over(
+        &self,
+        journal: Journal,
+        tool: &str,
+        summary: &str,
+        plan: &Plan,
+        file_ops: &[WireFileOp],
+        undoes: Option<i64>,
+    ) -> Result<i64, ToolError> {
         // Intent, files, completion on the blocking pool; then the edit recorded as lspgate's
         // and handed to the servers. All of it in a task of its own, which a client's cancel
         // (dropping this future) does not stop: the journal always knows what was written, and
         // the log and the servers always hear of it as lspgate's write.
-        let (to_apply, tool_name, text) = (plan.clone(), tool.to_string(), summary.clone());
+        let (to_apply, tool_name, text) = (plan.clone(), tool.to_string(), summary.to_string());
         let written: Vec<PathBuf> = plan.changes.iter().map(|c| c.path.clone()).collect();
-        let own: Vec<Change> = plan
-            .changes
-            .iter()
-            .map(|c| Change {
-                path: c.path.clone(),
-                kind: match (&c.before, &c.after) {
-                    (None, Some(_)) => ChangeKind::Created,
-                    (Some(_), None) => ChangeKind::Deleted,
-                    _ => ChangeKind::Changed,
-                },
-            })
-            .collect();
+        let own = own_changes(plan);
         let (ws, file_ops) = (self.shared().clone(), file_ops.to_vec());
         let handed = tokio::spawn(async move {
             let registry = ws.registry.clone();
@@ -243,32 +269,9 @@ impl Engine {
             registry.sync_with(own).await;
             Ok::<i64, ToolError>(id)
         });
-        let id = handed
+        handed
             .await
-            .map_err(|e| ToolError::internal(format!("the edit's hand-over stopped: {e}")))??;
-        let after_paths: Vec<PathBuf> = plan
-            .changes
-            .iter()
-            .filter(|c| c.after.is_some())
-            .map(|c| c.path.clone())
-            .collect();
-        let (after, r2) = self.diagnostics_of(&after_paths).await;
-        let renamed = renamed.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
-        let (introduced, resolved) = delta(&before, &after, renamed);
-        let (diff, files) = self.stats(&plan);
-        let reason = r2.or(r1);
-        Ok(EditResult {
-            applied: true,
-            changed: true,
-            edit_id: Some(id),
-            files,
-            diff,
-            introduced: Some(introduced),
-            resolved: Some(resolved),
-            partial: reason.is_some(),
-            reason,
-            message: Some(format!("{summary}: applied as edit {id}")),
-        })
+            .map_err(|e| ToolError::internal(format!("the edit's hand-over stopped: {e}")))?
     }
 
     pub async fn edit(&self, p: EditParams) -> Result<EditResult, ToolError> {
@@ -323,17 +326,9 @@ impl Engine {
         }
         let (server, lease) = self.hold(&p.at.file, None, Cap::Rename, "rename").await?;
         let pos = position(&lease.snap, &p.at)?;
-        // A rename computed before the server knows the whole workspace misses files: it is
-        // shown (partial) but never applied.
         let scope = self.workspace(&server).await;
-        if let Some(why) = &scope.partial
-            && p.apply.unwrap_or(false)
-        {
-            return Err(ToolError::new(
-                Code::Timeout,
-                format!("not applied: the rename could miss files ({why}); try again"),
-            )
-            .with_data(json!({"reason": why})));
+        if p.apply.unwrap_or(false) {
+            complete_for_rename(scope.partial.as_deref())?;
         }
         let uri = &lease.snap.uri;
         let name = p.new_name.as_str();
@@ -365,11 +360,7 @@ impl Engine {
             )));
         }
         if p.apply.unwrap_or(false) {
-            // The summary names both names: an undo reads them back (`renamed_in`).
-            let summary = match &old_name {
-                Some(old) => format!("rename {old} to {}", p.new_name),
-                None => format!("rename to {}", p.new_name),
-            };
+            let summary = rename_summary(old_name.as_deref(), &p.new_name);
             self.commit_journaled(
                 "rename",
                 summary,
@@ -468,6 +459,7 @@ impl Engine {
         .await
     }
 
+    /// The code actions a server offers for some lines; one chosen is previewed or applied.
     pub async fn code_actions(&self, p: CodeActionsParams) -> Result<CodeActionsResult, ToolError> {
         let (server, lease) = self
             .hold(&p.file, None, Cap::CodeActions, "code_actions")
@@ -476,24 +468,40 @@ impl Engine {
         let last = super::positive(p.end_line, "end_line")?
             .unwrap_or(first)
             .max(first);
-        let snap = &lease.snap;
-        let end_chars = snap
-            .line(last)
-            .map(|l| l.chars().count() as u32)
-            .ok_or_else(|| {
-                ToolError::invalid(format!(
-                    "line {last} is past the end of the file ({} lines)",
-                    snap.index.line_count()
-                ))
-            })?;
-        let range = WireRange {
-            start: snap.to_wire(first, 1)?,
-            end: snap.to_wire(last, end_chars + 1)?,
+        let range = lines_range(&lease.snap, first, last)?;
+        let context = self.diagnostics_in(&server, &lease, range).await;
+        let uri = &lease.snap.uri;
+        let only = p.kind.clone().map(|k| vec![k]);
+        let actions = server
+            .request(Some(&lease), |c| {
+                let (ctx, only) = (context.clone(), only.clone());
+                async move { c.code_actions(uri, range, ctx, only).await }
+            })
+            .await?;
+        let list = action_infos(&actions);
+        let Some(choice) = &p.apply else {
+            return Ok(CodeActionsResult {
+                actions: list,
+                applied: None,
+            });
         };
-        // The diagnostics there, as the server sent them: quick fixes are keyed on them.
-        let context: Vec<Value> = server
+        let chosen = choose_action(choice, &actions, &list)?;
+        let at = format!("action:{}:{}:{}", p.file, first, last);
+        let applied = self
+            .take_action(&server, lease, chosen, &at, p.preview.unwrap_or(false))
+            .await?;
+        Ok(CodeActionsResult {
+            actions: list,
+            applied: Some(applied),
+        })
+    }
+
+    /// The diagnostics a server sent for the lines of `range`, raw: quick fixes are keyed on
+    /// them.
+    async fn diagnostics_in(&self, server: &Server, lease: &Lease, range: WireRange) -> Vec<Value> {
+        server
             .docs
-            .diagnostics(&lease, self.opts.diagnostics_timeout)
+            .diagnostics(lease, self.opts.diagnostics_timeout)
             .await
             .map(|d| d.diagnostics)
             .unwrap_or_default()
@@ -502,53 +510,19 @@ impl Engine {
                 d.range.start.line <= range.end.line && d.range.end.line >= range.start.line
             })
             .map(|d| d.raw)
-            .collect();
-        let uri = &snap.uri;
-        let only = p.kind.clone().map(|k| vec![k]);
-        let actions = server
-            .request(Some(&lease), |c| {
-                let (ctx, only) = (context.clone(), only.clone());
-                async move { c.code_actions(uri, range, ctx, only).await }
-            })
-            .await?;
-        let list: Vec<ActionInfo> = actions
-            .iter()
-            .enumerate()
-            .map(|(i, a)| ActionInfo {
-                index: i + 1,
-                title: a.title.clone(),
-                kind: a.kind.clone(),
-                preferred: a.preferred,
-                fixes: a.fixes.clone(),
-                disabled: a.disabled.clone(),
-            })
-            .collect();
-        let Some(choice) = &p.apply else {
-            return Ok(CodeActionsResult {
-                actions: list,
-                applied: None,
-            });
-        };
-        let chosen = match choice {
-            Value::Number(n) => n.as_u64().map(|n| n as usize),
-            Value::String(s) => s.trim().parse::<usize>().ok(),
-            _ => None,
-        }
-        .and_then(|i| i.checked_sub(1))
-        .and_then(|i| actions.get(i))
-        .or_else(|| {
-            choice
-                .as_str()
-                .and_then(|t| actions.iter().find(|a| a.title == t))
-        })
-        .cloned()
-        .ok_or_else(|| {
-            ToolError::invalid(format!(
-                "no action {choice} here; the actions are: {}",
-                titles(&list)
-            ))
-            .with_data(json!({"actions": list}))
-        })?;
+            .collect()
+    }
+
+    /// Resolves a chosen code action and previews (`preview`) or applies its edit, then runs its
+    /// command (applied only); `at` is the start of its preview key (file and lines).
+    async fn take_action(
+        &self,
+        server: &Arc<Server>,
+        lease: Lease,
+        chosen: WireCodeAction,
+        at: &str,
+        preview: bool,
+    ) -> Result<EditResult, ToolError> {
         if let Some(why) = &chosen.disabled {
             return Err(ToolError::invalid(format!(
                 "`{}` is disabled: {why}",
@@ -563,20 +537,17 @@ impl Engine {
             .await?;
         drop(lease);
         let ops = LspClient::code_action_edit(&action)?.unwrap_or_default();
-        let plan = self.plan_from_ops(&server, &ops)?;
+        let plan = self.plan_from_ops(server, &ops)?;
         let command = LspClient::code_action_command(&action);
-        let key = format!("action:{}:{}:{}:{}", p.file, first, last, action.title);
-        if p.preview.unwrap_or(false) {
+        let key = format!("{at}:{}", action.title);
+        if preview {
             let mut r = self.preview(&key, &plan);
             if command.is_some() {
                 r.message = Some(
                     "preview shows the action's edit; its command runs only when applied".into(),
                 );
             }
-            return Ok(CodeActionsResult {
-                actions: list,
-                applied: Some(r),
-            });
+            return Ok(r);
         }
         let mut result = if plan.is_empty() {
             Engine::nothing(format!("`{}` has no edit of its own", action.title))
@@ -586,7 +557,7 @@ impl Engine {
         };
         if let Some((name, args)) = command {
             let (_, produced) = self
-                .run_server_command(&server, &name, args, &action.title)
+                .run_server_command(server, &name, args, &action.title)
                 .await?;
             if let Some(r) = produced {
                 result = merge(result, r);
@@ -595,10 +566,7 @@ impl Engine {
         if !result.changed {
             result.message = Some(format!("`{}` changed nothing", action.title));
         }
-        Ok(CodeActionsResult {
-            actions: list,
-            applied: Some(result),
-        })
+        Ok(result)
     }
 
     /// Runs a server command; the edits it asks lspgate to apply (`workspace/applyEdit`) are
@@ -704,6 +672,111 @@ impl Engine {
             reason,
         })
     }
+}
+/// A rename computed before the server knows the whole workspace (`partial` says why) misses
+/// files: it is shown (partial) but never applied.
+fn complete_for_rename(partial: Option<&str>) -> Result<(), ToolError> {
+    match partial {
+        Some(why) => Err(ToolError::new(
+            Code::Timeout,
+            format!("not applied: the rename could miss files ({why}); try again"),
+        )
+        .with_data(json!({"reason": why}))),
+        None => Ok(()),
+    }
+}
+
+/// A rename's summary, naming both names: an undo reads them back (`renamed_in`).
+fn rename_summary(old_name: Option<&str>, new_name: &str) -> String {
+    match old_name {
+        Some(old) => format!("rename {old} to {new_name}"),
+        None => format!("rename to {new_name}"),
+    }
+}
+
+/// The paths of a plan's changes that `keep` keeps.
+fn paths_where(plan: &Plan, keep: impl Fn(&FileChange) -> bool) -> Vec<PathBuf> {
+    plan.changes
+        .iter()
+        .filter(|c| keep(c))
+        .map(|c| c.path.clone())
+        .collect()
+}
+
+/// A plan's changes as the changes on disk they make, for the servers.
+fn own_changes(plan: &Plan) -> Vec<Change> {
+    plan.changes
+        .iter()
+        .map(|c| Change {
+            path: c.path.clone(),
+            kind: match (&c.before, &c.after) {
+                (None, Some(_)) => ChangeKind::Created,
+                (Some(_), None) => ChangeKind::Deleted,
+                _ => ChangeKind::Changed,
+            },
+        })
+        .collect()
+}
+
+/// The wire range of whole lines `first..=last` (1-based) of a snapshot.
+fn lines_range(snap: &Snapshot, first: u32, last: u32) -> Result<WireRange, ToolError> {
+    let end_chars = snap
+        .line(last)
+        .map(|l| l.chars().count() as u32)
+        .ok_or_else(|| {
+            ToolError::invalid(format!(
+                "line {last} is past the end of the file ({} lines)",
+                snap.index.line_count()
+            ))
+        })?;
+    Ok(WireRange {
+        start: snap.to_wire(first, 1)?,
+        end: snap.to_wire(last, end_chars + 1)?,
+    })
+}
+
+/// The actions as listed to the agent, numbered from 1.
+fn action_infos(actions: &[WireCodeAction]) -> Vec<ActionInfo> {
+    actions
+        .iter()
+        .enumerate()
+        .map(|(i, a)| ActionInfo {
+            index: i + 1,
+            title: a.title.clone(),
+            kind: a.kind.clone(),
+            preferred: a.preferred,
+            fixes: a.fixes.clone(),
+            disabled: a.disabled.clone(),
+        })
+        .collect()
+}
+
+/// The action `choice` names: its number (from 1) or its title.
+fn choose_action(
+    choice: &Value,
+    actions: &[WireCodeAction],
+    list: &[ActionInfo],
+) -> Result<WireCodeAction, ToolError> {
+    match choice {
+        Value::Number(n) => n.as_u64().map(|n| n as usize),
+        Value::String(s) => s.trim().parse::<usize>().ok(),
+        _ => None,
+    }
+    .and_then(|i| i.checked_sub(1))
+    .and_then(|i| actions.get(i))
+    .or_else(|| {
+        choice
+            .as_str()
+            .and_then(|t| actions.iter().find(|a| a.title == t))
+    })
+    .cloned()
+    .ok_or_else(|| {
+        ToolError::invalid(format!(
+            "no action {choice} here; the actions are: {}",
+            titles(list)
+        ))
+        .with_data(json!({"actions": list}))
+    })
 }
 
 fn titles(list: &[ActionInfo]) -> String {

@@ -112,6 +112,7 @@ impl Engine {
         })
     }
 
+    /// A file's first error: a short verdict, its enclosing symbol and the lines around it.
     pub async fn explain_failure(&self, p: ExplainParams) -> Result<ExplainResult, ToolError> {
         let d = self
             .all_diagnostics(DiagnosticsParams {
@@ -150,59 +151,19 @@ impl Engine {
             .ok()
             .flatten()
             .unwrap_or_default();
-        let index = LineIndex::new(&text);
         let symbol = self.enclosing_symbol(&path, first.line).await;
-        let lo = first.line.saturating_sub(3).max(1);
-        let hi = (first.line + 3).min(index.line_count() as u32);
-        let lines: Vec<String> = (lo..=hi)
-            .filter_map(|n| {
-                index
-                    .line(&text, n as usize - 1)
-                    .map(|l| format!("{n:>4}{} {l}", if n == first.line { ">" } else { "|" }))
-            })
-            .collect();
         let errors = list
             .iter()
             .filter(|x| x.severity == Severity::Error)
             .count();
-        let mut verdict = vec![format!(
-            "{file}:{}:{}: {}",
-            first.line,
-            first.column,
-            first.message.lines().next().unwrap_or("")
-        )];
-        if let Some((name, kind, start, end)) = &symbol {
-            verdict.push(format!("in {kind} `{name}` (lines {start}-{end})"));
-        }
-        if let Some(code) = &first.code {
-            verdict.push(format!(
-                "code {code}{}",
-                first
-                    .source
-                    .as_deref()
-                    .map(|s| format!(" from {s}"))
-                    .unwrap_or_default()
-            ));
-        }
-        if let Some(detail) = first.message.lines().nth(1) {
-            verdict.push(detail.trim().to_string());
-        }
-        if errors > 1 {
-            verdict.push(format!(
-                "{} more error{} in this file",
-                errors - 1,
-                if errors > 2 { "s" } else { "" }
-            ));
-        }
-        verdict.truncate(5);
         Ok(ExplainResult {
             ok: false,
-            verdict: verdict.join("\n"),
+            verdict: verdict(&file, &first, symbol.as_ref(), errors),
             culprit: Some(Culprit {
+                lines: lines_around(&text, first.line),
                 file,
                 line: first.line,
                 symbol: symbol.map(|s| s.0),
-                lines,
             }),
             diagnostics: list,
         })
@@ -247,143 +208,50 @@ impl Engine {
         best
     }
 
+    /// The file reduced, in an overlay, to the fewest lines that still show its first error.
     pub async fn shrink(&self, p: ShrinkParams) -> Result<ShrinkResult, ToolError> {
         let path = self.resolve(&p.file)?;
         let language = self.languages().detect(&path);
-        let original = match read_in_root(self.root(), &path)? {
-            Some(bytes) => String::from_utf8(bytes).map_err(|_| {
-                ToolError::invalid(format!("{} is not UTF-8 text; nothing to shrink", p.file))
-            })?,
-            None => {
-                return Err(ToolError::new(
-                    Code::FileNotFound,
-                    format!("no file `{}` in the workspace", p.file),
-                ));
-            }
+        let original = self.shrink_source(&p.file, &path)?;
+        let bound = Bound {
+            max_steps: super::positive(p.max_steps, "max_steps")?.unwrap_or(200) as usize,
+            deadline: Instant::now()
+                + Duration::from_secs(
+                    super::positive(p.max_seconds, "max_seconds")?.unwrap_or(90) as u64
+                ),
         };
-        let max_steps = super::positive(p.max_steps, "max_steps")?.unwrap_or(200) as usize;
-        let deadline = Instant::now()
-            + Duration::from_secs(
-                super::positive(p.max_seconds, "max_seconds")?.unwrap_or(90) as u64
-            );
         let servers: Vec<Arc<Server>> = self.registry.started_for(&path, &language).await;
         let server = servers
             .first()
             .cloned()
             .ok_or_else(|| self.registry.no_server(&language, &path))?;
-        // A candidate's errors, judged only on an answer for its own content: a stale one (a
-        // push for the previous candidate) is no answer (`None`).
-        let errors_of = |text: String| {
-            let server = server.clone();
-            let (path, language) = (path.clone(), language.clone());
-            async move {
-                // Asked twice at most: a server may drop one answer.
-                let mut answer = None;
-                for _ in 0..2 {
-                    let lease = server.docs.lease(&path, &language, Some(&text)).await?;
-                    let d = self.file_diagnostics(&server, &lease).await?;
-                    if d.fresh {
-                        answer = Some((lease.snap.clone(), d.diagnostics));
-                        break;
-                    }
-                }
-                let Some((snap, diagnostics)) = answer else {
-                    return Ok::<Option<Vec<Diag>>, ToolError>(None);
-                };
-                Ok(Some(
-                    diags(&snap, diagnostics)
-                        .into_iter()
-                        .filter(|x| x.severity == Severity::Error)
-                        .collect(),
-                ))
-            }
+        let probe = Probe {
+            engine: self,
+            server,
+            path,
+            language,
         };
-        let stale = |what: &str| {
-            ToolError::new(
-                Code::Timeout,
-                format!(
-                    "{} sent no diagnostics for {what} within {}s",
-                    server.name,
-                    self.opts.diagnostics_timeout.as_secs()
-                ),
-            )
-        };
-        let first = errors_of(original.clone())
+        let first = probe
+            .errors_of(&original)
             .await?
-            .ok_or_else(|| stale(&p.file))?
+            .ok_or_else(|| probe.stale(&p.file))?
             .into_iter()
             .min_by_key(|d| (d.line, d.column))
             .ok_or_else(|| ToolError::invalid(format!("{} has no error to keep", p.file)))?;
         let same = |d: &Diag| d.code == first.code && d.message == first.message;
-
-        // Units: top-level symbols as blocks, every other line alone; then single lines.
         let lines: Vec<String> = original.split_inclusive('\n').map(str::to_string).collect();
-        let top: Vec<(u32, u32)> = self.top_level_ranges(&server, &path, &language).await;
-        let mut units: Vec<Vec<usize>> = Vec::new();
-        let mut i = 0;
-        while i < lines.len() {
-            if let Some((s, e)) = top.iter().find(|(s, _)| *s as usize == i) {
-                let end = (*e as usize).min(lines.len() - 1);
-                units.push((*s as usize..=end).collect());
-                i = end + 1;
-            } else {
-                units.push(vec![i]);
-                i += 1;
-            }
-        }
-        let render = |units: &[Vec<usize>]| {
-            units
-                .iter()
-                .flatten()
-                .map(|&n| lines[n].as_str())
-                .collect::<String>()
-        };
-        let mut steps = 0usize;
-        let mut bounded = false;
-        for pass in 0..2 {
-            if pass == 1 {
-                units = units.into_iter().flatten().map(|n| vec![n]).collect();
-            }
-            let mut n = 2usize;
-            'outer: while units.len() >= 2 {
-                let size = units.len().div_ceil(n);
-                let mut start = 0;
-                while start < units.len() {
-                    if steps >= max_steps || Instant::now() >= deadline {
-                        bounded = true;
-                        break 'outer;
-                    }
-                    let end = (start + size).min(units.len());
-                    let rest: Vec<Vec<usize>> = units[..start]
-                        .iter()
-                        .chain(&units[end..])
-                        .cloned()
-                        .collect();
-                    steps += 1;
-                    // Not answered for this candidate: not taken (the error is not known to
-                    // survive without these lines).
-                    let kept = errors_of(render(&rest)).await?;
-                    if kept.is_some_and(|e| e.iter().any(same)) {
-                        units = rest;
-                        n = (n - 1).max(2);
-                        continue 'outer;
-                    }
-                    start = end;
-                }
-                if n >= units.len() {
-                    break;
-                }
-                n = (n * 2).min(units.len());
-            }
-            if bounded {
-                break;
-            }
-        }
-        let minimal = render(&units);
+        let top = self
+            .top_level_ranges(&probe.server, &probe.path, &probe.language)
+            .await;
+        let reduced = probe
+            .reduce(&lines, units_of(&lines, &top), &same, bound)
+            .await?;
+        let minimal = render(&lines, &reduced.units);
         // The error is reported as kept only if the answer for the minimal file has it.
-        let kept = errors_of(minimal.clone())
+        let kept = probe
+            .errors_of(&minimal)
             .await?
-            .ok_or_else(|| stale("the reduced file"))?
+            .ok_or_else(|| probe.stale("the reduced file"))?
             .into_iter()
             .find(|d| same(d))
             .ok_or_else(|| {
@@ -391,7 +259,7 @@ impl Engine {
                     Code::ServerError,
                     format!(
                         "{} no longer reports `{}` for the reduced file, though it did for each step: its answers vary; nothing to report",
-                        server.name, first.message
+                        probe.server.name, first.message
                     ),
                 )
             })?;
@@ -400,9 +268,22 @@ impl Engine {
             minimal_lines: minimal.lines().count(),
             minimal_source: minimal,
             kept_error: kept,
-            steps,
-            partial: bounded,
+            steps: reduced.steps,
+            partial: reduced.bounded,
         })
+    }
+
+    /// The text of the file `shrink` reduces (`file` as the agent named it, `path` resolved).
+    fn shrink_source(&self, file: &str, path: &std::path::Path) -> Result<String, ToolError> {
+        match read_in_root(self.root(), path)? {
+            Some(bytes) => String::from_utf8(bytes).map_err(|_| {
+                ToolError::invalid(format!("{file} is not UTF-8 text; nothing to shrink"))
+            }),
+            None => Err(ToolError::new(
+                Code::FileNotFound,
+                format!("no file `{file}` in the workspace"),
+            )),
+        }
     }
 
     /// 0-based line ranges of the file's top-level symbols (empty without a server answer).
@@ -500,4 +381,205 @@ async fn symbols_of(
         )
         .await
         .ok()
+}
+
+/// How far `shrink` may go: candidates tried, and a deadline.
+struct Bound {
+    max_steps: usize,
+    deadline: Instant,
+}
+
+/// What `shrink` reduced a file to: the units kept, candidates tried, whether a bound stopped it.
+struct Reduced {
+    units: Vec<Vec<usize>>,
+    steps: usize,
+    bounded: bool,
+}
+
+/// `shrink`'s oracle: one server asked about candidate contents of one file, in an overlay.
+struct Probe<'a> {
+    engine: &'a Engine,
+    server: Arc<Server>,
+    path: std::path::PathBuf,
+    language: String,
+}
+
+impl Probe<'_> {
+    /// A candidate's errors, judged only on an answer for its own content: a stale one (a
+    /// push for the previous candidate) is no answer (`None`).
+    async fn errors_of(&self, text: &str) -> Result<Option<Vec<Diag>>, ToolError> {
+        // Asked twice at most: a server may drop one answer.
+        let mut answer = None;
+        for _ in 0..2 {
+            let lease = self
+                .server
+                .docs
+                .lease(&self.path, &self.language, Some(text))
+                .await?;
+            let d = self.engine.file_diagnostics(&self.server, &lease).await?;
+            if d.fresh {
+                answer = Some((lease.snap.clone(), d.diagnostics));
+                break;
+            }
+        }
+        let Some((snap, diagnostics)) = answer else {
+            return Ok(None);
+        };
+        Ok(Some(
+            diags(&snap, diagnostics)
+                .into_iter()
+                .filter(|x| x.severity == Severity::Error)
+                .collect(),
+        ))
+    }
+
+    /// The error for a candidate (`what`) the server sent nothing fresh for.
+    fn stale(&self, what: &str) -> ToolError {
+        ToolError::new(
+            Code::Timeout,
+            format!(
+                "{} sent no diagnostics for {what} within {}s",
+                self.server.name,
+                self.engine.opts.diagnostics_timeout.as_secs()
+            ),
+        )
+    }
+
+    /// Delta debugging: drops chunks of `units` (then of single lines) while the error `same`
+    /// matches survives, within `bound`.
+    async fn reduce(
+        &self,
+        lines: &[String],
+        mut units: Vec<Vec<usize>>,
+        same: &impl Fn(&Diag) -> bool,
+        bound: Bound,
+    ) -> Result<Reduced, ToolError> {
+        let mut steps = 0usize;
+        let mut bounded = false;
+        for pass in 0..2 {
+            if pass == 1 {
+                units = units.into_iter().flatten().map(|n| vec![n]).collect();
+            }
+            let mut n = 2usize;
+            'outer: while units.len() >= 2 {
+                let size = units.len().div_ceil(n);
+                let mut start = 0;
+                while start < units.len() {
+                    if steps >= bound.max_steps || Instant::now() >= bound.deadline {
+                        bounded = true;
+                        break 'outer;
+                    }
+                    let end = (start + size).min(units.len());
+                    let rest: Vec<Vec<usize>> = units[..start]
+                        .iter()
+                        .chain(&units[end..])
+                        .cloned()
+                        .collect();
+                    steps += 1;
+                    // Not answered for this candidate: not taken (the error is not known to
+                    // survive without these lines).
+                    let kept = self.errors_of(&render(lines, &rest)).await?;
+                    if kept.is_some_and(|e| e.iter().any(same)) {
+                        units = rest;
+                        n = (n - 1).max(2);
+                        continue 'outer;
+                    }
+                    start = end;
+                }
+                if n >= units.len() {
+                    break;
+                }
+                n = (n * 2).min(units.len());
+            }
+            if bounded {
+                break;
+            }
+        }
+        Ok(Reduced {
+            units,
+            steps,
+            bounded,
+        })
+    }
+}
+
+/// `shrink`'s units: top-level symbols (0-based line ranges `top`) as blocks, every other line
+/// alone.
+fn units_of(lines: &[String], top: &[(u32, u32)]) -> Vec<Vec<usize>> {
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if let Some((s, e)) = top.iter().find(|(s, _)| *s as usize == i) {
+            let end = (*e as usize).min(lines.len() - 1);
+            units.push((*s as usize..=end).collect());
+            i = end + 1;
+        } else {
+            units.push(vec![i]);
+            i += 1;
+        }
+    }
+    units
+}
+
+/// The text of the lines `units` keep, in order.
+fn render(lines: &[String], units: &[Vec<usize>]) -> String {
+    units
+        .iter()
+        .flatten()
+        .map(|&n| lines[n].as_str())
+        .collect::<String>()
+}
+
+/// `explain_failure`'s verdict: the first error, its symbol, code, detail, how many more.
+fn verdict(
+    file: &str,
+    first: &Diag,
+    symbol: Option<&(String, String, u32, u32)>,
+    errors: usize,
+) -> String {
+    let mut verdict = vec![format!(
+        "{file}:{}:{}: {}",
+        first.line,
+        first.column,
+        first.message.lines().next().unwrap_or("")
+    )];
+    if let Some((name, kind, start, end)) = symbol {
+        verdict.push(format!("in {kind} `{name}` (lines {start}-{end})"));
+    }
+    if let Some(code) = &first.code {
+        verdict.push(format!(
+            "code {code}{}",
+            first
+                .source
+                .as_deref()
+                .map(|s| format!(" from {s}"))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(detail) = first.message.lines().nth(1) {
+        verdict.push(detail.trim().to_string());
+    }
+    if errors > 1 {
+        verdict.push(format!(
+            "{} more error{} in this file",
+            errors - 1,
+            if errors > 2 { "s" } else { "" }
+        ));
+    }
+    verdict.truncate(5);
+    verdict.join("\n")
+}
+
+/// The source lines around 1-based `line` (±3), numbered, the line itself marked `>`.
+fn lines_around(text: &str, line: u32) -> Vec<String> {
+    let index = LineIndex::new(text);
+    let lo = line.saturating_sub(3).max(1);
+    let hi = (line + 3).min(index.line_count() as u32);
+    (lo..=hi)
+        .filter_map(|n| {
+            index
+                .line(text, n as usize - 1)
+                .map(|l| format!("{n:>4}{} {l}", if n == line { ">" } else { "|" }))
+        })
+        .collect()
 }

@@ -13,6 +13,7 @@ use super::{Entry, Registry, RegistryEvent};
 use crate::documents::Documents;
 use crate::error::{Code, ToolError};
 use crate::lsp::{ClientOptions, Connect, LspClient, LspError};
+use crate::workspace::install::{Spinner, install};
 use crate::workspace::presets::{self, Launch, Origin, Preset, Readiness, ServerSpec};
 
 impl Registry {
@@ -28,16 +29,19 @@ impl Registry {
                 preset.name,
                 presets::data_dir().display()
             );
-            let exe = tokio::task::spawn_blocking(move || presets::install(preset))
-                .await
-                .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
-                .map_err(|e| {
-                    ToolError::new(
-                        Code::NoServer,
-                        format!("installing {} failed: {e}", preset.name),
-                    )
-                    .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
-                })?;
+            let exe = tokio::task::spawn_blocking(move || {
+                let spinner = Spinner::on_stderr();
+                install(preset, &|what| spinner.step(what))
+            })
+            .await
+            .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
+            .map_err(|e| {
+                ToolError::new(
+                    Code::NoServer,
+                    format!("installing {} failed: {e}", preset.name),
+                )
+                .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
+            })?;
             let languages = std::mem::take(&mut spec.languages);
             *spec = preset.spec_for(Some(&exe), self.workspace.get());
             spec.languages = languages.clone();

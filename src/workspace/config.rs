@@ -268,137 +268,151 @@ impl Config {
 
     /// Parses and validates `text` (named `path` in errors).
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let err = |line: usize, reason: String| ConfigError {
+        let err = |(line, reason): Invalid| ConfigError {
             path: path.to_path_buf(),
             line,
             reason,
         };
         let mut config: Config = toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(0, |s| line_of(text, s.start));
-            err(line, e.message().to_string())
+            err((line, e.message().to_string()))
         })?;
         // Validation errors point at where the value is written, as toml's parser saw it.
         let spans = Spans::new(text);
-        if config.max_inflight == Some(0) {
-            let line = spans.line(&[Key::Name("max_inflight")]);
-            return Err(err(line, "`max_inflight` must be 1 or more".into()));
-        }
-        let mut seen = std::collections::HashSet::new();
-        for (i, s) in config.servers.iter().enumerate() {
-            let at =
-                |field: &str| spans.line(&[Key::Name("server"), Key::Index(i), Key::Name(field)]);
-            let line = at("name");
-            if !s.name.contains('/') || s.name.starts_with('/') || s.name.ends_with('/') {
-                return Err(err(
-                    line,
-                    format!(
-                        "server name `{}` must be namespace/name, e.g. local/{}",
-                        s.name, s.name
-                    ),
-                ));
-            }
-            if !seen.insert(s.name.as_str()) {
-                return Err(err(line, format!("server `{}` is defined twice", s.name)));
-            }
-            if s.languages.is_empty() {
-                return Err(err(
-                    line,
-                    format!("server `{}` serves no `languages`", s.name),
-                ));
-            }
-            match s.transport {
-                TransportKind::Stdio if s.command.as_deref().is_none_or(str::is_empty) => {
-                    return Err(err(
-                        line,
-                        format!(
-                            "server `{}` needs a `command` (or transport = \"tcp\" with an `address`)",
-                            s.name
-                        ),
-                    ));
-                }
-                TransportKind::Tcp if s.address.as_deref().is_none_or(str::is_empty) => {
-                    return Err(err(
-                        line,
-                        format!(
-                            "server `{}` uses tcp but has no `address` (host:port)",
-                            s.name
-                        ),
-                    ));
-                }
-                TransportKind::Tcp if !s.allow_remote => {
-                    let address = s.address.as_deref().unwrap_or_default();
-                    if !is_loopback(address) {
-                        let line = at("address");
-                        return Err(err(
-                            line,
-                            format!(
-                                "server `{}`: tcp address `{address}` is not loopback (127.0.0.1, ::1 or localhost); lspgate sends a server the files it asks about, so a remote one needs `allow_remote = true`",
-                                s.name
-                            ),
-                        ));
-                    }
-                }
-                TransportKind::Stdio if s.allow_remote => {
-                    return Err(err(
-                        line,
-                        format!(
-                            "server `{}`: `allow_remote` is for transport = \"tcp\" only",
-                            s.name
-                        ),
-                    ));
-                }
-                _ => {}
-            }
-            if let Some(bad) = s
-                .capabilities
-                .iter()
-                .find(|c| !CAPABILITY_NAMES.contains(&c.as_str()))
-            {
-                return Err(err(
-                    line,
-                    format!(
-                        "server `{}`: unknown capability `{bad}`; known: {}",
-                        s.name,
-                        CAPABILITY_NAMES.join(", ")
-                    ),
-                ));
-            }
-        }
-        for (kind, secs) in &config.timeouts {
-            let line = spans.line(&[Key::Name("timeouts"), Key::Name(kind)]);
-            if kind != "initialize" && !CAPABILITY_NAMES.contains(&kind.as_str()) {
-                return Err(err(
-                    line,
-                    format!(
-                        "unknown request kind `{kind}` in [timeouts]; known: initialize, {}",
-                        CAPABILITY_NAMES.join(", ")
-                    ),
-                ));
-            }
-            if !(secs.is_finite() && *secs > 0.0) {
-                return Err(err(
-                    line,
-                    format!("timeout for `{kind}` must be a positive number of seconds"),
-                ));
-            }
-        }
+        config.validate(&spans).map_err(err)?;
         if config.tools.is_some() {
             let line = spans.line(&[Key::Name("tools")]);
             config.tools_at = Some((path.to_path_buf(), line));
         }
-        for glob in config.languages.keys() {
+        Ok(config)
+    }
+
+    /// Checks what toml's types do not: limits, servers, timeouts, globs.
+    fn validate(&self, spans: &Spans) -> Result<(), Invalid> {
+        if self.max_inflight == Some(0) {
+            let line = spans.line(&[Key::Name("max_inflight")]);
+            return Err((line, "`max_inflight` must be 1 or more".into()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, s) in self.servers.iter().enumerate() {
+            let at =
+                |field: &str| spans.line(&[Key::Name("server"), Key::Index(i), Key::Name(field)]);
+            s.validate_name().map_err(|r| (at("name"), r))?;
+            if !seen.insert(s.name.as_str()) {
+                return Err((at("name"), format!("server `{}` is defined twice", s.name)));
+            }
+            s.validate(at)?;
+        }
+        for (kind, secs) in &self.timeouts {
+            let line = spans.line(&[Key::Name("timeouts"), Key::Name(kind)]);
+            validate_timeout(kind, *secs).map_err(|reason| (line, reason))?;
+        }
+        for glob in self.languages.keys() {
             if let Err(e) = globset::Glob::new(glob) {
                 let line = spans.line(&[Key::Name("languages"), Key::Name(glob)]);
-                return Err(err(line, format!("bad glob `{glob}`: {e}")));
+                return Err((line, format!("bad glob `{glob}`: {e}")));
             }
         }
-        Ok(config)
+        Ok(())
     }
 
     /// The JSON Schema of the file.
     pub fn json_schema() -> Value {
         serde_json::to_value(schemars::schema_for!(Config)).unwrap_or(Value::Null)
     }
+}
+
+/// A validation error: the line it points at and why.
+type Invalid = (usize, String);
+
+impl ServerConfig {
+    /// Checks the name is `namespace/name`.
+    fn validate_name(&self) -> Result<(), String> {
+        let n = &self.name;
+        if !n.contains('/') || n.starts_with('/') || n.ends_with('/') {
+            return Err(format!(
+                "server name `{n}` must be namespace/name, e.g. local/{n}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks languages, transport and capabilities; `at(field)` is the line a field is on.
+    fn validate(&self, at: impl Fn(&str) -> usize) -> Result<(), Invalid> {
+        let line = at("name");
+        if self.languages.is_empty() {
+            return Err((
+                line,
+                format!("server `{}` serves no `languages`", self.name),
+            ));
+        }
+        self.validate_transport(&at)?;
+        if let Some(bad) = self
+            .capabilities
+            .iter()
+            .find(|c| !CAPABILITY_NAMES.contains(&c.as_str()))
+        {
+            return Err((
+                line,
+                format!(
+                    "server `{}`: unknown capability `{bad}`; known: {}",
+                    self.name,
+                    CAPABILITY_NAMES.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the transport has what it needs: a command, or a loopback (or allowed) address.
+    fn validate_transport(&self, at: impl Fn(&str) -> usize) -> Result<(), Invalid> {
+        let (line, name) = (at("name"), &self.name);
+        match self.transport {
+            TransportKind::Stdio if self.command.as_deref().is_none_or(str::is_empty) => Err((
+                line,
+                format!(
+                    "server `{name}` needs a `command` (or transport = \"tcp\" with an `address`)"
+                ),
+            )),
+            TransportKind::Tcp if self.address.as_deref().is_none_or(str::is_empty) => Err((
+                line,
+                format!("server `{name}` uses tcp but has no `address` (host:port)"),
+            )),
+            TransportKind::Tcp if !self.allow_remote => {
+                let address = self.address.as_deref().unwrap_or_default();
+                if is_loopback(address) {
+                    return Ok(());
+                }
+                Err((
+                    at("address"),
+                    format!(
+                        "server `{name}`: tcp address `{address}` is not loopback (127.0.0.1, ::1 or localhost); lspgate sends a server the files it asks about, so a remote one needs `allow_remote = true`"
+                    ),
+                ))
+            }
+            TransportKind::Stdio if self.allow_remote => Err((
+                line,
+                format!("server `{name}`: `allow_remote` is for transport = \"tcp\" only"),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Checks one `[timeouts]` entry: a known request kind, a positive number of seconds.
+fn validate_timeout(kind: &str, secs: f64) -> Result<(), String> {
+    if kind != "initialize" && !CAPABILITY_NAMES.contains(&kind) {
+        return Err(format!(
+            "unknown request kind `{kind}` in [timeouts]; known: initialize, {}",
+            CAPABILITY_NAMES.join(", ")
+        ));
+    }
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(format!(
+            "timeout for `{kind}` must be a positive number of seconds"
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `host:port` names this machine: an IP in 127.0.0.0/8, `::1` (as `[::1]:PORT`), or

@@ -30,8 +30,7 @@ pub fn runtime_dir() -> Result<PathBuf, String> {
 /// Refuses a folder that is not a real folder of this user's, or that others may enter.
 fn check_private(dir: &Path) -> Result<(), String> {
     let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     if !meta.is_dir() || meta.uid() != uid {
         return Err(format!(
             "{} is not a folder of this user's; lspgate will not put its daemon there",

@@ -4,6 +4,7 @@
 pub mod config;
 pub mod dirs;
 pub mod env;
+pub mod install;
 pub mod presets;
 mod root;
 pub mod trust;

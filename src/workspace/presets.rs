@@ -1,7 +1,7 @@
 //! Built-in server presets and server specs: which command serves which languages, where to find
-//! it (lspgate's own install folder, then PATH), how `lspgate install` obtains it (npm or PyPI,
-//! into lspgate's data folder), and the `ServerSpec` every server (preset, config or `-- CMD`)
-//! is started from.
+//! it (lspgate's own install folder, then PATH), where `lspgate install` puts it and from what
+//! (npm or PyPI; `install.rs` runs the installer), and the `ServerSpec` every server (preset,
+//! config or `-- CMD`) is started from.
 
 use std::path::{Path, PathBuf};
 
@@ -686,80 +686,6 @@ pub fn package_version(command: &str) -> Option<String> {
             v.get("name")?.as_str()?,
             v.get("version")?.as_str()?
         ))
-    })
-}
-
-/// Installs a preset into lspgate's data folder with npm or pip (no global changes), with a
-/// spinner on a terminal.
-pub fn install(preset: &Preset) -> Result<PathBuf, String> {
-    let dir = install_dir(preset);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let bar = indicatif::ProgressBar::new_spinner();
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    bar.enable_steady_tick(std::time::Duration::from_millis(120));
-    let run = |cmd: &mut std::process::Command, what: String| {
-        bar.set_message(what);
-        cmd.stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .output()
-            .map_err(|e| format!("could not run the installer: {e}"))
-            .and_then(|o| {
-                if o.status.success() {
-                    Ok(())
-                } else {
-                    let err = String::from_utf8_lossy(&o.stderr);
-                    let tail: Vec<&str> = err.lines().rev().take(5).collect();
-                    Err(format!(
-                        "installer exited with {}: {}",
-                        o.status,
-                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-                    ))
-                }
-            })
-    };
-    let result = match preset.install {
-        Install::Npm(pkgs) => run(
-            std::process::Command::new("npm")
-                .args([
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    "--prefix",
-                ])
-                .arg(&dir)
-                .args(pkgs),
-            format!("npm install {}", pkgs.join(" ")),
-        ),
-        Install::Pip(pkgs) => {
-            let venv = dir.join("venv");
-            run(
-                std::process::Command::new("python3")
-                    .args(["-m", "venv"])
-                    .arg(&venv),
-                "creating a virtualenv".into(),
-            )
-            .and_then(|()| {
-                run(
-                    std::process::Command::new(venv.join("bin/pip"))
-                        .args(["install", "--quiet"])
-                        .args(pkgs),
-                    format!("pip install {}", pkgs.join(" ")),
-                )
-            })
-        }
-        Install::System(hint) => Err(format!(
-            "{} is not installed from npm or PyPI; install it with: {hint}",
-            preset.name
-        )),
-    };
-    bar.finish_and_clear();
-    result?;
-    locate(preset).ok_or_else(|| {
-        format!(
-            "installed, but `{}` was not found afterwards",
-            preset.command
-        )
     })
 }
 

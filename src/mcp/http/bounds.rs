@@ -126,18 +126,10 @@ impl Limits {
 
 /// The soft `RLIMIT_NOFILE`.
 fn fd_limit() -> usize {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a valid rlimit for the kernel to fill.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
-        return 1024;
-    }
-    if r.rlim_cur == libc::RLIM_INFINITY {
-        usize::MAX
-    } else {
-        usize::try_from(r.rlim_cur).unwrap_or(usize::MAX)
+    // Unlimited is `None`; the call cannot fail for this process's own limit.
+    match rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
+        None => usize::MAX,
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
     }
 }
 

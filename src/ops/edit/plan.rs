@@ -12,7 +12,7 @@ use super::super::Engine;
 use super::super::types::*;
 use crate::edits::{FileChange, Plan};
 use crate::error::{Code, ToolError};
-use crate::lsp::wire::WireFileOp;
+use crate::lsp::wire::{WireFileOp, WireRange};
 use crate::registry::Server;
 use crate::text::{self, Encoding, LineIndex};
 use crate::workspace::Root;
@@ -63,36 +63,11 @@ pub fn plan_workspace_edit(
     open_version: impl Fn(&Path) -> Option<i32>,
     ops: &[WireFileOp],
 ) -> Result<Plan, ToolError> {
-    let mut original: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
-    let mut current: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
-    fn load(
-        path: &Path,
-        original: &mut BTreeMap<PathBuf, Option<Vec<u8>>>,
-        current: &mut BTreeMap<PathBuf, Option<String>>,
-    ) -> Result<(), ToolError> {
-        if current.contains_key(path) {
-            return Ok(());
-        }
-        let bytes = match std::fs::read(path) {
-            Ok(b) => Some(b),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(ToolError::io("read", &path.display().to_string(), &e));
-            }
-        };
-        let text = match &bytes {
-            Some(b) => Some(String::from_utf8(b.clone()).map_err(|_| {
-                ToolError::invalid(format!(
-                    "{} is not UTF-8; lspgate will not edit it",
-                    path.display()
-                ))
-            })?),
-            None => None,
-        };
-        original.insert(path.to_path_buf(), bytes);
-        current.insert(path.to_path_buf(), text);
-        Ok(())
-    }
+    let mut staged = Staged {
+        root,
+        original: BTreeMap::new(),
+        current: BTreeMap::new(),
+    };
     for op in ops {
         match op {
             WireFileOp::Edit {
@@ -112,50 +87,13 @@ pub fn plan_workspace_edit(
                         ),
                     ));
                 }
-                load(&path, &mut original, &mut current)?;
-                let Some(Some(text)) = current.get(&path) else {
-                    return Err(ToolError::invalid(format!(
-                        "the server edits {}, which does not exist",
-                        root.relative(&path)
-                    )));
-                };
-                let index = LineIndex::new(text);
-                let spans: Vec<(usize, usize, &str)> = edits
-                    .iter()
-                    .map(|(r, new)| {
-                        (
-                            text::offset_of(text, &index, r.start.line, r.start.character, enc),
-                            text::offset_of(text, &index, r.end.line, r.end.character, enc),
-                            new.as_str(),
-                        )
-                    })
-                    .collect();
-                let new = text::splice(text, &spans).map_err(|e| {
-                    ToolError::new(
-                        Code::ServerError,
-                        format!("the server's edit is malformed: {e}"),
-                    )
-                })?;
-                current.insert(path, Some(new));
+                staged.edit(path, edits, enc)?;
             }
             WireFileOp::Create {
                 uri,
                 overwrite,
                 ignore_if_exists,
-            } => {
-                let path = confine(root, uri)?;
-                load(&path, &mut original, &mut current)?;
-                if current[&path].is_some() && !overwrite {
-                    if *ignore_if_exists {
-                        continue;
-                    }
-                    return Err(ToolError::invalid(format!(
-                        "{} already exists",
-                        root.relative(&path)
-                    )));
-                }
-                current.insert(path, Some(String::new()));
-            }
+            } => staged.create(confine(root, uri)?, *overwrite, *ignore_if_exists)?,
             WireFileOp::Rename {
                 old,
                 new,
@@ -163,55 +101,170 @@ pub fn plan_workspace_edit(
                 ignore_if_exists,
             } => {
                 let (from, to) = (confine(root, old)?, confine(root, new)?);
-                load(&from, &mut original, &mut current)?;
-                load(&to, &mut original, &mut current)?;
-                if current[&to].is_some() && !overwrite {
-                    if *ignore_if_exists {
-                        continue;
-                    }
-                    return Err(ToolError::invalid(format!(
-                        "{} already exists",
-                        root.relative(&to)
-                    )));
-                }
-                let content = current
-                    .insert(from.clone(), None)
-                    .flatten()
-                    .ok_or_else(|| {
-                        ToolError::invalid(format!(
-                            "cannot rename {}: it does not exist",
-                            root.relative(&from)
-                        ))
-                    })?;
-                current.insert(to, Some(content));
+                staged.rename(from, to, *overwrite, *ignore_if_exists)?;
             }
             WireFileOp::Delete {
                 uri,
                 ignore_if_not_exists,
-            } => {
-                let path = confine(root, uri)?;
-                load(&path, &mut original, &mut current)?;
-                if current[&path].is_none() && !ignore_if_not_exists {
-                    return Err(ToolError::invalid(format!(
-                        "cannot delete {}: it does not exist",
-                        root.relative(&path)
-                    )));
-                }
-                current.insert(path, None);
-            }
+            } => staged.delete(confine(root, uri)?, *ignore_if_not_exists)?,
         }
     }
-    Ok(Plan {
-        changes: current
-            .into_iter()
-            .map(|(path, after)| FileChange {
-                before: original.remove(&path).flatten(),
-                after: after.map(String::into_bytes),
-                path,
-            })
-            .collect(),
+    Ok(staged.into_plan())
+}
+
+/// A workspace edit as it is applied, op by op, to the files it touches (in memory).
+struct Staged<'a> {
+    root: &'a Root,
+    /// Each touched file's bytes before the edit (`None`: it did not exist).
+    original: BTreeMap<PathBuf, Option<Vec<u8>>>,
+    /// Each touched file's text after the ops so far (`None`: it does not exist).
+    current: BTreeMap<PathBuf, Option<String>>,
+}
+
+impl Staged<'_> {
+    /// Reads a file the edit touches the first time it is named (it must be UTF-8 if it exists).
+    fn load(&mut self, path: &Path) -> Result<(), ToolError> {
+        if self.current.contains_key(path) {
+            return Ok(());
+        }
+        let bytes = match std::fs::read(path) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(ToolError::io("read", &path.display().to_string(), &e));
+            }
+        };
+        let text = match &bytes {
+            Some(b) => Some(String::from_utf8(b.clone()).map_err(|_| {
+                ToolError::invalid(format!(
+                    "{} is not UTF-8; lspgate will not edit it",
+                    path.display()
+                ))
+            })?),
+            None => None,
+        };
+        self.original.insert(path.to_path_buf(), bytes);
+        self.current.insert(path.to_path_buf(), text);
+        Ok(())
     }
-    .normalized())
+
+    /// Applies a server's text edits (positions in `enc`) to an existing file.
+    fn edit(
+        &mut self,
+        path: PathBuf,
+        edits: &[(WireRange, String)],
+        enc: Encoding,
+    ) -> Result<(), ToolError> {
+        self.load(&path)?;
+        let Some(Some(text)) = self.current.get(&path) else {
+            return Err(ToolError::invalid(format!(
+                "the server edits {}, which does not exist",
+                self.root.relative(&path)
+            )));
+        };
+        let index = LineIndex::new(text);
+        let spans: Vec<(usize, usize, &str)> = edits
+            .iter()
+            .map(|(r, new)| {
+                (
+                    text::offset_of(text, &index, r.start.line, r.start.character, enc),
+                    text::offset_of(text, &index, r.end.line, r.end.character, enc),
+                    new.as_str(),
+                )
+            })
+            .collect();
+        let new = text::splice(text, &spans).map_err(|e| {
+            ToolError::new(
+                Code::ServerError,
+                format!("the server's edit is malformed: {e}"),
+            )
+        })?;
+        self.current.insert(path, Some(new));
+        Ok(())
+    }
+
+    /// Creates an empty file (over an existing one only with `overwrite`).
+    fn create(
+        &mut self,
+        path: PathBuf,
+        overwrite: bool,
+        ignore_if_exists: bool,
+    ) -> Result<(), ToolError> {
+        self.load(&path)?;
+        if self.current[&path].is_some() && !overwrite {
+            if ignore_if_exists {
+                return Ok(());
+            }
+            return Err(ToolError::invalid(format!(
+                "{} already exists",
+                self.root.relative(&path)
+            )));
+        }
+        self.current.insert(path, Some(String::new()));
+        Ok(())
+    }
+
+    /// Moves a file's content to a new path (over an existing one only with `overwrite`).
+    fn rename(
+        &mut self,
+        from: PathBuf,
+        to: PathBuf,
+        overwrite: bool,
+        ignore_if_exists: bool,
+    ) -> Result<(), ToolError> {
+        self.load(&from)?;
+        self.load(&to)?;
+        if self.current[&to].is_some() && !overwrite {
+            if ignore_if_exists {
+                return Ok(());
+            }
+            return Err(ToolError::invalid(format!(
+                "{} already exists",
+                self.root.relative(&to)
+            )));
+        }
+        let content = self
+            .current
+            .insert(from.clone(), None)
+            .flatten()
+            .ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "cannot rename {}: it does not exist",
+                    self.root.relative(&from)
+                ))
+            })?;
+        self.current.insert(to, Some(content));
+        Ok(())
+    }
+
+    /// Deletes a file (a missing one is an error unless `ignore_if_not_exists`).
+    fn delete(&mut self, path: PathBuf, ignore_if_not_exists: bool) -> Result<(), ToolError> {
+        self.load(&path)?;
+        if self.current[&path].is_none() && !ignore_if_not_exists {
+            return Err(ToolError::invalid(format!(
+                "cannot delete {}: it does not exist",
+                self.root.relative(&path)
+            )));
+        }
+        self.current.insert(path, None);
+        Ok(())
+    }
+
+    /// Every touched file, before and after, as a plan.
+    fn into_plan(mut self) -> Plan {
+        Plan {
+            changes: self
+                .current
+                .into_iter()
+                .map(|(path, after)| FileChange {
+                    before: self.original.remove(&path).flatten(),
+                    after: after.map(String::into_bytes),
+                    path,
+                })
+                .collect(),
+        }
+        .normalized()
+    }
 }
 
 pub(super) fn edits_key(specs: &[EditSpec]) -> Value {
@@ -240,63 +293,70 @@ pub fn apply_specs(text: &str, specs: &[EditSpec]) -> Result<String, ToolError> 
     for (i, spec) in specs.iter().enumerate() {
         match spec {
             EditSpec::Replace { old_text, new_text } => {
-                if old_text.is_empty() {
-                    return Err(ToolError::invalid(format!(
-                        "edit {}: `old_text` is empty",
-                        i + 1
-                    )));
-                }
-                let count = out.matches(old_text.as_str()).count();
-                match count {
-                    1 => out = out.replacen(old_text.as_str(), new_text, 1),
-                    0 => {
-                        return Err(ToolError::invalid(format!(
-                            "edit {}: `old_text` is not in the file",
-                            i + 1
-                        )));
-                    }
-                    n => {
-                        return Err(ToolError::invalid(format!(
-                            "edit {}: `old_text` occurs {n} times; include more context so it is unique",
-                            i + 1
-                        )));
-                    }
-                }
+                out = replace_unique(&out, i + 1, old_text, new_text)?;
             }
             EditSpec::Lines {
                 start_line,
                 end_line,
                 new_text,
             } => {
-                let index = LineIndex::new(&out);
-                let lines = index.line_count();
-                let (s, e) = (start_line.0, end_line.0);
-                if s < 1 || e < s || e as usize > lines {
-                    return Err(ToolError::invalid(format!(
-                        "edit {}: lines {s}..{e} are not within 1..{lines}",
-                        i + 1
-                    )));
-                }
-                // Whole lines, endings included; the new text gets the file's line ending if it
-                // replaces lines that had one and brings none (so "" deletes the lines).
-                let start = text::offset_of(&out, &index, (s - 1) as u32, 0, text::Encoding::Utf8);
-                let end_of_last =
-                    text::offset_of(&out, &index, (e - 1) as u32, u32::MAX, text::Encoding::Utf8);
-                let end = if (e as usize) < lines {
-                    text::offset_of(&out, &index, e as u32, 0, text::Encoding::Utf8)
-                } else {
-                    out.len()
-                };
-                let mut replacement = new_text.clone();
-                if !replacement.is_empty() && end > end_of_last && !replacement.ends_with('\n') {
-                    replacement.push_str(newline);
-                }
-                out = text::splice(&out, &[(start, end, replacement.as_str())])
-                    .map_err(ToolError::invalid)?;
+                out = replace_lines(&out, i + 1, (start_line.0, end_line.0), new_text, newline)?;
             }
         }
     }
     Ok(out)
+}
+
+/// Edit `n`'s `old_text`, which must occur exactly once, replaced by `new_text`.
+fn replace_unique(
+    out: &str,
+    n: usize,
+    old_text: &str,
+    new_text: &str,
+) -> Result<String, ToolError> {
+    if old_text.is_empty() {
+        return Err(ToolError::invalid(format!("edit {n}: `old_text` is empty")));
+    }
+    match out.matches(old_text).count() {
+        1 => Ok(out.replacen(old_text, new_text, 1)),
+        0 => Err(ToolError::invalid(format!(
+            "edit {n}: `old_text` is not in the file"
+        ))),
+        count => Err(ToolError::invalid(format!(
+            "edit {n}: `old_text` occurs {count} times; include more context so it is unique"
+        ))),
+    }
+}
+
+/// Edit `n`'s whole lines `s..=e` (1-based) replaced by `new_text`.
+fn replace_lines(
+    out: &str,
+    n: usize,
+    (s, e): (i64, i64),
+    new_text: &str,
+    newline: &str,
+) -> Result<String, ToolError> {
+    let index = LineIndex::new(out);
+    let lines = index.line_count();
+    if s < 1 || e < s || e as usize > lines {
+        return Err(ToolError::invalid(format!(
+            "edit {n}: lines {s}..{e} are not within 1..{lines}"
+        )));
+    }
+    // Whole lines, endings included; the new text gets the file's line ending if it
+    // replaces lines that had one and brings none (so "" deletes the lines).
+    let start = text::offset_of(out, &index, (s - 1) as u32, 0, text::Encoding::Utf8);
+    let end_of_last = text::offset_of(out, &index, (e - 1) as u32, u32::MAX, text::Encoding::Utf8);
+    let end = if (e as usize) < lines {
+        text::offset_of(out, &index, e as u32, 0, text::Encoding::Utf8)
+    } else {
+        out.len()
+    };
+    let mut replacement = new_text.to_string();
+    if !replacement.is_empty() && end > end_of_last && !replacement.ends_with('\n') {
+        replacement.push_str(newline);
+    }
+    text::splice(out, &[(start, end, replacement.as_str())]).map_err(ToolError::invalid)
 }
 
 #[cfg(test)]

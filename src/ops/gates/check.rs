@@ -102,69 +102,34 @@ impl Engine {
         // Bad paging arguments fail before any work.
         let (_, _, _) = paginate(Vec::<()>::new(), p.limit, p.cursor.as_deref(), 200)?;
         let (files, mut unchecked) = self.check_scope(&p).await?;
-        // Tasks are looked up first: an unknown or untrusted one fails the call before any
-        // work is done.
-        let mut tasks = Vec::new();
-        for name in p.tasks.clone().unwrap_or_default() {
-            tasks.push(self.task(&name).await?);
-        }
-        let fail_at = p.severity.unwrap_or(Severity::Error);
+        let tasks = self.check_tasks(&p).await?;
         let found = self
             .check_files(files, self.covers_workspace(&p), progress)
             .await;
         unchecked.extend(found.unchecked);
-        let mut issues: Vec<CheckIssue> = found
-            .files
-            .into_iter()
-            .flat_map(|f| {
-                let file = f.file;
-                f.diagnostics.into_iter().map(move |diag| CheckIssue {
-                    file: file.clone(),
-                    diag,
-                    origin: "lsp".into(),
-                })
-            })
-            .collect();
+        let mut issues = lsp_issues(found.files);
         for task in &tasks {
             let (found, problem) = self.check_task(task).await?;
             issues.extend(found);
             unchecked.extend(problem);
         }
-        // Merge: the same finding from two origins once.
-        let mut seen = HashSet::new();
-        issues.retain(|i| {
-            seen.insert((
-                i.file.clone(),
-                i.diag.line,
-                i.diag.column,
-                i.diag.message.clone(),
-            ))
-        });
-        issues.sort_by(|a, b| {
-            (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
-        });
-        let count = |s: Severity| issues.iter().filter(|i| i.diag.severity == s).count();
-        let summary = CheckSummary {
-            files: found.checked,
-            errors: count(Severity::Error),
-            warnings: count(Severity::Warning),
-            unchecked: found.not_checked,
-        };
-        let found_any = issues.iter().any(|i| i.diag.severity <= fail_at);
-        let reason = (!unchecked.is_empty()).then(|| reasons(&unchecked));
-        let (issues, total, next_cursor) = paginate(issues, p.limit, p.cursor.as_deref(), 200)?;
-        Ok(CheckReport {
-            version: 1,
-            ok: !found_any && unchecked.is_empty(),
-            summary,
-            issues,
-            total,
-            next_cursor,
+        merge_issues(&mut issues);
+        let tally = Tally {
+            checked: found.checked,
+            not_checked: found.not_checked,
             notes: found.notes,
-            partial: !unchecked.is_empty(),
-            reason,
-            unchecked,
-        })
+        };
+        check_report(&p, issues, unchecked, tally)
+    }
+
+    /// The tasks a check asks for, looked up first: an unknown or untrusted one fails the call
+    /// before any work is done.
+    async fn check_tasks(&self, p: &CheckParams) -> Result<Vec<gates::Task>, ToolError> {
+        let mut tasks = Vec::new();
+        for name in p.tasks.clone().unwrap_or_default() {
+            tasks.push(self.task(&name).await?);
+        }
+        Ok(tasks)
     }
 
     /// What the servers report for the whole workspace, as a check of it finds it (`diagnostics`
@@ -242,57 +207,8 @@ impl Engine {
         // ends, and a server may take a while to load before the first file is done.
         progress(0, total);
         let _batch = self.registry.batch(total);
-        let mut plan = Vec::with_capacity(files.len());
-        for path in files {
-            let language = self.languages().detect(&path);
-            let servers = self.registry.servers_for(&path, &language).await;
-            plan.push(Planned {
-                path,
-                language,
-                servers,
-            });
-        }
-        // Every server the check uses, once each; tsserver apart (it answers for files
-        // nobody opened; the others may have a workspace pass).
-        let mut used: Vec<&Arc<Server>> = Vec::new();
-        for server in plan.iter().flat_map(|f| f.servers.iter().flatten()) {
-            if !used.iter().any(|s| Arc::ptr_eq(s, server)) {
-                used.push(server);
-            }
-        }
-        let (unopened, servers): (Vec<&Arc<Server>>, Vec<&Arc<Server>>) = used
-            .into_iter()
-            .partition(|s| s.client().diagnoses_unopened());
-        // tsserver answers for a file nobody opened only once the file's project is loaded
-        // (before, "No Project", and the file would be opened instead: measured on rxjs, the
-        // first 32 files in flight were, and typescript-language-server then ran its own
-        // diagnostics of each). Its projects began loading when it started; wait for them.
-        let (bound, languages) = (self.opts.ready_timeout, self.languages());
-        futures::future::join_all(unopened.iter().map(|s| s.workspace_ready(bound, languages)))
-            .await;
-        // A first check of the whole workspace is one pass in servers that offer it.
-        let mut passes: HashMap<usize, Pass> = HashMap::new();
-        if whole {
-            // A server says what it offers once it has read its settings (pyright: before it
-            // lists its files, its ready marker; servers with no marker at once).
-            futures::future::join_all(servers.iter().map(|s| async move {
-                let _ = s.client().wait_loaded(bound).await;
-            }))
-            .await;
-            let quiet = self.opts.diagnostics_timeout.max(Duration::from_secs(30));
-            // A pass reports each file as it was when the server reached it: a file changed
-            // after this moment is asked afresh (`batch::from_pass`), and every change before
-            // it reaches the servers before their pass is asked for.
-            let started = batch::pass_start();
-            if !servers.is_empty() {
-                self.registry.sync().await;
-            }
-            for server in servers {
-                if let Some(pass) = batch::start_pass(server, quiet, started) {
-                    passes.insert(batch::key(server), pass);
-                }
-            }
-        }
+        let mut plan = self.plan_files(files).await;
+        let passes = self.start_passes(&plan, whole).await;
         // Files no pass covers first, so they keep the servers busy while the passes run.
         plan.sort_by_key(|f| {
             f.servers
@@ -317,6 +233,74 @@ impl Engine {
             .buffer_unordered(check_parallel())
             .collect()
             .await;
+        self.findings(results)
+    }
+
+    /// Each file with its language and the servers that serve it.
+    async fn plan_files(&self, files: Vec<PathBuf>) -> Vec<Planned> {
+        let mut plan = Vec::with_capacity(files.len());
+        for path in files {
+            let language = self.languages().detect(&path);
+            let servers = self.registry.servers_for(&path, &language).await;
+            plan.push(Planned {
+                path,
+                language,
+                servers,
+            });
+        }
+        plan
+    }
+
+    /// Readies the servers a plan uses: waits for tsserver's projects, and (`whole`) starts a
+    /// workspace pass in every other server that offers one, keyed by server.
+    async fn start_passes(&self, plan: &[Planned], whole: bool) -> HashMap<usize, Pass> {
+        // Every server the check uses, once each; tsserver apart (it answers for files
+        // nobody opened; the others may have a workspace pass).
+        let mut used: Vec<&Arc<Server>> = Vec::new();
+        for server in plan.iter().flat_map(|f| f.servers.iter().flatten()) {
+            if !used.iter().any(|s| Arc::ptr_eq(s, server)) {
+                used.push(server);
+            }
+        }
+        let (unopened, servers): (Vec<&Arc<Server>>, Vec<&Arc<Server>>) = used
+            .into_iter()
+            .partition(|s| s.client().diagnoses_unopened());
+        // tsserver answers for a file nobody opened only once the file's project is loaded
+        // (before, "No Project", and the file would be opened instead: measured on rxjs, the
+        // first 32 files in flight were, and typescript-language-server then ran its own
+        // diagnostics of each). Its projects began loading when it started; wait for them.
+        let (bound, languages) = (self.opts.ready_timeout, self.languages());
+        futures::future::join_all(unopened.iter().map(|s| s.workspace_ready(bound, languages)))
+            .await;
+        // A first check of the whole workspace is one pass in servers that offer it.
+        let mut passes: HashMap<usize, Pass> = HashMap::new();
+        if !whole {
+            return passes;
+        }
+        // A server says what it offers once it has read its settings (pyright: before it
+        // lists its files, its ready marker; servers with no marker at once).
+        futures::future::join_all(servers.iter().map(|s| async move {
+            let _ = s.client().wait_loaded(bound).await;
+        }))
+        .await;
+        let quiet = self.opts.diagnostics_timeout.max(Duration::from_secs(30));
+        // A pass reports each file as it was when the server reached it: a file changed
+        // after this moment is asked afresh (`batch::from_pass`), and every change before
+        // it reaches the servers before their pass is asked for.
+        let started = batch::pass_start();
+        if !servers.is_empty() {
+            self.registry.sync().await;
+        }
+        for server in servers {
+            if let Some(pass) = batch::start_pass(server, quiet, started) {
+                passes.insert(batch::key(server), pass);
+            }
+        }
+        passes
+    }
+
+    /// The files' checks as findings: counts, `unchecked` aggregated, syntax-only notes.
+    fn findings(&self, results: Vec<FileCheck>) -> Findings {
         let checked = results.iter().filter(|r| r.problems.is_empty()).count();
         let unchecked = self.aggregate(&results);
         let mut syntax_only: HashMap<String, Vec<String>> = HashMap::new();
@@ -536,7 +520,7 @@ impl Engine {
             files: None,
             examples: Vec::new(),
         };
-        let run = match gates::run(
+        let mut run = match gates::run(
             task,
             &[],
             self.root().path(),
@@ -558,33 +542,12 @@ impl Engine {
             );
             return Ok((Vec::new(), Some(entry("task_timed_out", why))));
         }
-        let found = self.task_issues(&task.name, run.diagnostics);
+        let found = self.task_issues(&task.name, std::mem::take(&mut run.diagnostics));
         let shown = found.iter().any(|i| i.diag.severity == Severity::Error);
         if run.exit_code == Some(0) || shown {
             return Ok((found, None));
         }
-        let how = match run.exit_code {
-            Some(c) => format!("exited with {c}"),
-            None => "was killed by a signal".into(),
-        };
-        let parser = match &task.parser {
-            Some(p) => format!("its parser `{p}` recognises"),
-            None => "(it has no parser)".into(),
-        };
-        let tail = tail(if run.stderr.trim().is_empty() {
-            &run.stdout
-        } else {
-            &run.stderr
-        });
-        let why = format!(
-            "task `{}` {how} and printed no error {parser}{}",
-            task.name,
-            if tail.is_empty() {
-                String::new()
-            } else {
-                format!("; its output ends: {tail}")
-            }
-        );
+        let why = task_failure(task, &run);
         Ok((found, Some(entry("task_failed", why))))
     }
 }
@@ -644,6 +607,102 @@ impl CheckReport {
             },
         )
     }
+}
+
+/// What the servers' part of a check counted, for its report.
+struct Tally {
+    checked: usize,
+    not_checked: usize,
+    notes: Vec<String>,
+}
+
+/// The servers' diagnostics as check issues of origin `lsp`.
+fn lsp_issues(files: Vec<FileDiagnostics>) -> Vec<CheckIssue> {
+    files
+        .into_iter()
+        .flat_map(|f| {
+            let file = f.file;
+            f.diagnostics.into_iter().map(move |diag| CheckIssue {
+                file: file.clone(),
+                diag,
+                origin: "lsp".into(),
+            })
+        })
+        .collect()
+}
+
+/// Merges issues (the same finding from two origins once) and sorts them by file and position.
+fn merge_issues(issues: &mut Vec<CheckIssue>) {
+    let mut seen = HashSet::new();
+    issues.retain(|i| {
+        seen.insert((
+            i.file.clone(),
+            i.diag.line,
+            i.diag.column,
+            i.diag.message.clone(),
+        ))
+    });
+    issues.sort_by(|a, b| {
+        (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
+    });
+}
+
+/// The report of a check: summary, verdict at the asked severity, one page of the issues.
+fn check_report(
+    p: &CheckParams,
+    issues: Vec<CheckIssue>,
+    unchecked: Vec<Unchecked>,
+    tally: Tally,
+) -> Result<CheckReport, ToolError> {
+    let fail_at = p.severity.unwrap_or(Severity::Error);
+    let count = |s: Severity| issues.iter().filter(|i| i.diag.severity == s).count();
+    let summary = CheckSummary {
+        files: tally.checked,
+        errors: count(Severity::Error),
+        warnings: count(Severity::Warning),
+        unchecked: tally.not_checked,
+    };
+    let found_any = issues.iter().any(|i| i.diag.severity <= fail_at);
+    let reason = (!unchecked.is_empty()).then(|| reasons(&unchecked));
+    let (issues, total, next_cursor) = paginate(issues, p.limit, p.cursor.as_deref(), 200)?;
+    Ok(CheckReport {
+        version: 1,
+        ok: !found_any && unchecked.is_empty(),
+        summary,
+        issues,
+        total,
+        next_cursor,
+        notes: tally.notes,
+        partial: !unchecked.is_empty(),
+        reason,
+        unchecked,
+    })
+}
+
+/// Why a task failed that printed no error its parser recognises: how it ended, its output's end.
+fn task_failure(task: &gates::Task, run: &gates::TaskRun) -> String {
+    let how = match run.exit_code {
+        Some(c) => format!("exited with {c}"),
+        None => "was killed by a signal".into(),
+    };
+    let parser = match &task.parser {
+        Some(p) => format!("its parser `{p}` recognises"),
+        None => "(it has no parser)".into(),
+    };
+    let tail = tail(if run.stderr.trim().is_empty() {
+        &run.stdout
+    } else {
+        &run.stderr
+    });
+    format!(
+        "task `{}` {how} and printed no error {parser}{}",
+        task.name,
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!("; its output ends: {tail}")
+        }
+    )
 }
 
 /// `unchecked` entries' reasons as one `reason`.
