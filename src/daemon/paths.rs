@@ -21,9 +21,8 @@ pub fn try_lock(path: &Path) -> std::io::Result<Option<std::fs::File>> {
         .truncate(false)
         .write(true)
         .open(path)?;
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor we own; released when the file is closed.
-    let taken = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    // Released when the file is closed (with the process, at the latest).
+    let taken = rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok();
     Ok(taken.then_some(f))
 }
 

@@ -23,7 +23,6 @@
 //! following symlinks.
 
 use std::ffi::{OsStr, OsString};
-use std::os::fd::AsRawFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -126,8 +125,7 @@ pub fn default_dir(root: &Path) -> PathBuf {
 /// one for unit tests, which must not write to the user's).
 fn key_dir() -> PathBuf {
     if cfg!(test) {
-        // SAFETY: getuid cannot fail.
-        let uid = unsafe { libc::getuid() };
+        let uid = rustix::process::getuid().as_raw();
         return std::env::temp_dir().join(format!("lspgate-unit-tests-{uid}"));
     }
     crate::workspace::presets::data_dir()
@@ -221,8 +219,7 @@ struct Locked<'a>(&'a std::fs::File);
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
-        // SAFETY: a valid fd.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+        let _ = rustix::fs::flock(self.0, rustix::fs::FlockOperation::Unlock);
     }
 }
 
@@ -330,23 +327,19 @@ impl Journal {
     }
 
     fn lock(&self) -> Result<Locked<'_>, ToolError> {
-        let fd = self.inner.lock.as_raw_fd();
         loop {
-            // SAFETY: a valid fd.
-            if unsafe { libc::flock(fd, libc::LOCK_EX) } == 0 {
-                return Ok(Locked(&self.inner.lock));
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(ToolError::internal(format!("edit journal lock: {e}")));
+            match rustix::fs::flock(&self.inner.lock, rustix::fs::FlockOperation::LockExclusive) {
+                Ok(()) => return Ok(Locked(&self.inner.lock)),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(ToolError::internal(format!("edit journal lock: {e}"))),
             }
         }
     }
 
     fn try_lock(&self) -> Option<Locked<'_>> {
-        // SAFETY: a valid fd.
-        let r = unsafe { libc::flock(self.inner.lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        (r == 0).then_some(Locked(&self.inner.lock))
+        rustix::fs::flock(&self.inner.lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            .ok()
+            .map(|()| Locked(&self.inner.lock))
     }
 
     /// Applies `plan` write-ahead (see the module doc) and returns its edit id. `undoes`: the

@@ -98,8 +98,7 @@ impl Key {
             Err(e) => return Err(e),
         };
         let meta = file.metadata()?;
-        // SAFETY: getuid cannot fail.
-        let uid = unsafe { libc::getuid() };
+        let uid = rustix::process::getuid().as_raw();
         if !meta.is_file() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
             return Err(std::io::Error::other(
                 "not a private file of this user (it must be a regular file, mode 0600)",
