@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real language servers the integration tests drive, pinned, into .tools/ (npm)
-# and the system (clangd from apt). Safe to run again: it skips what is already there.
+# and the system (clangd, neovim from apt). Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS="$PWD/.tools"
@@ -34,6 +34,13 @@ if ! "$TOOLS/mcp-venv/bin/python" -c 'import importlib.metadata as m, sys; sys.e
   python3 -m venv "$TOOLS/mcp-venv" >&2
   "$TOOLS/mcp-venv/bin/pip" install --quiet mcp==2.3.0 >&2
 fi
+# A real LSP client library for tests/lsp_face.rs (`lspgate lsp`): pygls, in a folder of its own
+# for the same reason.
+if ! "$TOOLS/lsp-venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("pygls") != "2.1.1")' 2>/dev/null; then
+  echo "installing pygls==2.1.1 into $TOOLS/lsp-venv" >&2
+  python3 -m venv "$TOOLS/lsp-venv" >&2
+  "$TOOLS/lsp-venv/bin/pip" install --quiet pygls==2.1.1 >&2
+fi
 if [ ! -x "$TOOLS/inspector/node_modules/.bin/mcp-inspector" ]; then
   echo "installing @modelcontextprotocol/inspector@0.18.0 into $TOOLS/inspector" >&2
   mkdir -p "$TOOLS/inspector"
@@ -44,6 +51,8 @@ APT_PKGS=()
 command -v clangd >/dev/null || APT_PKGS+=(clangd)
 command -v shellcheck >/dev/null || APT_PKGS+=(shellcheck)
 command -v nim >/dev/null || APT_PKGS+=(nim)
+# Neovim (Debian 12's 0.7.2): a real editor's LSP client for tests/lsp_face.rs.
+command -v nvim >/dev/null || APT_PKGS+=(neovim)
 if [ ${#APT_PKGS[@]} -gt 0 ]; then
   echo "installing ${APT_PKGS[*]}" >&2
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

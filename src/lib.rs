@@ -13,6 +13,7 @@ pub mod error;
 pub mod events;
 pub mod gates;
 pub mod lsp;
+pub mod lspface;
 pub mod mcp;
 pub mod ops;
 pub mod procfs;

@@ -152,6 +152,27 @@ pub fn from_wire(
     (line + 1, col + 1)
 }
 
+/// A position's `character` on `line` (the line's text), counted in `from`'s units, counted in
+/// `to`'s instead (a position inside a character or past the line's end is clamped to the
+/// character's start or the line's end).
+pub fn convert_character(line: &str, character: u32, from: Encoding, to: Encoding) -> u32 {
+    if from == to {
+        return character;
+    }
+    let (mut seen, mut out) = (0u32, 0u32);
+    for c in line.chars() {
+        if seen >= character {
+            break;
+        }
+        seen += from.units(c);
+        if seen > character {
+            break;
+        }
+        out += to.units(c);
+    }
+    out
+}
+
 /// The byte offset of a server position (0-based line, units of `enc`), clamped to the line's
 /// end (a position past the last line is the end of the text).
 pub fn offset_of(text: &str, index: &LineIndex, line: u32, character: u32, enc: Encoding) -> usize {

@@ -147,7 +147,7 @@ const LAYERS: &[&[&str]] = &[
     &["registry"],
     &["events"],
     &["ops"],
-    &["mcp"],
+    &["mcp", "lspface"],
     &["daemon"],
     &["cli"],
 ];

@@ -176,6 +176,7 @@ use Group::*;
 /// of `daemon` itself are for the daemon it runs and its `--http` listener).
 const SCOPES: &[(&str, &[Group])] = &[
     ("serve", &[Workspace, Server, Attach]),
+    ("lsp", &[Workspace, Server, Attach]),
     ("call", TOOL),
     ("daemon", &[Workspace, Server]),
     ("doctor", &[Workspace, Server, Json]),
@@ -346,6 +347,25 @@ pub enum Command {
         #[arg(
             value_name = "CMD",
             trailing_var_arg = true,
+            allow_hyphen_values = true,
+            num_args = 0..
+        )]
+        server: Vec<String>,
+    },
+    /// Speak LSP on stdio for an editor or a harness's LSP client (`{"command": "lspgate",
+    /// "args": ["lsp"]}`): one language server fronting the workspace's servers, the same ones
+    /// every other session uses. The root is --root, else the client's `rootUri`.
+    Lsp {
+        /// Front only the servers of this language (repeatable): `python`, `typescript`, …
+        #[arg(long = "language", value_name = "LANGUAGE")]
+        languages: Vec<String>,
+        /// Front only the server of this name (repeatable): `pyright`, `builtin/ruff`, …
+        #[arg(long = "server", value_name = "NAME")]
+        servers: Vec<String>,
+        /// Serve exactly this server command for every file, with no config: after `--`.
+        #[arg(
+            value_name = "CMD",
+            last = true,
             allow_hyphen_values = true,
             num_args = 0..
         )]

@@ -5,6 +5,7 @@
 mod args;
 pub mod context;
 mod http;
+mod lsp;
 pub mod output;
 mod tool;
 
@@ -146,6 +147,17 @@ pub async fn run(cli: Cli) -> i32 {
             max_frame, http, ..
         } if http.http.is_some() => return http::serve(&cli, *max_frame).await,
         Command::Serve { max_frame, .. } => return serve(&cli, *max_frame).await,
+        Command::Lsp {
+            server,
+            languages,
+            servers,
+        } => {
+            let only = crate::lspface::Only {
+                languages: languages.clone(),
+                servers: servers.clone(),
+            };
+            return lsp::serve(&cli, server, only).await;
+        }
         Command::Daemon {
             action,
             idle_servers,

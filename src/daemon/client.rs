@@ -142,11 +142,12 @@ fn spawn_daemon() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Strin
         .stderr(log);
     {
         use std::os::unix::process::CommandExt;
-        // SAFETY: setsid is async-signal-safe; between fork and exec the child calls nothing
-        // else. It leaves the session's process group, so it outlives the agent's session.
+        // SAFETY: between fork and exec the child only calls setsid, which is
+        // async-signal-safe. It leaves the session's process group, so it outlives the agent's
+        // session.
         unsafe {
             cmd.pre_exec(|| {
-                libc::setsid();
+                let _ = rustix::process::setsid();
                 Ok(())
             });
         }
@@ -199,6 +200,47 @@ pub async fn call(
             Err(e) => return Err(format!("the daemon's answer is not understood ({e})")),
         }
     }
+}
+
+/// `lspgate lsp` attached to the daemon: relays the client's LSP connection (`input`,
+/// `output`) to the daemon's face for `session` until either end closes; the exit code. Err,
+/// with the streams given back, when no daemon can be had (the caller serves them itself).
+#[allow(clippy::type_complexity)]
+pub async fn lsp<R, W>(
+    session: SessionSpec,
+    only: crate::lspface::Only,
+    mut input: R,
+    mut output: W,
+) -> Result<i32, (String, R, W)>
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let Opened {
+        mut read,
+        mut write,
+        answer,
+    } = match open(&Request::Lsp { session, only }).await {
+        Ok(o) => o,
+        Err(e) => return Err((e, input, output)),
+    };
+    if !answer.ok {
+        // The user's root or config: not a reason to fall back.
+        eprintln!("{}", answer.error.unwrap_or_default());
+        return Ok(2);
+    }
+    let up = async {
+        let _ = tokio::io::copy(&mut input, &mut write).await;
+        let _ = write.shutdown().await;
+        // The daemon closes once the client's last messages are answered.
+        std::future::pending::<()>().await;
+    };
+    tokio::select! {
+        () = up => {}
+        _ = tokio::io::copy_buf(&mut read, &mut output) => {}
+    }
+    let _ = output.flush().await;
+    Ok(0)
 }
 
 /// The running daemon's status (`daemon status`), as JSON; one that is stopping is said to

@@ -216,8 +216,7 @@ pub async fn run(life: Lifecycle, own_http: Option<OwnHttp>) -> i32 {
 
 /// Answers a connection made while the daemon stops: `stopping`, with its pid.
 async fn stopping(stream: UnixStream) {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let me = unsafe { libc::getuid() };
+    let me = rustix::process::getuid().as_raw();
     if !stream.peer_cred().is_ok_and(|c| c.uid() == me) {
         return;
     }
@@ -235,8 +234,7 @@ async fn stopping(stream: UnixStream) {
 
 /// Serves one connection: checks who it is, reads its hello, does what it asks.
 async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::PathBuf) {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let me = unsafe { libc::getuid() };
+    let me = rustix::process::getuid().as_raw();
     match stream.peer_cred() {
         Ok(cred) if cred.uid() == me => {}
         Ok(cred) => {
@@ -299,6 +297,31 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
         } => {
             daemon.sessions.fetch_add(1, Ordering::AcqRel);
             daemon.call(session, tool, args, read, write).await;
+            daemon.sessions.fetch_sub(1, Ordering::AcqRel);
+            daemon.touch();
+        }
+        Request::Lsp { session, only } => {
+            let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
+            let provider = daemon.provider(used.clone());
+            let engine = match session.engine(Some(&provider)) {
+                Ok(e) => Arc::new(e),
+                Err(e) => {
+                    let _ = answer(&mut write, &Answer::refused(e.to_string())).await;
+                    return;
+                }
+            };
+            if answer(&mut write, &Answer::ok(Value::Null)).await.is_err() {
+                return;
+            }
+            let counter = used.lock().ok().and_then(|u| u.clone());
+            daemon.sessions.fetch_add(1, Ordering::AcqRel);
+            if let Some(c) = &counter {
+                c.fetch_add(1, Ordering::AcqRel);
+            }
+            crate::lspface::serve(engine, read, write, only).await;
+            if let Some(c) = &counter {
+                c.fetch_sub(1, Ordering::AcqRel);
+            }
             daemon.sessions.fetch_sub(1, Ordering::AcqRel);
             daemon.touch();
         }

@@ -31,6 +31,14 @@ pub enum Request {
         /// The largest MCP message, in bytes.
         max_frame: usize,
     },
+    /// A client of lspgate's language-server face (`lspgate lsp`): after the answer, the
+    /// connection carries LSP.
+    Lsp {
+        session: SessionSpec,
+        /// The servers to front (`--language`, `--server`).
+        #[serde(default)]
+        only: crate::lspface::Only,
+    },
     /// One tool call (a tool subcommand, `check`, `call`): after the answer, the daemon sends
     /// `CallLine`s, progress then the outcome. The call is dropped (cancelled) if the client
     /// goes away first.

@@ -446,6 +446,20 @@ impl Documents {
         }
     }
 
+    /// Whether what the server published for `path` at `version` (when it sent one) was
+    /// computed on the disk's content: the document is not open through lspgate (the server
+    /// reads the disk), or it is open with the disk's text at that version, not an overlay.
+    pub fn shows_disk(&self, path: &Path, version: Option<i32>) -> bool {
+        let Some(doc) = self.docs.lock().ok().and_then(|d| d.get(path).cloned()) else {
+            return true;
+        };
+        // An overlay holds the document's write lock for as long as it is in place.
+        let Ok(st) = doc.state.try_read() else {
+            return false;
+        };
+        !st.open || (st.disk.is_some() && version.is_none_or(|v| v == st.version))
+    }
+
     /// Whether the server has `path` open (through lspgate).
     pub fn is_open(&self, path: &Path) -> bool {
         self.docs.lock().is_ok_and(|d| d.contains_key(path))

@@ -337,9 +337,12 @@ impl Journal {
     }
 
     fn try_lock(&self) -> Option<Locked<'_>> {
-        rustix::fs::flock(&self.inner.lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-            .ok()
-            .map(|()| Locked(&self.inner.lock))
+        rustix::fs::flock(
+            &self.inner.lock,
+            rustix::fs::FlockOperation::NonBlockingLockExclusive,
+        )
+        .ok()
+        .map(|()| Locked(&self.inner.lock))
     }
 
     /// Applies `plan` write-ahead (see the module doc) and returns its edit id. `undoes`: the

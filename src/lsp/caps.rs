@@ -62,7 +62,7 @@ impl Cap {
         }
     }
 
-    pub(super) fn provider_key(self) -> &'static str {
+    pub fn provider_key(self) -> &'static str {
         match self {
             Cap::Hover => "hoverProvider",
             Cap::Definition => "definitionProvider",
@@ -80,6 +80,11 @@ impl Cap {
             Cap::CodeActions => "codeActionProvider",
             Cap::Formatting => "documentFormattingProvider",
         }
+    }
+
+    /// The capability whose request is `method`.
+    pub fn of_method(method: &str) -> Option<Cap> {
+        Cap::ALL.into_iter().find(|c| c.method() == method)
     }
 
     pub(super) fn method(self) -> &'static str {

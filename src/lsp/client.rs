@@ -110,6 +110,8 @@ pub(super) struct State {
     pub(super) settled: std::sync::atomic::AtomicBool,
     /// Where `workspace/applyEdit` goes while lspgate runs a command that may send one.
     pub(super) edit_sink: Mutex<Option<EditSink>>,
+    /// Where it goes, as sent, while a command of a client of lspgate's own runs (`forward_run`).
+    pub(super) raw_edit_sink: Mutex<Option<RawEditSink>>,
     /// `$/progress` tokens lspgate handed out, and where their values go (`batch`).
     pub(super) partials: Mutex<HashMap<String, mpsc::UnboundedSender<(String, Value)>>>,
     /// The server registered pull diagnostics with `workspaceDiagnostics: true`.
@@ -121,6 +123,10 @@ pub(super) struct State {
 /// Receives the server's `workspace/applyEdit` requests: the edit, and where to say whether it
 /// was applied.
 pub type EditSink = mpsc::UnboundedSender<(Vec<WireFileOp>, tokio::sync::oneshot::Sender<bool>)>;
+
+/// Receives the server's `workspace/applyEdit` requests as sent (their params), and where to
+/// send the answer (`ApplyWorkspaceEditResult`).
+pub type RawEditSink = mpsc::UnboundedSender<(Value, tokio::sync::oneshot::Sender<Value>)>;
 
 /// While a server is this young, silence is part of being ready: it may not have announced its
 /// indexing yet.
@@ -319,6 +325,31 @@ impl LspClient {
     /// The last lines the server wrote to stderr.
     pub fn stderr_tail(&self) -> String {
         self.transport.stderr_tail()
+    }
+
+    /// Sends `method` with `params` as given and hands back the server's answer as sent (a
+    /// request lspgate forwards for a client of its own, `lspgate lsp`), bounded as any
+    /// request of its kind and retried on `ContentModified` as they are.
+    pub async fn forward(&self, method: &str, params: Value) -> Result<Value, LspError> {
+        self.call(method, params).await
+    }
+
+    /// `forward` for a request that may have the server send `workspace/applyEdit` back (a
+    /// command a client of lspgate's own runs): those go to `sink` while it runs.
+    pub async fn forward_run(
+        &self,
+        method: &str,
+        params: Value,
+        sink: RawEditSink,
+    ) -> Result<Value, LspError> {
+        if let Ok(mut s) = self.state.raw_edit_sink.lock() {
+            *s = Some(sink);
+        }
+        let r = self.call(method, params).await;
+        if let Ok(mut s) = self.state.raw_edit_sink.lock() {
+            *s = None;
+        }
+        r
     }
 
     pub(super) async fn call<T: DeserializeOwned>(

@@ -107,6 +107,33 @@ impl LspClient {
             .unwrap_or_default()
     }
 
+    /// The latest publish for `uri`: its version (when the server sent one) and its
+    /// diagnostics exactly as sent.
+    pub fn latest_raw(&self, uri: &Url) -> Option<(Option<i32>, Vec<serde_json::Value>)> {
+        let p = self.published(uri)?;
+        Some((p.version, p.diags.iter().map(|d| d.raw.clone()).collect()))
+    }
+
+    /// Wakes on every publish (its value: the publish counter).
+    pub fn publishes(&self) -> watch::Receiver<u64> {
+        self.diag_tx.subscribe()
+    }
+
+    /// The documents whose latest publish came after publish `seq`, with that publish's
+    /// version (when the server sent one) and its diagnostics exactly as sent.
+    pub fn pushed_after(&self, seq: u64) -> Vec<(Url, Option<i32>, Vec<serde_json::Value>)> {
+        let Ok(d) = self.state.diags.lock() else {
+            return Vec::new();
+        };
+        d.iter()
+            .filter(|(_, p)| p.seq > seq)
+            .map(|(uri, p)| {
+                let raw = p.diags.iter().map(|d| d.raw.clone()).collect();
+                (uri.clone(), p.version, raw)
+            })
+            .collect()
+    }
+
     /// Drops what the server pushed for `uri` (its file changed on disk since).
     pub fn forget_pushed(&self, uri: &Url) {
         if let Ok(mut d) = self.state.diags.lock() {

@@ -146,6 +146,20 @@ impl Inbox {
     /// `workspace/applyEdit`: handed to the edit sink of the command running (if any), which
     /// answers whether it applied it.
     fn apply_edit(&self, id: Value, params: &Value) {
+        let raw = self.state.raw_edit_sink.lock().ok().and_then(|s| s.clone());
+        if let Some(raw) = raw {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let refused = json!({"applied": false, "failureReason": "the client is gone"});
+            if raw.send((params.clone(), tx)).is_err() {
+                self.transport.respond(id, Ok(refused));
+                return;
+            }
+            let t = self.transport.clone();
+            tokio::spawn(async move {
+                t.respond(id, Ok(rx.await.unwrap_or(refused)));
+            });
+            return;
+        }
         let sink = self.state.edit_sink.lock().ok().and_then(|s| s.clone());
         let ops = params.get("edit").cloned().map(workspace_edit);
         match (sink, ops) {

@@ -6,6 +6,7 @@ pub mod activity;
 mod diagnostics;
 pub mod durable;
 pub mod edit;
+pub mod forward;
 pub mod gates;
 pub mod render;
 pub mod session;

@@ -158,7 +158,7 @@ impl Server {
 
 impl Server {
     /// Whether the server serves files of `language`.
-    fn serves(&self, language: &str) -> bool {
+    pub fn serves(&self, language: &str) -> bool {
         self.languages.is_empty() || self.languages.iter().any(|l| l == language)
     }
 

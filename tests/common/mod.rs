@@ -14,6 +14,7 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 mod daemon;
+pub mod lsp_clients;
 #[allow(unused_imports)]
 pub use daemon::{Daemon, pid_of};
 

@@ -224,8 +224,7 @@ fn recovery_waits_for_a_live_writer() {
     let id = crash_midway(&ws);
     // Another lspgate holds the lock: its pending edit is alive, not rolled back under it.
     let other = std::fs::File::open(ws.state().join(LOCK)).unwrap();
-    // SAFETY: a valid fd.
-    assert_eq!(unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX) }, 0);
+    rustix::fs::flock(&other, rustix::fs::FlockOperation::LockExclusive).unwrap();
     let j = Journal::open(&ws.state(), &ws.root).unwrap();
     assert_eq!(ws.read("a.txt").as_deref(), Some("a1\n"));
     assert_eq!(j.get(id).unwrap().unwrap().state, State::Pending);

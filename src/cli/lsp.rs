@@ -1,0 +1,116 @@
+//! `lspgate lsp`: a language server on stdio for an editor or a harness's LSP client. Without
+//! `--root`, the root is the client's (`rootUri`, its first workspace folder, `rootPath`),
+//! read from its `initialize` here, before the session is sent; then this process relays
+//! the connection to the per-user daemon (`lspface` there), or, standalone or with no daemon
+//! to be had, serves it itself.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
+
+use super::{Cli, context, standalone};
+use crate::lsp::framing::{encode, read_frame};
+use crate::lspface::Only;
+
+/// The largest `initialize` read here (the face bounds what follows).
+const MAX_INITIALIZE: usize = 16 << 20;
+
+pub async fn serve(cli: &Cli, server: &[String], only: Only) -> i32 {
+    let (input, output) = crate::mcp::stdio::client_io();
+    let mut input = BufReader::new(input);
+    let mut session = context::session(cli, server);
+    // The client's first message, read here only when the root is to come from it.
+    let mut first = Vec::new();
+    if cli.root.is_none() {
+        match read_frame(&mut input, MAX_INITIALIZE).await {
+            Ok(body) => {
+                if let Some(root) = client_root(&body) {
+                    session.root = root;
+                }
+                first = encode(&body);
+            }
+            Err(e) => {
+                tracing::warn!("the LSP client's first message cannot be read: {e}");
+                return 1;
+            }
+        }
+    }
+    let input = std::io::Cursor::new(first).chain(input);
+    if standalone(cli) {
+        return in_process(session, only, Box::new(input), output).await;
+    }
+    match crate::daemon::client::lsp(session.clone(), only.clone(), input, output).await {
+        Ok(code) => code,
+        Err((why, input, output)) => {
+            tracing::warn!("no daemon ({why}); serving in this process");
+            in_process(session, only, Box::new(input), output).await
+        }
+    }
+}
+
+/// The face served from this process.
+async fn in_process(
+    session: crate::ops::session::SessionSpec,
+    only: Only,
+    input: Box<dyn AsyncRead + Unpin + Send>,
+    output: Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+) -> i32 {
+    let engine = match session.engine(None) {
+        Ok(e) => Arc::new(e),
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    crate::lspface::serve(engine, BufReader::new(input), output, only).await;
+    0
+}
+
+/// The root an `initialize` names: `rootUri`, else the first workspace folder, else
+/// `rootPath`.
+fn client_root(body: &[u8]) -> Option<PathBuf> {
+    let message: Value = serde_json::from_slice(body).ok()?;
+    let params = message.get("params")?;
+    let uri = params.get("rootUri").and_then(Value::as_str).or_else(|| {
+        params
+            .pointer("/workspaceFolders/0/uri")
+            .and_then(Value::as_str)
+    });
+    if let Some(uri) = uri {
+        return url::Url::parse(uri).ok()?.to_file_path().ok();
+    }
+    params
+        .get("rootPath")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_root_is_the_clients() {
+        let init = |params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{params}}}"#)
+        };
+        assert_eq!(
+            client_root(init(r#"{"rootUri":"file:///w/a%20b"}"#).as_bytes()),
+            Some(PathBuf::from("/w/a b"))
+        );
+        assert_eq!(
+            client_root(
+                init(r#"{"rootUri":null,"workspaceFolders":[{"uri":"file:///w/x","name":"x"}]}"#)
+                    .as_bytes()
+            ),
+            Some(PathBuf::from("/w/x"))
+        );
+        assert_eq!(
+            client_root(init(r#"{"rootPath":"/w/y"}"#).as_bytes()),
+            Some(PathBuf::from("/w/y"))
+        );
+        assert_eq!(client_root(init("{}").as_bytes()), None);
+    }
+}

@@ -1,0 +1,195 @@
+//! Diagnostics for a client of the face, merged per document from every server of the root
+//! (each keeps its `source`), in the client's encoding. A document the client has open gets
+//! those of its content (`refresh`): its buffer's, analysed as an overlay, while it differs
+//! from the disk, else the disk's; pulled where the server offers it, else pushed; asked again
+//! after each change of the client's, each change on disk (whoever wrote it: importers follow
+//! their modules) and each server restart. What servers push for other documents goes on as
+//! it comes (`pump`), unless it was computed on an overlay (another client's buffer, answered
+//! meanwhile). The same diagnostics are not sent twice.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::Face;
+use super::positions::{Converter, Text};
+use crate::text::Encoding;
+
+/// How long a burst of changes settles before the buffer is analysed.
+const SETTLE: Duration = Duration::from_millis(150);
+
+/// Passes on what the servers publish, as they publish it, until the connection closes.
+pub async fn pump(face: Arc<Face>) {
+    let mut closed = face.closed.subscribe();
+    let mut events = face.engine.shared().events().follow();
+    // Per server: the process last seen (a restart makes a new one) and its last publish seen.
+    let mut seen: HashMap<String, (usize, u64)> = HashMap::new();
+    loop {
+        let mut wakers = Vec::new();
+        let mut changed = Vec::new();
+        let mut restarted = false;
+        for server in face.engine.registry().running() {
+            if !face.only.admits(&server) {
+                continue;
+            }
+            let client = server.client();
+            let mut rx = client.publishes();
+            rx.borrow_and_update();
+            let now = client.publish_seq();
+            let process = Arc::as_ptr(&client) as usize;
+            let last = match seen.get(&server.name) {
+                Some((p, seq)) if *p == process => *seq,
+                Some(_) => {
+                    restarted = true;
+                    0
+                }
+                None => 0,
+            };
+            changed.extend(client.pushed_after(last).into_iter().map(|(uri, _, _)| uri));
+            seen.insert(server.name.clone(), (process, now));
+            wakers.push(async move {
+                let _ = rx.changed().await;
+            });
+        }
+        if restarted {
+            // The new process has none of the documents open: open the client's again.
+            for uri in face.docs.uris() {
+                refresh(face.clone(), uri);
+            }
+        }
+        changed.sort();
+        changed.dedup();
+        for uri in changed {
+            if face.docs.get(uri.as_str()).is_none() {
+                publish_disk(&face, uri.as_str());
+            }
+        }
+        let any = async {
+            if wakers.is_empty() {
+                std::future::pending::<()>().await;
+            } else {
+                futures::future::select_all(wakers.into_iter().map(Box::pin)).await;
+            }
+        };
+        tokio::select! {
+            () = any => {}
+            event = events.recv() => {
+                // A change on disk may change any open document's findings; a lagging feed
+                // may have missed one.
+                let disk = match &event {
+                    Ok(e) => e.kind == "file_changed" || e.kind == "server_restarted",
+                    Err(_) => true,
+                };
+                if disk {
+                    for uri in face.docs.uris() {
+                        refresh(face.clone(), uri);
+                    }
+                }
+            }
+            // Servers that start later are picked up.
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = closed.wait_for(|c| *c) => return,
+        }
+    }
+}
+
+/// Brings a document's diagnostics up to date for the client after it opened or changed it:
+/// its buffer's, computed on it, when unsaved; else the servers' for the disk, the document
+/// opened in each server so that they publish.
+pub fn refresh(face: Arc<Face>, uri: String) {
+    tokio::spawn(async move {
+        let before = face.docs.get(&uri).map(|d| d.version);
+        tokio::time::sleep(SETTLE).await;
+        let Some(doc) = face.docs.get(&uri) else {
+            return;
+        };
+        // A later change has its own refresh.
+        if Some(doc.version) != before {
+            return;
+        }
+        let unsaved = doc.unsaved();
+        let found = face
+            .engine
+            .document_diagnostics(&doc.path, unsaved.as_deref(), |s| face.only.admits(s))
+            .await;
+        // Changed meanwhile: this is not the document's content any more.
+        if face.docs.get(&uri).map(|d| d.version) != Some(doc.version) {
+            return;
+        }
+        let mut all = Vec::new();
+        for (snap, diags) in found {
+            let mut diags = Value::Array(diags);
+            convert(&face, snap.encoding, &doc.text, &mut diags);
+            all.extend(diags.as_array().cloned().unwrap_or_default());
+        }
+        send(&face, &uri, all, Some(doc.version));
+    });
+}
+
+/// Sends what the servers pushed for `uri` (a document the client does not have open), unless
+/// a server's latest push for it was computed on an overlay (the disk's comes once that
+/// overlay is gone).
+fn publish_disk(face: &Face, uri: &str) {
+    let open = face.docs.get(uri);
+    let Ok(path) = face.engine.document_path(uri) else {
+        return;
+    };
+    let Ok(url) = url::Url::parse(uri) else {
+        return;
+    };
+    let text = match &open {
+        Some(d) => d.text.clone(),
+        None => match std::fs::read_to_string(&path) {
+            Ok(t) => Text::new(Arc::from(t)),
+            Err(_) => Text::new(Arc::from("")),
+        },
+    };
+    let mut all = Vec::new();
+    for server in face.engine.registry().running() {
+        if !face.only.admits(&server) {
+            continue;
+        }
+        let client = server.client();
+        let Some((version, diags)) = client.latest_raw(&url) else {
+            continue;
+        };
+        if !server.docs.shows_disk(&path, version) {
+            tracing::debug!(server = %server.name, ?version, "{uri}: published on an overlay; waiting for the disk's");
+            return;
+        }
+        let mut diags = Value::Array(diags);
+        convert(face, client.encoding(), &text, &mut diags);
+        all.extend(diags.as_array().cloned().unwrap_or_default());
+    }
+    send(face, uri, all, None);
+}
+
+/// Converts diagnostics from a server's encoding to the client's.
+fn convert(face: &Face, from: Encoding, text: &Text, diags: &mut Value) {
+    let none = |_: &str| None;
+    Converter {
+        from,
+        to: face.encoding(),
+        document: text,
+        text_of: &none,
+    }
+    .convert(diags);
+}
+
+/// Publishes `diagnostics` for `uri` to the client, unless it was told exactly that last.
+fn send(face: &Face, uri: &str, diagnostics: Vec<Value>, version: Option<i64>) {
+    let diagnostics = Value::Array(diagnostics);
+    if let Ok(mut sent) = face.sent.lock() {
+        if sent.get(uri) == Some(&diagnostics) {
+            return;
+        }
+        sent.insert(uri.to_string(), diagnostics.clone());
+    }
+    let mut params = json!({"uri": uri, "diagnostics": diagnostics});
+    if let Some(v) = version {
+        params["version"] = json!(v);
+    }
+    face.notify("textDocument/publishDiagnostics", params);
+}

@@ -1,0 +1,203 @@
+//! Requests forwarded as LSP for a client of lspgate's own language-server face (`lspgate
+//! lsp`): routed as the tools route (the file's servers, in order, the first that serves the
+//! request), the document held at the asking client's content (its unsaved buffer as an
+//! overlay, else the disk's), workspace-wide requests after the server is ready. The answer is
+//! the server's, untouched; the front end converts positions with what this hands back.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Engine;
+use crate::documents::Snapshot;
+use crate::error::{Code, ToolError};
+use crate::registry::Server;
+
+/// A server's answer to a forwarded request, and the document as the server saw it then (its
+/// text and position encoding, to convert positions with).
+pub struct Forwarded {
+    pub server: String,
+    pub result: Value,
+    pub snap: Snapshot,
+}
+
+/// How a forwarded request picks its servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// The first of the file's servers that serves it.
+    First,
+    /// Every server of the file that serves it (code actions: their answers are concatenated).
+    All,
+}
+
+/// A request about a document, to forward.
+pub struct Ask<'a> {
+    pub path: &'a Path,
+    /// The client's unsaved text of the document, held as an overlay while it is answered;
+    /// `None`: the disk's.
+    pub overlay: Option<&'a str>,
+    pub method: &'a str,
+    pub route: Route,
+    /// Whether it depends on the whole workspace: it then waits (bounded) for the server to
+    /// be ready.
+    pub ready: bool,
+}
+
+impl Engine {
+    /// The path of a document URI the client named: inside the root, or `outside_root`.
+    pub fn document_path(&self, uri: &str) -> Result<PathBuf, ToolError> {
+        self.resolve(uri)
+    }
+
+    /// The servers of the languages the root holds that `serves` accepts, started (those that
+    /// cannot start are left out): what a client of the face is offered from the start.
+    pub async fn present_servers(&self, serves: impl Fn(&Server) -> bool) -> Vec<Arc<Server>> {
+        let root = self.root().path().to_path_buf();
+        let mut out: Vec<Arc<Server>> = Vec::new();
+        for language in self.scan_languages().await {
+            for s in self.registry.started_for(&root, &language).await {
+                if serves(&s) && !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    /// The servers of `path` (started now if need be) that `serves` accepts, in routing order.
+    pub async fn servers_of(
+        &self,
+        path: &Path,
+        serves: impl Fn(&Server) -> bool,
+    ) -> Vec<Arc<Server>> {
+        let language = self.languages().detect(path);
+        self.registry
+            .started_for(path, &language)
+            .await
+            .into_iter()
+            .filter(|s| serves(s))
+            .collect()
+    }
+
+    /// Forwards a request about a document (`ask`) to its servers that `serves` accepts;
+    /// `params` makes each server's parameters from the document as it sees it (its
+    /// encoding).
+    pub async fn forward(
+        &self,
+        ask: Ask<'_>,
+        serves: impl Fn(&Server) -> bool,
+        params: impl Fn(&Snapshot) -> Value,
+    ) -> Result<Vec<Forwarded>, ToolError> {
+        let Ask {
+            path,
+            overlay,
+            method,
+            route,
+            ready,
+        } = ask;
+        let servers = self.servers_of(path, serves).await;
+        if servers.is_empty() {
+            return Err(ToolError::new(
+                Code::NotSupported,
+                format!(
+                    "no server of {} serves {method}",
+                    self.root().relative(path)
+                ),
+            ));
+        }
+        let language = self.languages().detect(path);
+        let mut out = Vec::new();
+        for server in servers {
+            if ready {
+                self.workspace(&server).await;
+            }
+            let lease = server.docs.lease(path, &language, overlay).await?;
+            let sent = params(&lease.snap);
+            let result = server
+                .request(Some(&lease), |c| {
+                    let sent = sent.clone();
+                    async move { c.forward(method, sent).await }
+                })
+                .await;
+            match result {
+                Ok(result) => out.push(Forwarded {
+                    server: server.name.clone(),
+                    result,
+                    snap: lease.snap.clone(),
+                }),
+                // One server failing does not lose the others' answers.
+                Err(e) if route == Route::All && !out.is_empty() => {
+                    tracing::debug!(server = %server.name, "{method}: {e}");
+                }
+                Err(e) => return Err(e.into()),
+            }
+            if route == Route::First {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Forwards a request that names no document (`workspace/symbol`) to every running server
+    /// that `serves` accepts, each once it is ready (bounded): their answers.
+    pub async fn forward_workspace(
+        &self,
+        method: &str,
+        params: &Value,
+        serves: impl Fn(&Server) -> bool,
+    ) -> Vec<(Arc<Server>, Value)> {
+        let mut out = Vec::new();
+        for server in self.registry.running() {
+            if !serves(&server) {
+                continue;
+            }
+            self.workspace(&server).await;
+            let sent = params.clone();
+            let r = server
+                .request(None, |c| {
+                    let sent = sent.clone();
+                    async move { c.forward(method, sent).await }
+                })
+                .await;
+            match r {
+                Ok(v) => out.push((server, v)),
+                Err(e) => tracing::debug!(server = %server.name, "{method}: {e}"),
+            }
+        }
+        out
+    }
+
+    /// The diagnostics each server of `path` reports for its content: `overlay` (a client's
+    /// unsaved buffer, analysed as an overlay) or the disk's; pulled where the server offers
+    /// it, else its push for that content, bounded. Per server: the document as it saw it and
+    /// the diagnostics exactly as sent.
+    pub async fn document_diagnostics(
+        &self,
+        path: &Path,
+        overlay: Option<&str>,
+        serves: impl Fn(&Server) -> bool,
+    ) -> Vec<(Snapshot, Vec<Value>)> {
+        let mut out = Vec::new();
+        for server in self.servers_of(path, serves).await {
+            let language = self.languages().detect(path);
+            let Ok(lease) = server.docs.lease(path, &language, overlay).await else {
+                continue;
+            };
+            match server
+                .docs
+                .diagnostics(&lease, self.opts.diagnostics_timeout)
+                .await
+            {
+                Ok(d) => out.push((
+                    lease.snap.clone(),
+                    d.diagnostics.into_iter().map(|d| d.raw).collect(),
+                )),
+                Err(e) => {
+                    tracing::debug!(server = %server.name, "diagnostics of {}: {e}", path.display())
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,298 @@
+//! `lspgate lsp` at the protocol's edges, through a bare JSON-RPC client (the real editors are
+//! in `lsp_face.rs`): positions converted between a UTF-16 client and clangd's UTF-8 on a line
+//! with non-ASCII text, `--language` fronting only some servers, a server command's
+//! `workspace/applyEdit` relayed to the client that ran it (ruff's autofix), and
+//! bad input answered with the right error or the connection closed.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// A bare LSP client of `lspgate lsp`.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: i64,
+    /// Messages read while waiting for something else.
+    seen: Vec<Value>,
+}
+
+impl Client {
+    fn start(root: &Path, args: &[&str]) -> Client {
+        let mut child = Command::new(LSPGATE)
+            .arg("lsp")
+            .args(args)
+            .current_dir(root)
+            .env("PATH", test_path())
+            .env("LSPGATE_STANDALONE", "1")
+            .env("LSPGATE_HOME", root.join(".home-not-used"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        Client {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next: 1,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn write_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.write_raw(frame.as_bytes()).await;
+    }
+
+    /// The next message, or `None` when the connection closed (bounded: 60 s).
+    async fn read(&mut self) -> Option<Value> {
+        let read = async {
+            let mut length = None;
+            loop {
+                let mut line = String::new();
+                if self.stdout.read_line(&mut line).await.ok()? == 0 {
+                    return None;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.strip_prefix("Content-Length: ") {
+                    length = v.parse::<usize>().ok();
+                }
+            }
+            let mut body = vec![0; length?];
+            self.stdout.read_exact(&mut body).await.ok()?;
+            serde_json::from_slice(&body).ok()
+        };
+        tokio::time::timeout(Duration::from_secs(60), read)
+            .await
+            .expect("lspgate lsp said nothing for 60 s")
+    }
+
+    /// Waits for the message `pick` accepts (others are kept in `seen`).
+    async fn wait(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.seen.iter().position(&pick) {
+            return self.seen.remove(i);
+        }
+        loop {
+            let m = self.read().await.expect("the connection closed");
+            if pick(&m) {
+                return m;
+            }
+            self.seen.push(m);
+        }
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.wait(|m| m["id"] == id && m.get("method").is_none())
+            .await
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    async fn initialize(&mut self, root: &Path, encodings: &[&str]) -> Value {
+        let r = self
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": uri(root),
+                       "capabilities": {"general": {"positionEncodings": encodings}}}),
+            )
+            .await;
+        self.notify("initialized", json!({})).await;
+        r
+    }
+
+    async fn open(&mut self, path: &Path, language: &str) {
+        let text = std::fs::read_to_string(path).unwrap();
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri(path), "languageId": language, "version": 1, "text": text}}),
+        )
+        .await;
+    }
+}
+
+fn uri(path: &Path) -> String {
+    url::Url::from_file_path(path).unwrap().to_string()
+}
+
+/// clangd speaks UTF-8 (lspgate asks for it); a UTF-16 client's positions on a line with
+/// `é` and `😀` before the symbol are converted both ways.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn positions_are_converted_between_a_utf16_client_and_clangd() {
+    require("clangd");
+    let ws = workspace(&[(
+        "a.c",
+        "const char *s = \"é😀\"; int value = 1;\nint use(void) { return value; }\n",
+    )]);
+    let root = ws.path().canonicalize().unwrap();
+    let mut c = Client::start(&root, &[]);
+    let init = c.initialize(&root, &["utf-16"]).await;
+    assert_eq!(
+        init["result"]["capabilities"]["positionEncoding"], "utf-16",
+        "{init}"
+    );
+    let file = root.join("a.c");
+    c.open(&file, "c").await;
+    // `value` on line 1 (0-based) starts at UTF-16 column 23 ("int use(void) { return " is 23).
+    let def = c
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 1, "character": 24}}),
+        )
+        .await;
+    let loc = &def["result"];
+    let loc = if loc.is_array() { &loc[0] } else { loc };
+    let range = loc
+        .get("range")
+        .or_else(|| loc.get("targetSelectionRange"))
+        .unwrap();
+    // On line 0, `value` starts after `const char *s = "é😀"; int ` : 27 UTF-16 units (it is
+    // 30 UTF-8 bytes: é is 2 bytes, 😀 4).
+    assert_eq!(range["start"], json!({"line": 0, "character": 27}), "{def}");
+    assert_eq!(range["end"], json!({"line": 0, "character": 32}), "{def}");
+    // And the other way: a UTF-16 position on line 0 finds `value` there.
+    let hover = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 0, "character": 28}}),
+        )
+        .await;
+    let text = hover["result"]["contents"].to_string();
+    assert!(text.contains("value"), "{hover}");
+}
+
+/// `--language c` fronts clangd alone: a Python file of the same root has no server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_servers_asked_for_are_fronted() {
+    require("clangd");
+    require("pyright-langserver");
+    let ws = workspace(&[("a.c", "int x;\n"), ("b.py", "x: int = 1\n")]);
+    let root = ws.path().canonicalize().unwrap();
+    let mut c = Client::start(&root, &["--language", "c"]);
+    c.initialize(&root, &["utf-16"]).await;
+    let py = root.join("b.py");
+    c.open(&py, "python").await;
+    let r = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&py)}, "position": {"line": 0, "character": 0}}),
+        )
+        .await;
+    assert!(r.get("error").is_some(), "{r}");
+    let cfile = root.join("a.c");
+    c.open(&cfile, "c").await;
+    let r = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&cfile)}, "position": {"line": 0, "character": 4}}),
+        )
+        .await;
+    assert!(r["result"]["contents"].to_string().contains('x'), "{r}");
+}
+
+/// ruff's `ruff.applyAutofix` sends `workspace/applyEdit`: it reaches the client
+/// that ran the command, whose answer ruff gets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_edit_goes_to_the_client_that_ran_it() {
+    require("ruff");
+    // Not under a hidden folder (tempfile's `.tmpXXXX`): ruff leaves files there alone.
+    let ws = tempfile::Builder::new()
+        .prefix("lspface")
+        .tempdir()
+        .unwrap();
+    std::fs::write(
+        ws.path().join("pyproject.toml"),
+        "[project]\nname = \"x\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("app.py"),
+        "import os\nimport sys\n\nprint(sys)\n",
+    )
+    .unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let mut c = Client::start(&root, &["--server", "ruff"]);
+    let init = c.initialize(&root, &["utf-16"]).await;
+    let commands = init["result"]["capabilities"]["executeCommandProvider"]["commands"].to_string();
+    assert!(commands.contains("ruff.applyAutofix"), "{init}");
+    let app = root.join("app.py");
+    c.open(&app, "python").await;
+    // Once its diagnostics are in, ruff has the document.
+    c.wait(|m| m["method"] == "textDocument/publishDiagnostics")
+        .await;
+    let id = c.next;
+    c.next += 1;
+    c.send(
+        json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
+                  "params": {"command": "ruff.applyAutofix",
+                             "arguments": [{"uri": uri(&app), "version": 1}]}}),
+    )
+    .await;
+    // ruff asks for the edit and answers the command without waiting for it to be applied:
+    // the two may come in either order.
+    let apply = c.wait(|m| m["method"] == "workspace/applyEdit").await;
+    // The fix removes the unused `import os` (line 0).
+    let edit = apply["params"]["edit"].to_string();
+    assert!(edit.contains(&uri(&app)), "{apply}");
+    c.send(json!({"jsonrpc": "2.0", "id": apply["id"], "result": {"applied": true}}))
+        .await;
+    let done = c.wait(|m| m["id"] == id && m.get("method").is_none()).await;
+    assert!(done.get("error").is_none(), "{done}");
+}
+
+/// Before `initialize`: -32002. Not JSON: -32700, and the connection goes on. A frame that
+/// cannot be read: the connection closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_its_error_or_closes_the_connection() {
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let root = ws.path().canonicalize().unwrap();
+    let mut c = Client::start(&root, &["--", FIXTURE]);
+    let early = c
+        .request("textDocument/hover", json!({"textDocument": {"uri": uri(&root.join("a.txt"))}, "position": {"line": 0, "character": 0}}))
+        .await;
+    assert_eq!(early["error"]["code"], -32002, "{early}");
+    c.initialize(&root, &["utf-16"]).await;
+    c.write_raw(b"Content-Length: 5\r\n\r\n{nope").await;
+    let parse = c.wait(|m| m["error"]["code"] == -32700).await;
+    assert!(parse["id"].is_null(), "{parse}");
+    let unknown = c.request("textDocument/nonesuch", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    c.write_raw(b"Content-Length: nope\r\n\r\n").await;
+    let mut closed = false;
+    for _ in 0..10 {
+        if c.read().await.is_none() {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "the connection stayed open after a bad frame");
+    let status = tokio::time::timeout(Duration::from_secs(20), c.child.wait())
+        .await
+        .expect("lspgate lsp did not exit")
+        .unwrap();
+    assert!(status.code().is_some());
+}
