@@ -296,3 +296,30 @@ async fn bad_input_gets_its_error_or_closes_the_connection() {
         .unwrap();
     assert!(status.code().is_some());
 }
+
+/// `shutdown` then `exit` end the connection at once, diagnostics still being computed for a
+/// document just opened or not; the process exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_ends_the_connection_at_once() {
+    let ws = workspace(&[("a.txt", "hello\n")]);
+    let root = ws.path().canonicalize().unwrap();
+    let mut c = Client::start(&root, &["--", FIXTURE]);
+    c.initialize(&root, &["utf-16"]).await;
+    c.open(&root.join("a.txt"), "plaintext").await;
+    let r = c.request("shutdown", Value::Null).await;
+    assert!(r.get("error").is_none(), "{r}");
+    let after = c.request("textDocument/hover", json!({})).await;
+    assert_eq!(after["error"]["code"], -32600, "{after}");
+    c.notify("exit", Value::Null).await;
+    let started = std::time::Instant::now();
+    let status = tokio::time::timeout(Duration::from_secs(10), c.child.wait())
+        .await
+        .expect("lspgate lsp did not exit after `exit`")
+        .unwrap();
+    assert!(status.code().is_some());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -132,20 +132,14 @@ pub fn refresh(face: Arc<Face>, uri: String) {
 /// a server's latest push for it was computed on an overlay (the disk's comes once that
 /// overlay is gone).
 fn publish_disk(face: &Face, uri: &str) {
-    let open = face.docs.get(uri);
     let Ok(path) = face.engine.document_path(uri) else {
         return;
     };
     let Ok(url) = url::Url::parse(uri) else {
         return;
     };
-    let text = match &open {
-        Some(d) => d.text.clone(),
-        None => match std::fs::read_to_string(&path) {
-            Ok(t) => Text::new(Arc::from(t)),
-            Err(_) => Text::new(Arc::from("")),
-        },
-    };
+    // Read only when a server's encoding is not the client's.
+    let mut text: Option<Text> = None;
     let mut all = Vec::new();
     for server in face.engine.registry().running() {
         if !face.only.admits(&server) {
@@ -160,7 +154,14 @@ fn publish_disk(face: &Face, uri: &str) {
             return;
         }
         let mut diags = Value::Array(diags);
-        convert(face, client.encoding(), &text, &mut diags);
+        if client.encoding() != face.encoding() {
+            let text = text.get_or_insert_with(|| {
+                Text::new(Arc::from(
+                    std::fs::read_to_string(&path).unwrap_or_default(),
+                ))
+            });
+            convert(face, client.encoding(), text, &mut diags);
+        }
         all.extend(diags.as_array().cloned().unwrap_or_default());
     }
     send(face, uri, all, None);

@@ -137,7 +137,8 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out, rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_all(output, rx));
+    let closed = tokio::sync::watch::channel(false).0;
+    let writer = tokio::spawn(write_all(output, rx, closed.subscribe()));
     let face = Arc::new(Face {
         engine: engine.clone(),
         only,
@@ -147,7 +148,7 @@ where
         initialized: AtomicBool::new(false),
         shut_down: AtomicBool::new(false),
         inflight: Mutex::default(),
-        closed: tokio::sync::watch::channel(false).0,
+        closed,
         sent: Mutex::default(),
         pending: Mutex::default(),
         next_id: std::sync::atomic::AtomicU64::new(1),
@@ -164,9 +165,31 @@ where
     engine.shutdown().await;
 }
 
-/// Writes each message as a frame, in order, until every sender is gone.
-async fn write_all<W: AsyncWrite + Unpin>(mut output: W, mut rx: mpsc::UnboundedReceiver<Value>) {
-    while let Some(message) = rx.recv().await {
+/// Writes each message as a frame, in order, until the connection is closed (what was queued
+/// by then still goes out) or the client stops reading.
+async fn write_all<W: AsyncWrite + Unpin>(
+    mut output: W,
+    mut rx: mpsc::UnboundedReceiver<Value>,
+    mut closed: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        let ended = async {
+            let _ = closed.wait_for(|c| *c).await;
+        };
+        let message = match tokio::select! {
+            m = rx.recv() => Some(m),
+            () = ended => None,
+        } {
+            Some(m) => m,
+            None => {
+                // Work still finishing (a diagnostics refresh) sends nothing more.
+                rx.close();
+                rx.recv().await
+            }
+        };
+        let Some(message) = message else {
+            break;
+        };
         let Ok(body) = serde_json::to_vec(&message) else {
             continue;
         };
