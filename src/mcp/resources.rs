@@ -68,26 +68,21 @@ impl Target {
     }
 }
 
-/// Percent-decoding (`%20` → space); `None` for a malformed escape or bytes that are not UTF-8.
+/// Percent-decoding (`%20` → space); `None` for a malformed escape (which the crate would
+/// pass on as it is) or bytes that are not UTF-8.
 fn decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            // Two hex digits exactly (`from_str_radix` alone takes a sign: `%+5`).
-            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                return None;
-            }
-            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let malformed = s.match_indices('%').any(|(i, _)| {
+        !s.as_bytes()
+            .get(i + 1..i + 3)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    if malformed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(|d| d.into_owned())
 }
 
 pub fn list() -> Vec<Resource> {
