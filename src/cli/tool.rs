@@ -186,31 +186,90 @@ fn command(def: &'static ToolDef) -> ClapCommand {
         cmd = cmd.alias(def.name);
     }
     cmd = cmd.aliases(def.cli.aliases);
-    let positional_at = has("file") && has("line");
     let mut taken: Vec<&str> = Vec::new();
-    if positional_at {
+    cmd = location_args(cmd, def, &props, &required, &mut taken);
+    cmd = required_args(cmd, def, &props, &required, &mut taken);
+    cmd = other_args(cmd, def, &props, &taken);
+    if has("source") {
         cmd = cmd.arg(
+            Arg::new("source-from")
+                .long("source-from")
+                .value_name("PATH")
+                .value_parser(clap::value_parser!(PathBuf))
+                .conflicts_with("source")
+                .help("Analyse this file's text instead of FILE's (FILE on disk is not touched)"),
+        );
+    }
+    if has("edits") {
+        cmd = edit_sugar_args(cmd);
+    }
+    if def.cli.sarif {
+        cmd = cmd.arg(
+            Arg::new("sarif")
+                .long("sarif")
+                .action(ArgAction::SetTrue)
+                .help("SARIF 2.1.0 on stdout (for code scanning); every issue, whatever --limit"),
+        );
+    }
+    if def.cli.trailing.is_none() {
+        cmd = cmd.arg(
+            Arg::new(SERVER_CMD)
+                .value_name("CMD")
+                .num_args(0..)
+                .last(true)
+                .help("Use exactly this server command instead of the presets"),
+        );
+    }
+    cmd
+}
+
+/// A tool's parameters: the name and schema of each.
+type Params = [(&'static str, &'static Value)];
+
+/// `FILE:LINE[:COL]` for a tool that takes `file` and `line`, else `FILE` for one that takes a
+/// file.
+fn location_args(
+    cmd: ClapCommand,
+    def: &'static ToolDef,
+    props: &Params,
+    required: &[&'static str],
+    taken: &mut Vec<&'static str>,
+) -> ClapCommand {
+    let has = |n: &str| props.iter().any(|(p, _)| *p == n);
+    if has("file") && has("line") {
+        taken.extend(["file", "line", "column"]);
+        return cmd.arg(
             Arg::new(AT)
                 .value_name(AT)
                 .required(true)
                 .help("1-based line, 1-based column in characters (or --symbol)"),
         );
-        taken.extend(["file", "line", "column"]);
-    } else if has("file") {
-        cmd = cmd.arg(
-            Arg::new("file")
-                .value_name("FILE")
-                .required(required.contains(&"file"))
-                .help(
-                    props
-                        .iter()
-                        .find(|(p, _)| *p == "file")
-                        .and_then(|(_, s)| help::of(def, "file", s)),
-                ),
-        );
-        taken.push("file");
     }
-    // Required parameters in order, each also accepted as its --flag.
+    if !has("file") {
+        return cmd;
+    }
+    taken.push("file");
+    cmd.arg(
+        Arg::new("file")
+            .value_name("FILE")
+            .required(required.contains(&"file"))
+            .help(
+                props
+                    .iter()
+                    .find(|(p, _)| *p == "file")
+                    .and_then(|(_, s)| help::of(def, "file", s)),
+            ),
+    )
+}
+
+/// The other required parameters in order, each also accepted as its --flag.
+fn required_args(
+    mut cmd: ClapCommand,
+    def: &'static ToolDef,
+    props: &Params,
+    required: &[&'static str],
+    taken: &mut Vec<&'static str>,
+) -> ClapCommand {
     let rest: Vec<&'static str> = required
         .iter()
         .filter(|n| !taken.contains(n))
@@ -239,7 +298,18 @@ fn command(def: &'static ToolDef) -> ClapCommand {
             );
         taken.push(name);
     }
-    for (name, schema) in &props {
+    cmd
+}
+
+/// Every other parameter: positional where the declaration says so, what follows `--` for
+/// its trailing one, else `--its-name`.
+fn other_args(
+    mut cmd: ClapCommand,
+    def: &'static ToolDef,
+    props: &Params,
+    taken: &[&'static str],
+) -> ClapCommand {
+    for (name, schema) in props {
         if taken.contains(name) {
             continue;
         }
@@ -260,59 +330,33 @@ fn command(def: &'static ToolDef) -> ClapCommand {
         };
         cmd = cmd.arg(arg);
     }
-    if has("source") {
-        cmd = cmd.arg(
-            Arg::new("source-from")
-                .long("source-from")
-                .value_name("PATH")
-                .value_parser(clap::value_parser!(PathBuf))
-                .conflicts_with("source")
-                .help("Analyse this file's text instead of FILE's (FILE on disk is not touched)"),
-        );
-    }
-    if has("edits") {
-        cmd = cmd
-            .arg(
-                Arg::new("old")
-                    .long("old")
-                    .action(ArgAction::Append)
-                    .conflicts_with_all(["edits", "edits (flag)"])
-                    .help("Text to replace (it must occur exactly once); pairs with a --new"),
-            )
-            .arg(
-                Arg::new("lines")
-                    .long("lines")
-                    .value_name("A-B")
-                    .action(ArgAction::Append)
-                    .conflicts_with_all(["edits", "edits (flag)"])
-                    .help("Lines to replace, 1-based and inclusive; pairs with a --new"),
-            )
-            .arg(
-                Arg::new("new")
-                    .long("new")
-                    .action(ArgAction::Append)
-                    .conflicts_with_all(["edits", "edits (flag)"])
-                    .help("Replacement text, for each --old then each --lines"),
-            );
-    }
-    if def.cli.sarif {
-        cmd = cmd.arg(
-            Arg::new("sarif")
-                .long("sarif")
-                .action(ArgAction::SetTrue)
-                .help("SARIF 2.1.0 on stdout (for code scanning); every issue, whatever --limit"),
-        );
-    }
-    if def.cli.trailing.is_none() {
-        cmd = cmd.arg(
-            Arg::new(SERVER_CMD)
-                .value_name("CMD")
-                .num_args(0..)
-                .last(true)
-                .help("Use exactly this server command instead of the presets"),
-        );
-    }
     cmd
+}
+
+/// `--old`/`--lines`/`--new`, the sugar kept for `edits`.
+fn edit_sugar_args(cmd: ClapCommand) -> ClapCommand {
+    cmd.arg(
+        Arg::new("old")
+            .long("old")
+            .action(ArgAction::Append)
+            .conflicts_with_all(["edits", "edits (flag)"])
+            .help("Text to replace (it must occur exactly once); pairs with a --new"),
+    )
+    .arg(
+        Arg::new("lines")
+            .long("lines")
+            .value_name("A-B")
+            .action(ArgAction::Append)
+            .conflicts_with_all(["edits", "edits (flag)"])
+            .help("Lines to replace, 1-based and inclusive; pairs with a --new"),
+    )
+    .arg(
+        Arg::new("new")
+            .long("new")
+            .action(ArgAction::Append)
+            .conflicts_with_all(["edits", "edits (flag)"])
+            .help("Replacement text, for each --old then each --lines"),
+    )
 }
 
 /// A required parameter given without its flag.

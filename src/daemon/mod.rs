@@ -95,49 +95,14 @@ pub struct OwnHttp {
 
 /// Runs the daemon until it is stopped, drained or idle long enough.
 pub async fn run(life: Lifecycle, own_http: Option<OwnHttp>) -> i32 {
-    let wants_http = own_http.is_some();
-    let dir = match paths::runtime_dir() {
-        Ok(d) => d,
+    let (listener, socket) = match bind(own_http.is_some()).await {
+        Ok(Some(bound)) => bound,
+        Ok(None) => return 0,
         Err(e) => {
             eprintln!("lspgate daemon: {e}");
             return 2;
         }
     };
-    // One daemon per version: a second one exits at once.
-    let lock_path = paths::lock(&dir, VERSION);
-    let lock = match paths::try_lock(&lock_path) {
-        Ok(Some(f)) => f,
-        Ok(None) => {
-            if wants_http {
-                eprintln!(
-                    "lspgate daemon: a daemon of lspgate {VERSION} is already running; `lspgate serve --http ADDR` has it serve HTTP, or stop it first (`lspgate daemon stop`)"
-                );
-                return 2;
-            }
-            tracing::info!("a daemon of lspgate {VERSION} is already running");
-            return 0;
-        }
-        Err(e) => {
-            eprintln!("lspgate daemon: {}: {e}", lock_path.display());
-            return 2;
-        }
-    };
-    // Held until the process is gone (the kernel lets it go at exit), not only until this
-    // function returns: `daemon stop` waits for it, and a new daemon takes it.
-    std::mem::forget(lock);
-    let socket = paths::socket(&dir);
-    // A socket nobody answers on is a leftover of a daemon that died.
-    if socket.exists() && UnixStream::connect(&socket).await.is_err() {
-        let _ = std::fs::remove_file(&socket);
-    }
-    let listener = match UnixListener::bind(&socket) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("lspgate daemon: {}: {e}", socket.display());
-            return 2;
-        }
-    };
-    let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600));
     tracing::info!(socket = %socket.display(), pid = std::process::id(), "lspgate {VERSION} daemon started");
     let daemon = Arc::new(Daemon {
         life,
@@ -162,6 +127,52 @@ pub async fn run(life: Lifecycle, own_http: Option<OwnHttp>) -> i32 {
         }
     }
     tokio::spawn(tend(daemon.clone()));
+    serve(&daemon, &listener, &socket).await;
+    stop(&daemon, &listener).await;
+    // Leave the socket to a newer daemon if one took it over. The lock goes with the process.
+    if !daemon.draining.load(Ordering::Acquire) {
+        let _ = std::fs::remove_file(&socket);
+    }
+    tracing::info!("lspgate daemon stopped");
+    0
+}
+
+/// Takes the daemon's lock (held until the process is gone) and binds its socket (0600).
+/// `None` when another daemon of this version holds the lock (an error when this one was to
+/// serve HTTP: the user asked for a listener that will not be).
+async fn bind(wants_http: bool) -> Result<Option<(UnixListener, std::path::PathBuf)>, String> {
+    let dir = paths::runtime_dir()?;
+    // One daemon per version: a second one exits at once.
+    let lock_path = paths::lock(&dir, VERSION);
+    let lock = match paths::try_lock(&lock_path) {
+        Ok(Some(f)) => f,
+        Ok(None) if wants_http => {
+            return Err(format!(
+                "a daemon of lspgate {VERSION} is already running; `lspgate serve --http ADDR` has it serve HTTP, or stop it first (`lspgate daemon stop`)"
+            ));
+        }
+        Ok(None) => {
+            tracing::info!("a daemon of lspgate {VERSION} is already running");
+            return Ok(None);
+        }
+        Err(e) => return Err(format!("{}: {e}", lock_path.display())),
+    };
+    // Held until the process is gone (the kernel lets it go at exit), not only until this
+    // function returns: `daemon stop` waits for it, and a new daemon takes it.
+    std::mem::forget(lock);
+    let socket = paths::socket(&dir);
+    // A socket nobody answers on is a leftover of a daemon that died.
+    if socket.exists() && UnixStream::connect(&socket).await.is_err() {
+        let _ = std::fs::remove_file(&socket);
+    }
+    let listener = UnixListener::bind(&socket).map_err(|e| format!("{}: {e}", socket.display()))?;
+    let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600));
+    Ok(Some((listener, socket)))
+}
+
+/// Takes connections until the daemon is told to stop (a `stop`, idleness, a drain) or gets
+/// SIGTERM or SIGINT.
+async fn serve(daemon: &Arc<Daemon>, listener: &UnixListener, socket: &std::path::Path) {
     let signal = terminated();
     tokio::pin!(signal);
     loop {
@@ -171,20 +182,24 @@ pub async fn run(life: Lifecycle, own_http: Option<OwnHttp>) -> i32 {
                     if daemon.draining.load(Ordering::Acquire) {
                         continue;
                     }
-                    tokio::spawn(connection(daemon.clone(), stream, socket.clone()));
+                    tokio::spawn(connection(daemon.clone(), stream, socket.to_path_buf()));
                 }
                 Err(e) => tracing::warn!("accept: {e}"),
             },
-            () = daemon.stop.notified() => break,
+            () = daemon.stop.notified() => return,
             () = &mut signal => {
                 tracing::info!("stopping on a signal");
-                break;
+                return;
             }
         }
     }
-    // The socket stays while the daemon stops: whoever connects meanwhile is told it is
-    // stopping (`status` says so; a session or command waits until it is gone, then starts
-    // another), so no client takes it for gone while its servers still run.
+}
+
+/// Stops the listeners, then every workspace's activities and servers (each bounded). The
+/// socket stays meanwhile: whoever connects is told the daemon is stopping (`status` says so;
+/// a session or command waits until it is gone, then starts another), so no client takes it
+/// for gone while its servers still run.
+async fn stop(daemon: &Arc<Daemon>, listener: &UnixListener) {
     let shutdown = async {
         daemon.http.stop_all().await;
         let all: Vec<Arc<Workspace>> = daemon
@@ -192,13 +207,12 @@ pub async fn run(life: Lifecycle, own_http: Option<OwnHttp>) -> i32 {
             .lock()
             .map(|w| w.values().map(|s| s.ws.clone()).collect())
             .unwrap_or_default();
-        // Each bounded: activities get a short while, then the servers stop whatever they did.
         futures::future::join_all(all.iter().map(|ws| ws.shutdown())).await;
     };
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
-            () = &mut shutdown => break,
+            () = &mut shutdown => return,
             accepted = listener.accept() => {
                 if let Ok((stream, _)) = accepted {
                     tokio::spawn(stopping(stream));
@@ -206,12 +220,6 @@ pub async fn run(life: Lifecycle, own_http: Option<OwnHttp>) -> i32 {
             }
         }
     }
-    // Leave the socket to a newer daemon if one took it over. The lock goes with the process.
-    if !daemon.draining.load(Ordering::Acquire) {
-        let _ = std::fs::remove_file(&socket);
-    }
-    tracing::info!("lspgate daemon stopped");
-    0
 }
 
 /// Answers a connection made while the daemon stops: `stopping`, with its pid.
@@ -248,17 +256,8 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
     }
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
-    let mut line = String::new();
-    let hello = tokio::time::timeout(Duration::from_secs(10), read.read_line(&mut line)).await;
-    let hello: Hello = match hello {
-        Ok(Ok(n)) if n > 0 && n < 1 << 20 => match serde_json::from_str(&line) {
-            Ok(h) => h,
-            Err(e) => {
-                let _ = answer(&mut write, &Answer::refused(format!("bad hello: {e}"))).await;
-                return;
-            }
-        },
-        _ => return,
+    let Some(hello) = read_hello(&mut read, &mut write).await else {
+        return;
     };
     if hello.version != VERSION {
         // A newer (or older) lspgate: it gets a daemon of its own version; this one drains.
@@ -301,58 +300,84 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
             daemon.touch();
         }
         Request::Lsp { session, only } => {
-            let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
-            let provider = daemon.provider(used.clone());
-            let engine = match session.engine(Some(&provider)) {
-                Ok(e) => Arc::new(e),
-                Err(e) => {
-                    let _ = answer(&mut write, &Answer::refused(e.to_string())).await;
-                    return;
-                }
-            };
-            if answer(&mut write, &Answer::ok(Value::Null)).await.is_err() {
-                return;
-            }
-            let counter = used.lock().ok().and_then(|u| u.clone());
-            daemon.sessions.fetch_add(1, Ordering::AcqRel);
-            if let Some(c) = &counter {
-                c.fetch_add(1, Ordering::AcqRel);
-            }
-            crate::lspface::serve(engine, read, write, only).await;
-            if let Some(c) = &counter {
-                c.fetch_sub(1, Ordering::AcqRel);
-            }
-            daemon.sessions.fetch_sub(1, Ordering::AcqRel);
-            daemon.touch();
+            let engine = |p: Provider| async move { session.engine(Some(&p)).map(Arc::new) };
+            let serve = |e, read, write| crate::lspface::serve(e, read, write, only);
+            daemon.connected(engine, read, write, serve).await;
         }
         Request::Mcp { session, max_frame } => {
-            let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
-            let provider = daemon.provider(used.clone());
-            let engine = match session.agent_engine(Some(&provider)).await {
-                Ok(e) => e,
-                Err(e) => {
-                    let _ = answer(&mut write, &Answer::refused(e.to_string())).await;
-                    return;
+            let engine = |p: Provider| async move { session.agent_engine(Some(&p)).await };
+            let serve = |e, read, write| async move {
+                if let Err(e) = crate::mcp::serve_on(e, read, write, max_frame).await {
+                    tracing::debug!("MCP session ended: {e:#}");
                 }
             };
-            if answer(&mut write, &Answer::ok(Value::Null)).await.is_err() {
+            daemon.connected(engine, read, write, serve).await;
+        }
+    }
+}
+
+/// The client's hello line (bounded in time and size); `None` when there is none to read, or
+/// (answered so) it is not understood.
+async fn read_hello(
+    read: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+) -> Option<Hello> {
+    let mut line = String::new();
+    let said = tokio::time::timeout(Duration::from_secs(10), read.read_line(&mut line)).await;
+    if !matches!(said, Ok(Ok(n)) if n > 0 && n < 1 << 20) {
+        return None;
+    }
+    match serde_json::from_str(&line) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            let _ = answer(write, &Answer::refused(format!("bad hello: {e}"))).await;
+            None
+        }
+    }
+}
+
+impl Daemon {
+    /// A connection that carries a session (MCP or LSP) once answered: its engine made on the
+    /// shared workspace (refused with the reason if it cannot be), then served, counted as a
+    /// session of the daemon and of its workspace for as long as it lasts.
+    async fn connected<E, EF, S, SF>(
+        self: &Arc<Self>,
+        engine: E,
+        read: BufReader<tokio::net::unix::OwnedReadHalf>,
+        mut write: tokio::net::unix::OwnedWriteHalf,
+        serve: S,
+    ) where
+        E: FnOnce(Provider) -> EF,
+        EF: Future<Output = Result<Arc<crate::ops::Engine>, crate::error::ToolError>>,
+        S: FnOnce(
+            Arc<crate::ops::Engine>,
+            BufReader<tokio::net::unix::OwnedReadHalf>,
+            tokio::net::unix::OwnedWriteHalf,
+        ) -> SF,
+        SF: Future<Output = ()>,
+    {
+        let used = Arc::new(Mutex::new(None::<Arc<AtomicUsize>>));
+        let engine = match engine(self.provider(used.clone())).await {
+            Ok(e) => e,
+            Err(e) => {
+                let _ = answer(&mut write, &Answer::refused(e.to_string())).await;
                 return;
             }
-            daemon.sessions.fetch_add(1, Ordering::AcqRel);
-            let counter = used.lock().ok().and_then(|u| u.clone());
-            if let Some(c) = &counter {
-                c.fetch_add(1, Ordering::AcqRel);
-            }
-            let r = crate::mcp::serve_on(engine, read, write, max_frame).await;
-            if let Err(e) = r {
-                tracing::debug!("MCP session ended: {e:#}");
-            }
-            if let Some(c) = &counter {
-                c.fetch_sub(1, Ordering::AcqRel);
-            }
-            daemon.sessions.fetch_sub(1, Ordering::AcqRel);
-            daemon.touch();
+        };
+        if answer(&mut write, &Answer::ok(Value::Null)).await.is_err() {
+            return;
         }
+        let counter = used.lock().ok().and_then(|u| u.clone());
+        self.sessions.fetch_add(1, Ordering::AcqRel);
+        if let Some(c) = &counter {
+            c.fetch_add(1, Ordering::AcqRel);
+        }
+        serve(engine, read, write).await;
+        if let Some(c) = &counter {
+            c.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.sessions.fetch_sub(1, Ordering::AcqRel);
+        self.touch();
     }
 }
 
