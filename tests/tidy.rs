@@ -1,6 +1,7 @@
 //! House rules checked on the tree: every source file says what it is for in a `//!` line, and
 //! nothing outside the CLI prints to stdout (stdout belongs to the protocol).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -160,12 +161,17 @@ fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
 
+/// The lines of a source text outside comments and its `#[cfg(test)]` part.
+fn code_lines(text: &str) -> impl Iterator<Item = &str> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    code.lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+}
+
 /// Every `crate::MODULE` a source text uses outside comments and its `#[cfg(test)]` part.
 fn uses(text: &str) -> Vec<String> {
-    let code = text.split("#[cfg(test)]").next().unwrap_or("");
     let mut out = Vec::new();
-    for line in code.lines() {
-        let line = line.split("//").next().unwrap_or("");
+    for line in code_lines(text) {
         let mut rest = line;
         while let Some(at) = rest.find("crate::") {
             rest = &rest[at + "crate::".len()..];
@@ -267,4 +273,216 @@ fn every_source_file_is_in_the_code_map() {
         missing.is_empty(),
         "source files ARCHITECTURE.md does not name: {missing:?}"
     );
+}
+
+/// Module → the modules it imports.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The module a file under `src/` is: `a/b.rs` and `a/b/mod.rs` are `a::b`; `lib.rs` and
+/// `main.rs` the crate's root, `""`.
+fn module_of(rel: &Path) -> String {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if parts
+        .last()
+        .is_some_and(|p| ["mod", "lib", "main"].contains(&p.as_str()))
+    {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The lowercase segments `::a::b` at the start of `s`, and what follows them.
+fn segments(mut s: &str) -> (Vec<String>, &str) {
+    let mut out = Vec::new();
+    while let Some(rest) = s.strip_prefix("::") {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+            .unwrap_or(rest.len());
+        if n == 0 || rest.starts_with(|c: char| c.is_ascii_digit()) {
+            break;
+        }
+        out.push(rest[..n].to_string());
+        s = &rest[n..];
+    }
+    (out, s)
+}
+
+/// Where the next `crate`, `super` or `self` (a whole word) is in `code`, from `at` on.
+fn next_base(code: &str, at: usize) -> Option<(usize, &'static str)> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    ["crate", "super", "self"]
+        .into_iter()
+        .filter_map(|base| {
+            code[at..]
+                .match_indices(base)
+                .map(|(i, _)| at + i)
+                .find(|&i| !code[..i].ends_with(word))
+                .map(|i| (i, base))
+        })
+        .min()
+}
+
+/// Every path `crate::…`, `super::…` or `self::…` in `code`, as its base and its lowercase
+/// segments; a braced group (`super::{a, b::C}`) gives one path per item.
+fn paths(code: &str) -> Vec<(&'static str, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some((i, base)) = next_base(code, at) {
+        let (segs, rest) = segments(&code[i + base.len()..]);
+        at = code.len() - rest.len();
+        if let Some(group) = rest.strip_prefix("::{") {
+            let group = group.split('}').next().unwrap_or("");
+            for item in group.split(',') {
+                let more = segments(&format!("::{}", item.trim())).0;
+                out.push((base, [segs.clone(), more].concat()));
+            }
+        } else {
+            out.push((base, segs));
+        }
+    }
+    out
+}
+
+/// The module `base::segs` names, seen from module `from`: the deepest of `modules` it goes
+/// through (`super` is the parent of `from`, whether its file is `b.rs` or `b/mod.rs`).
+fn resolve(from: &str, base: &str, segs: &[String], modules: &BTreeSet<String>) -> Option<String> {
+    let mut cur: Vec<&str> = match base {
+        "crate" => Vec::new(),
+        _ => from.split("::").filter(|p| !p.is_empty()).collect(),
+    };
+    let mut segs = segs;
+    if base == "super" {
+        cur.pop();
+        while let Some((first, rest)) = segs.split_first()
+            && first == "super"
+        {
+            cur.pop();
+            segs = rest;
+        }
+    }
+    (1..=segs.len())
+        .rev()
+        .map(|n| {
+            let tail = segs[..n].iter().map(String::as_str);
+            cur.iter()
+                .copied()
+                .chain(tail)
+                .collect::<Vec<_>>()
+                .join("::")
+        })
+        .find(|m| modules.contains(m))
+}
+
+/// Whether `a` and `b` are one module, or one holds the other (the crate's root holds all).
+fn related(a: &str, b: &str) -> bool {
+    let holds =
+        |outer: &str, inner: &str| outer.is_empty() || inner.starts_with(&format!("{outer}::"));
+    a == b || holds(a, b) || holds(b, a)
+}
+
+/// The modules that `text`, the source of module `from`, imports outside comments and its
+/// `#[cfg(test)]` part, leaving out `from` itself, its submodules and the modules holding it.
+fn imports(from: &str, text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let code: Vec<&str> = code_lines(text).collect();
+    paths(&code.join("\n"))
+        .into_iter()
+        .filter_map(|(base, segs)| resolve(from, base, &segs, modules))
+        .filter(|to| !related(from, to))
+        .collect()
+}
+
+/// The file-level import graph of `src/` (unit tests' `tests.rs` files left out).
+fn import_graph(src: &Path) -> Graph {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.retain(|f| !f.ends_with("tests.rs"));
+    let module = |f: &Path| module_of(f.strip_prefix(src).unwrap());
+    let modules: BTreeSet<String> = files.iter().map(|f| module(f)).collect();
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let from = module(f);
+            let to = imports(&from, &text, &modules);
+            (from, to)
+        })
+        .collect()
+}
+
+/// The modules `from` reaches through `graph`, one import or more away.
+fn reachable<'g>(graph: &'g Graph, from: &str) -> BTreeSet<&'g str> {
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<&str> = graph
+        .get(from)
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    while let Some(m) = todo.pop() {
+        if seen.insert(m) {
+            todo.extend(graph.get(m).into_iter().flatten().map(String::as_str));
+        }
+    }
+    seen
+}
+
+/// The cycles of `graph`: its strongly connected components of more than one module, each
+/// sorted.
+fn cycles(graph: &Graph) -> Vec<Vec<String>> {
+    let reach: BTreeMap<&str, BTreeSet<&str>> = graph
+        .keys()
+        .map(|m| (m.as_str(), reachable(graph, m)))
+        .collect();
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for (m, from_m) in &reach {
+        let component: Vec<String> = from_m
+            .iter()
+            .filter(|w| reach.get(*w).is_some_and(|r| r.contains(m)))
+            .map(|w| w.to_string())
+            .collect();
+        if component.len() > 1 && !out.contains(&component) {
+            out.push(component);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_import_cycles_between_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = cycles(&import_graph(&src));
+    let listed: Vec<String> = found.iter().map(|c| c.join(" <-> ")).collect();
+    assert!(
+        found.is_empty(),
+        "files that import each other (through `crate::`, `super::` or `self::` paths):\n{}",
+        listed.join("\n")
+    );
+    // The check can fail: `a::b` and `a::c` importing each other are a cycle; `a::c` and its
+    // submodule `a::c::d` are not, nor are comments and test parts.
+    let modules: BTreeSet<String> = ["a", "a::b", "a::c", "a::c::d"].map(String::from).into();
+    assert_eq!(module_of(Path::new("a/c/mod.rs")), "a::c");
+    assert_eq!(module_of(Path::new("a/c/d.rs")), "a::c::d");
+    let sources = [
+        (
+            "a::b",
+            "use super::{c::X, Y}; // crate::a::c::d\n#[cfg(test)]\nuse crate::a::c::d;",
+        ),
+        ("a::c", "use self::d::Z;\nfn f() { crate::a::b::g() }"),
+        (
+            "a::c::d",
+            "use super::super::b::W;\nfn f() { crate::a::c::g() }",
+        ),
+    ];
+    let graph: Graph = sources
+        .iter()
+        .map(|(from, text)| (from.to_string(), imports(from, text, &modules)))
+        .collect();
+    let only = |m: &str| BTreeSet::from([m.to_string()]);
+    assert_eq!(graph["a::b"], only("a::c"));
+    assert_eq!(graph["a::c"], only("a::b"));
+    assert_eq!(graph["a::c::d"], only("a::b"));
+    assert_eq!(cycles(&graph), [["a::b", "a::c"]]);
 }

@@ -101,7 +101,11 @@ fn header(cli: &Cli, root: &Root) -> String {
         env!("CARGO_PKG_VERSION"),
         root.path().display()
     );
-    let _ = writeln!(text, "data folder: {}", presets::data_dir().display());
+    let _ = writeln!(
+        text,
+        "data folder: {}",
+        crate::workspace::data_dir().display()
+    );
     let config = load_config(cli, root).unwrap_or_default();
     if let Some(u) = &config.untrusted {
         let _ = writeln!(

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::workspace::presets::data_dir;
+use crate::workspace::data_dir;
 
 pub use crate::workspace::dirs::runtime_dir;
 

@@ -116,9 +116,7 @@ struct Inner {
 /// data folder, named by the SHA-256 of the root's path (so a repository cannot ship it).
 pub fn default_dir(root: &Path) -> PathBuf {
     let name = digest(root.as_os_str().as_encoded_bytes());
-    crate::workspace::presets::data_dir()
-        .join("state")
-        .join(&name[..32])
+    crate::workspace::data_dir().join("state").join(&name[..32])
 }
 
 /// The folder the user's journal key is kept in: lspgate's data folder (a private temporary
@@ -128,7 +126,7 @@ fn key_dir() -> PathBuf {
         let uid = rustix::process::getuid().as_raw();
         return std::env::temp_dir().join(format!("lspgate-unit-tests-{uid}"));
     }
-    crate::workspace::presets::data_dir()
+    crate::workspace::data_dir()
 }
 
 fn db_error(e: rusqlite::Error) -> ToolError {

@@ -21,7 +21,7 @@ use url::Url;
 
 use super::LspError;
 use super::client::{Dialect, LspClient};
-use super::requests::convert_diag;
+use super::convert::convert_diag;
 use super::wire::WireDiagnostic;
 
 /// Each file's diagnostics from a workspace pass.

@@ -1,16 +1,16 @@
 //! The typed LSP client: `initialize` handshake, capability checks, document synchronization and
 //! readiness (`$/progress`, ready markers). The requests lspgate makes are in `requests`, the
-//! server's own messages are served by `inbound`, the diagnostics it pushed are in
-//! `diagnostics`.
+//! server's own messages are served by `inbound` into the `state` both share, the diagnostics
+//! it pushed are in `diagnostics`.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 use url::Url;
 
@@ -21,7 +21,7 @@ use crate::text::Encoding;
 
 use super::caps::Cap;
 use super::inbound::{Inbox, serve_inbound};
-use super::watched::FileWatcher;
+use super::state::{RawEditSink, State};
 
 /// How to reach a server.
 #[derive(Debug, Clone)]
@@ -81,52 +81,6 @@ impl Default for ClientOptions {
         }
     }
 }
-
-#[derive(Debug, Clone)]
-pub(super) struct Published {
-    pub(super) version: Option<i32>,
-    pub(super) diags: Arc<Vec<WireDiagnostic>>,
-    pub(super) seq: u64,
-}
-
-#[derive(Default)]
-pub(super) struct State {
-    pub(super) diags: Mutex<HashMap<Url, Published>>,
-    pub(super) publish_seq: Mutex<u64>,
-    /// Active `$/progress` tokens and their titles.
-    pub(super) progress: Mutex<HashMap<String, String>>,
-    /// How many `$/progress` begins the server has sent.
-    pub(super) begun: std::sync::atomic::AtomicU64,
-    /// Dynamic registrations: id → method.
-    pub(super) registrations: Mutex<HashMap<String, String>>,
-    /// File watchers registered (`workspace/didChangeWatchedFiles`), by registration id.
-    pub(super) watchers: Mutex<HashMap<String, Vec<FileWatcher>>>,
-    /// When the server last sent anything.
-    pub(super) last_inbound: Mutex<Option<Instant>>,
-    /// Whether the ready marker was logged (true when there is none).
-    pub(super) marker_seen: std::sync::atomic::AtomicBool,
-    /// Whether the server has once been found settled: from then on only its progress counts,
-    /// not the chatter its answers bring (else every call in its first seconds would wait).
-    pub(super) settled: std::sync::atomic::AtomicBool,
-    /// Where `workspace/applyEdit` goes while lspgate runs a command that may send one.
-    pub(super) edit_sink: Mutex<Option<EditSink>>,
-    /// Where it goes, as sent, while a command of a client of lspgate's own runs (`forward_run`).
-    pub(super) raw_edit_sink: Mutex<Option<RawEditSink>>,
-    /// `$/progress` tokens lspgate handed out, and where their values go (`batch`).
-    pub(super) partials: Mutex<HashMap<String, mpsc::UnboundedSender<(String, Value)>>>,
-    /// The server registered pull diagnostics with `workspaceDiagnostics: true`.
-    pub(super) workspace_diagnostics: std::sync::atomic::AtomicBool,
-    /// This process's one workspace diagnostics pass was claimed (`batch`).
-    pub(super) workspace_pass: std::sync::atomic::AtomicBool,
-}
-
-/// Receives the server's `workspace/applyEdit` requests: the edit, and where to say whether it
-/// was applied.
-pub type EditSink = mpsc::UnboundedSender<(Vec<WireFileOp>, tokio::sync::oneshot::Sender<bool>)>;
-
-/// Receives the server's `workspace/applyEdit` requests as sent (their params), and where to
-/// send the answer (`ApplyWorkspaceEditResult`).
-pub type RawEditSink = mpsc::UnboundedSender<(Value, tokio::sync::oneshot::Sender<Value>)>;
 
 /// While a server is this young, silence is part of being ready: it may not have announced its
 /// indexing yet.

@@ -10,8 +10,9 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::LspError;
-use super::client::{Dialect, LspClient, Published};
-use super::requests::convert_diag;
+use super::client::{Dialect, LspClient};
+use super::convert::convert_diag;
+use super::state::Published;
 use super::wire::WireDiagnostic;
 
 impl LspClient {

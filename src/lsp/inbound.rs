@@ -10,8 +10,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use url::Url;
 
-use super::client::{Published, State};
-use super::requests::{convert_diag, workspace_edit};
+use super::convert::{convert_diag, workspace_edit};
+use super::state::{Published, State};
 use super::transport::{Inbound, Transport};
 use super::watched;
 

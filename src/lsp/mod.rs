@@ -4,10 +4,12 @@
 mod batch;
 mod caps;
 pub mod client;
+mod convert;
 mod diagnostics;
 pub mod framing;
 mod inbound;
 mod requests;
+mod state;
 pub mod transport;
 mod tsserver;
 mod watched;
@@ -17,7 +19,8 @@ pub use batch::WorkspaceReport;
 pub use caps::Cap;
 pub use client::{ClientOptions, Connect, Dialect, LspClient};
 #[doc(hidden)]
-pub use requests::workspace_edit;
+pub use convert::workspace_edit;
+pub use state::{EditSink, RawEditSink};
 pub use transport::SpawnSpec;
 
 use std::time::Duration;

@@ -14,7 +14,7 @@ use crate::documents::Documents;
 use crate::error::{Code, ToolError};
 use crate::lsp::{ClientOptions, Connect, LspClient, LspError};
 use crate::workspace::install::{Spinner, install};
-use crate::workspace::presets::{self, Launch, Origin, Preset, Readiness, ServerSpec};
+use crate::workspace::presets::{Launch, Origin, Preset, Readiness, ServerSpec};
 
 impl Registry {
     pub(super) async fn start(&self, entry: &Entry, root: &Path) -> Result<Arc<Server>, ToolError> {
@@ -27,7 +27,7 @@ impl Registry {
             tracing::info!(
                 "installing {} into {}",
                 preset.name,
-                presets::data_dir().display()
+                crate::workspace::data_dir().display()
             );
             let exe = tokio::task::spawn_blocking(move || {
                 let spinner = Spinner::on_stderr();

@@ -1,12 +1,15 @@
 //! Readiness for workspace-wide questions (references, workspace symbols, rename, call
 //! hierarchy, definition), per server as its preset says (`presets::Readiness`): what each
 //! server needs before such an answer is complete, waited for (bounded) and, where it cannot be
-//! reached, said (`partial` with the reason) rather than passed off as the whole truth.
+//! reached, said (`partial` with the reason) rather than passed off as the whole truth. It works
+//! on the parts of a server that `Server` lends it (`Readied`), never on the server itself.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::server::Server;
+use crate::documents::Documents;
+use crate::lsp::LspClient;
 use crate::workspace::Languages;
 use crate::workspace::presets::Readiness;
 
@@ -37,10 +40,24 @@ pub(super) struct Projects {
     note: Option<String>,
 }
 
-impl Server {
-    /// Waits (at most `bound`) until the server can answer a workspace-wide question
-    /// completely, as its preset says, and returns what it can answer.
-    pub async fn workspace_ready(&self, bound: Duration, languages: &Languages) -> Scope {
+/// The fields of a `Server` (documented there) that readiness works with, lent by
+/// `Server::readied`: it reaches nothing else of the server.
+pub(super) struct Readied<'a> {
+    pub(super) name: &'a str,
+    pub(super) root: &'a Path,
+    pub(super) docs: &'a Documents,
+    pub(super) languages: &'a [String],
+    pub(super) readiness: Readiness,
+    pub(super) projects: &'a tokio::sync::Mutex<Option<Projects>>,
+}
+
+impl Readied<'_> {
+    fn client(&self) -> Arc<LspClient> {
+        self.docs.client()
+    }
+
+    /// `Server::workspace_ready`.
+    pub(super) async fn workspace_ready(&self, bound: Duration, languages: &Languages) -> Scope {
         let client = self.client();
         match self.readiness {
             Readiness::Progress => match client.wait_idle(bound).await {
@@ -61,7 +78,7 @@ impl Server {
                 )),
             },
             Readiness::CompileCommands => {
-                let Some(db) = compile_commands(&self.root) else {
+                let Some(db) = compile_commands(self.root) else {
                     return partial(format!(
                         "{} indexes files nobody opened only from a compile_commands.json, and {} has none: it knows the open files and what they include",
                         self.name,
@@ -106,8 +123,8 @@ impl Server {
         if let Some(p) = cached.as_ref() {
             return p.clone();
         }
-        let root = self.root.clone();
-        let serves: Vec<String> = self.languages.clone();
+        let root = self.root.to_path_buf();
+        let serves: Vec<String> = self.languages.to_vec();
         let files = tokio::task::spawn_blocking(move || {
             crate::workspace::walk(&root, crate::workspace::WALK_LIMIT)
         })
@@ -121,7 +138,7 @@ impl Server {
             })
             .cloned()
             .collect();
-        let mut found = find_projects(&self.root, &files, &served);
+        let mut found = find_projects(self.root, &files, &served);
         tracing::debug!(server = %self.name, files = ?found.files, "opening tsserver projects");
         for file in &found.files {
             let language = languages.detect(file);
@@ -155,15 +172,6 @@ impl Server {
         found
     }
 
-    /// Forgets what readiness found (a restart, new project files).
-    pub(super) fn rearm(&self) {
-        if let Ok(mut p) = self.projects.try_lock() {
-            *p = None;
-        }
-    }
-}
-
-impl Server {
     /// Makes clangd load the compilation database `db` and start its background index, once
     /// per instance (a restart re-arms it): clangd reads the database only for a file it
     /// opens, so nothing is indexed until one is. One file of the database is opened, and the
@@ -174,7 +182,7 @@ impl Server {
         if loaded.is_some() {
             return;
         }
-        let (db, root) = (db.to_path_buf(), self.root.clone());
+        let (db, root) = (db.to_path_buf(), self.root.to_path_buf());
         let first = tokio::task::spawn_blocking(move || first_entry(&db, &root))
             .await
             .ok()

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use url::Url;
 
+use super::readiness::{Projects, Readied, Scope};
 use crate::documents::{Documents, Lease};
 use crate::lsp::{Cap, LspClient, LspError};
 use crate::watch::{Change, ChangeKind};
@@ -55,7 +56,7 @@ pub struct Server {
     pub(super) readiness: Readiness,
     /// What readiness prepared once per process (see `readiness`): tsserver's projects, or the
     /// file of clangd's compilation database it opened.
-    pub(super) projects: tokio::sync::Mutex<Option<super::readiness::Projects>>,
+    pub(super) projects: tokio::sync::Mutex<Option<Projects>>,
     /// The first process: its capabilities (and so the tool set) stay in force after restarts.
     pub(super) first: Arc<LspClient>,
     pub(super) sup: Mutex<SupState>,
@@ -153,6 +154,38 @@ impl Server {
 
     pub(super) fn restart_count(&self) -> u32 {
         self.sup.lock().map(|s| s.restarts).unwrap_or(0)
+    }
+}
+
+impl Server {
+    /// What readiness works with of this server.
+    fn readied(&self) -> Readied<'_> {
+        Readied {
+            name: &self.name,
+            root: &self.root,
+            docs: &self.docs,
+            languages: &self.languages,
+            readiness: self.readiness,
+            projects: &self.projects,
+        }
+    }
+
+    /// Waits (at most `bound`) until the server can answer a workspace-wide question
+    /// completely, as its preset says, and returns what it can answer.
+    pub async fn workspace_ready(&self, bound: Duration, languages: &Languages) -> Scope {
+        self.readied().workspace_ready(bound, languages).await
+    }
+
+    /// Finds and loads tsserver's projects under the root, once (see `Readied::prepare`).
+    pub(super) async fn prepare(&self, languages: &Languages) {
+        self.readied().prepare(languages).await;
+    }
+
+    /// Forgets what readiness found (a restart, new project files).
+    pub(super) fn rearm(&self) {
+        if let Ok(mut p) = self.projects.try_lock() {
+            *p = None;
+        }
     }
 }
 

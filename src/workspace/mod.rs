@@ -245,6 +245,19 @@ fn language_of_shebang(head: &str) -> Option<&'static str> {
     })
 }
 
+/// lspgate's own data folder: `$LSPGATE_HOME`, else `$XDG_DATA_HOME/lspgate`, else
+/// `~/.local/share/lspgate`.
+pub fn data_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("LSPGATE_HOME") {
+        return PathBuf::from(h);
+    }
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME") {
+        return PathBuf::from(x).join("lspgate");
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(".local/share/lspgate")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::config::{ServerConfig, TransportKind};
+use super::data_dir;
 use crate::lsp::{Dialect, SpawnSpec};
 
 mod untrusted;
@@ -502,19 +503,6 @@ impl Launch {
             Launch::Untrusted(inner, _) => format!("{} (untrusted)", inner.command_line()),
         }
     }
-}
-
-/// lspgate's own data folder: `$LSPGATE_HOME`, else `$XDG_DATA_HOME/lspgate`, else
-/// `~/.local/share/lspgate`.
-pub fn data_dir() -> PathBuf {
-    if let Some(h) = std::env::var_os("LSPGATE_HOME") {
-        return PathBuf::from(h);
-    }
-    if let Some(x) = std::env::var_os("XDG_DATA_HOME") {
-        return PathBuf::from(x).join("lspgate");
-    }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-    home.join(".local/share/lspgate")
 }
 
 /// Where `lspgate install` puts a preset.

@@ -5,7 +5,7 @@
 //! with `--config` is trusted by that act and never looked up here.
 //!
 //! A record is one file per config path, `trust/<sha256 of the path>` under
-//! `presets::data_dir()`, holding `<sha256 of the content> <path>`. Trust covers the file's
+//! `workspace::data_dir()`, holding `<sha256 of the content> <path>`. Trust covers the file's
 //! text only: a program it names (`command = "./tools/server"`) runs with whatever that
 //! program holds when it starts.
 //!
@@ -122,7 +122,7 @@ pub fn digest(bytes: &[u8]) -> String {
 
 /// Where trust records live.
 pub fn dir() -> PathBuf {
-    super::presets::data_dir().join("trust")
+    super::data_dir().join("trust")
 }
 
 fn record_path(config: &Path) -> PathBuf {
