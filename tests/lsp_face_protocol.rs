@@ -323,3 +323,33 @@ async fn exit_ends_the_connection_at_once() {
         started.elapsed()
     );
 }
+
+/// A server's refresh requests: an inlay-hint refresh is asked of the client; a diagnostics
+/// refresh makes the face ask the servers again for the client's open documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refresh_requests_reach_the_client() {
+    let ws = workspace(&[("a.txt", "refresh ERROR\n")]);
+    let root = ws.path().canonicalize().unwrap();
+    let mut c = Client::start(&root, &["--", FIXTURE]);
+    c.initialize(&root, &["utf-16"]).await;
+    let file = root.join("a.txt");
+    c.open(&file, "plaintext").await;
+    c.wait(|m| m["method"] == "textDocument/publishDiagnostics")
+        .await;
+    let hover = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 0, "character": 2}}),
+        )
+        .await;
+    assert!(hover["result"].to_string().contains("refreshed"), "{hover}");
+    let asked = c
+        .wait(|m| m["method"] == "workspace/inlayHint/refresh")
+        .await;
+    assert!(
+        asked.get("id").is_some(),
+        "a request, not a notification: {asked}"
+    );
+    c.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": null}))
+        .await;
+}

@@ -115,6 +115,16 @@ impl LspClient {
         Some((p.version, p.diags.iter().map(|d| d.raw.clone()).collect()))
     }
 
+    /// The refresh requests the server sends from now on (`workspace/diagnostic/refresh`,
+    /// `workspace/inlayHint/refresh`, …), by method: lspgate answers them; a front end passes
+    /// them on to clients of its own.
+    pub fn refreshes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.state
+            .refreshes
+            .get_or_init(|| tokio::sync::broadcast::channel(16).0)
+            .subscribe()
+    }
+
     /// Wakes on every publish (its value: the publish counter).
     pub fn publishes(&self) -> watch::Receiver<u64> {
         self.diag_tx.subscribe()

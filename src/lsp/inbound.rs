@@ -220,7 +220,12 @@ fn answer_server_request(
         | "workspace/semanticTokens/refresh"
         | "workspace/inlayHint/refresh"
         | "workspace/inlineValue/refresh"
-        | "workspace/codeLens/refresh" => Ok(Value::Null),
+        | "workspace/codeLens/refresh" => {
+            if let Some(tx) = state.refreshes.get() {
+                let _ = tx.send(method.to_string());
+            }
+            Ok(Value::Null)
+        }
         _ => Err((-32601, format!("lspgate does not handle {method}"))),
     }
 }

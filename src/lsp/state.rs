@@ -38,6 +38,9 @@ pub(super) struct State {
     pub(super) watchers: Mutex<HashMap<String, Vec<FileWatcher>>>,
     /// When the server last sent anything.
     pub(super) last_inbound: Mutex<Option<Instant>>,
+    /// The refresh requests it sent (`workspace/diagnostic/refresh`, …), by method, for
+    /// whoever fronts it to clients of their own (`LspClient::refreshes`).
+    pub(super) refreshes: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
     /// Whether the ready marker was logged (true when there is none).
     pub(super) marker_seen: AtomicBool,
     /// Whether the server has once been found settled: from then on only its progress counts,

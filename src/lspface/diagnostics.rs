@@ -26,6 +26,8 @@ pub async fn pump(face: Arc<Face>) {
     let mut events = face.engine.shared().events().follow();
     // Per server: the process last seen (a restart makes a new one) and its last publish seen.
     let mut seen: HashMap<String, (usize, u64)> = HashMap::new();
+    // Per process: its refresh requests.
+    let mut refreshes: HashMap<usize, tokio::sync::broadcast::Receiver<String>> = HashMap::new();
     loop {
         let mut wakers = Vec::new();
         let mut changed = Vec::new();
@@ -49,10 +51,15 @@ pub async fn pump(face: Arc<Face>) {
             };
             changed.extend(client.pushed_after(last).into_iter().map(|(uri, _, _)| uri));
             seen.insert(server.name.clone(), (process, now));
+            refreshes
+                .entry(process)
+                .or_insert_with(|| client.refreshes());
             wakers.push(async move {
                 let _ = rx.changed().await;
             });
         }
+        let live: Vec<usize> = seen.values().map(|(p, _)| *p).collect();
+        refreshes.retain(|p, _| live.contains(p));
         if restarted {
             // The new process has none of the documents open: open the client's again.
             for uri in face.docs.uris() {
@@ -73,8 +80,22 @@ pub async fn pump(face: Arc<Face>) {
                 futures::future::select_all(wakers.into_iter().map(Box::pin)).await;
             }
         };
+        let asked = async {
+            if refreshes.is_empty() {
+                return std::future::pending::<Option<String>>().await;
+            }
+            let next = refreshes
+                .values_mut()
+                .map(|rx| Box::pin(async move { rx.recv().await.ok() }));
+            futures::future::select_all(next).await.0
+        };
         tokio::select! {
             () = any => {}
+            method = asked => {
+                if let Some(method) = method {
+                    refreshed(&face, method);
+                }
+            }
             event = events.recv() => {
                 // A change on disk may change any open document's findings; a lagging feed
                 // may have missed one.
@@ -93,6 +114,22 @@ pub async fn pump(face: Arc<Face>) {
             _ = closed.wait_for(|c| *c) => return,
         }
     }
+}
+
+/// A server asked its client to refresh something: diagnostics are the face's own to ask
+/// again (for every document the client has open); the rest (inlay hints, code lenses, …) is
+/// asked of the client, whose answer does not matter.
+fn refreshed(face: &Arc<Face>, method: String) {
+    if method == "workspace/diagnostic/refresh" {
+        for uri in face.docs.uris() {
+            refresh(face.clone(), uri);
+        }
+        return;
+    }
+    let face = face.clone();
+    tokio::spawn(async move {
+        face.ask(&method, Value::Null).await;
+    });
 }
 
 /// Brings a document's diagnostics up to date for the client after it opened or changed it:

@@ -50,16 +50,19 @@ impl Engine {
         self.resolve(uri)
     }
 
-    /// The servers of the languages the root holds that `serves` accepts, started (those that
-    /// cannot start are left out): what a client of the face is offered from the start.
+    /// The servers of the languages the root holds, and those of every language, that `serves`
+    /// accepts, started (those that cannot start are left out): what a client of the face is
+    /// offered from the start.
     pub async fn present_servers(&self, serves: impl Fn(&Server) -> bool) -> Vec<Arc<Server>> {
         let root = self.root().path().to_path_buf();
         let mut out: Vec<Arc<Server>> = Vec::new();
+        let mut found = self.registry.started_for_all().await;
         for language in self.scan_languages().await {
-            for s in self.registry.started_for(&root, &language).await {
-                if serves(&s) && !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
-                    out.push(s);
-                }
+            found.extend(self.registry.started_for(&root, &language).await);
+        }
+        for s in found {
+            if serves(&s) && !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
+                out.push(s);
             }
         }
         out

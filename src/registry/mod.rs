@@ -724,6 +724,25 @@ impl Registry {
         out
     }
 
+    /// Starts (if need be) the root instance of every server that serves every language (an
+    /// explicit command, a configured server naming no language): what serves a root whatever
+    /// it holds.
+    pub async fn started_for_all(&self) -> Vec<Arc<Server>> {
+        let root = self.root.path().to_path_buf();
+        let mut out = Vec::new();
+        for e in self
+            .entries()
+            .into_iter()
+            .filter(|e| e.languages.is_empty())
+        {
+            match self.instance(&e, &root).await {
+                Ok(s) => out.push(s),
+                Err(err) => tracing::debug!("starting {}: {err}", e.name),
+            }
+        }
+        out
+    }
+
     /// Starts, in the background, the root instance of a server for each language present.
     pub fn warm(self: &Arc<Self>, languages: Vec<String>) {
         for e in self.entries() {
