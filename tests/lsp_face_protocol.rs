@@ -353,3 +353,33 @@ async fn refresh_requests_reach_the_client() {
     c.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": null}))
         .await;
 }
+
+/// A server's `capabilities` allowlist in the config holds for the face as for the tools: a
+/// capability it leaves out is neither offered nor asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configs_allowlist_holds() {
+    let ws = workspace(&[("a.py", "hello world\n")]);
+    let root = ws.path().canonicalize().unwrap();
+    let config = root.join("lspgate-face.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[server]]\nname = \"local/fx\"\ncommand = \"{FIXTURE}\"\nlanguages = [\"python\"]\ncapabilities = [\"hover\"]\n"
+        ),
+    )
+    .unwrap();
+    let mut c = Client::start(&root, &["--config", config.to_str().unwrap()]);
+    let init = c.initialize(&root, &["utf-16"]).await;
+    let caps = &init["result"]["capabilities"];
+    assert!(caps.get("hoverProvider").is_some(), "{init}");
+    assert!(caps.get("referencesProvider").is_none(), "{init}");
+    let file = root.join("a.py");
+    c.open(&file, "python").await;
+    let at = json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 0, "character": 1}});
+    let hover = c.request("textDocument/hover", at.clone()).await;
+    assert!(hover["result"].to_string().contains("hello"), "{hover}");
+    let mut refs = at;
+    refs["context"] = json!({"includeDeclaration": true});
+    let refs = c.request("textDocument/references", refs).await;
+    assert!(refs.get("error").is_some(), "{refs}");
+}

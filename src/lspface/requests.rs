@@ -51,12 +51,14 @@ pub async fn answer(face: &Arc<Face>, method: &str, params: Value) -> Answer {
     }
 }
 
-/// Whether server `s` serves `method` (its provider `key`, or lspgate's capability of it,
-/// dynamic registrations included).
+/// Whether server `s` serves `method`: for a request lspgate has a capability of, as the tools
+/// ask (dynamic registrations and the config's `allow` list included), else by the provider
+/// `key` it announced.
 fn served(s: &Server, method: &str, key: &str) -> bool {
-    let client = s.client();
-    Cap::of_method(method).is_some_and(|c| client.supports(c))
-        || announces(client.capabilities(), key)
+    match Cap::of_method(method) {
+        Some(c) => s.supports(c),
+        None => announces(s.client().capabilities(), key),
+    }
 }
 
 async fn initialize(face: &Arc<Face>, params: &Value) -> Answer {
@@ -73,8 +75,8 @@ async fn initialize(face: &Arc<Face>, params: &Value) -> Answer {
     if let Ok(mut e) = face.encoding.lock() {
         *e = encoding;
     }
-    let announced: Vec<&Value> = clients.iter().map(|c| c.capabilities()).collect();
-    let mut capabilities = caps::union(&announced, encoding);
+    let offered: Vec<Value> = servers.iter().map(|s| offered(s)).collect();
+    let mut capabilities = caps::union(&offered.iter().collect::<Vec<_>>(), encoding);
     let mut commands: Vec<String> = clients.iter().flat_map(|c| c.commands()).collect();
     commands.sort();
     commands.dedup();
@@ -92,6 +94,23 @@ async fn initialize(face: &Arc<Face>, params: &Value) -> Answer {
     face.initialized
         .store(true, std::sync::atomic::Ordering::Release);
     Ok(result)
+}
+
+/// What server `s` is asked for, as the tools ask it: its announced capabilities, less the
+/// ones the config's `allow` list leaves out, plus those it registered since.
+fn offered(s: &Server) -> Value {
+    let mut caps = s.client().capabilities().clone();
+    if let Value::Object(map) = &mut caps {
+        for cap in Cap::ALL {
+            let key = cap.provider_key();
+            if !s.supports(cap) {
+                map.remove(key);
+            } else if matches!(map.get(key), None | Some(Value::Null | Value::Bool(false))) {
+                map.insert(key.into(), Value::Bool(true));
+            }
+        }
+    }
+    caps
 }
 
 /// A request about the document `uri`: forwarded to its servers (code actions: all of them,
@@ -255,7 +274,7 @@ async fn workspace_symbol(face: &Arc<Face>, params: Value) -> Answer {
     let answers = face
         .engine
         .forward_workspace("workspace/symbol", &params, |s| {
-            face.only.admits(s) && s.client().supports(Cap::WorkspaceSymbols)
+            face.only.admits(s) && s.supports(Cap::WorkspaceSymbols)
         })
         .await;
     let client = face.encoding();
