@@ -1,0 +1,825 @@
+//! Benchmark: lspgate as a language server (`lspgate lsp`, issue 25) on a real workspace
+//! (Django 5.2's source, from its wheel), against clients that each spawn pyright themselves,
+//! in one run:
+//!
+//! - four LSP clients, started one after another, each a `lspgate lsp --root DJANGO --server
+//!   pyright` process attached to a private per-user daemon: each client's time from its start
+//!   to its first complete `textDocument/references` answer (to `cached_property`, hundreds of
+//!   locations), then the resident memory of the daemon, its servers and the four relays;
+//! - four clients each spawning `pyright-langserver --stdio`, the same client code: the same
+//!   figures, and the memory of the four pyright trees;
+//! - on warm connections, alternating `hover` and `references` at fixed positions through one
+//!   `lspgate lsp` client and one direct client, the sides taking turns: medians and p90, and
+//!   the latency lspgate adds at the median.
+//!
+//! A direct client knows nothing of pyright's readiness: asked at once, pyright answers with
+//! what it has found so far. The client code asks again every 200 ms until the answer holds as
+//! many locations as lspgate's first answer did (the figure it could not know by itself: the
+//! direct side's time is a lower bound). Every client's final answer must hold the same count.
+//!
+//! Run: `cargo bench --bench lsp_face` (pyright from `.tools/`, see scripts/; minutes).
+
+mod common;
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The module every client opens, and the symbol asked about.
+const MODULE: &str = "django/utils/functional.py";
+/// Bound on a client's first complete `references` (pyright on Django, 2 cores).
+const FIRST_TIMEOUT: Duration = Duration::from_secs(300);
+/// Bound on a warm request.
+const WARM_TIMEOUT: Duration = Duration::from_secs(60);
+/// Rounds in the latency part: four requests a side each (hover, references, hover,
+/// references), the sides taking turns round by round: 200 requests a side.
+const ROUNDS: usize = 50;
+
+/// An LSP client over a child's pipes: Content-Length frames; a reader thread answers the
+/// server's own requests at once and hands responses over.
+struct Client {
+    child: Child,
+    stdin: Arc<Mutex<ChildStdin>>,
+    responses: Receiver<Value>,
+    id: i64,
+    /// When its process was spawned.
+    started: Instant,
+}
+
+fn write_frame(w: &Mutex<ChildStdin>, v: &Value) {
+    let body = v.to_string();
+    let mut w = w.lock().unwrap();
+    // A client already gone (its server exited) is noticed by the reader.
+    let _ = write!(w, "Content-Length: {}\r\n\r\n{}", body.len(), body);
+    let _ = w.flush();
+}
+
+fn read_frame(r: &mut impl BufRead) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let t = line.trim_end();
+        if t.is_empty() {
+            break;
+        }
+        if let Some(v) = t.strip_prefix("Content-Length:") {
+            len = v.trim().parse().ok();
+        }
+    }
+    let mut body = vec![0; len?];
+    r.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// What a client answers to the server's own requests.
+fn answer(msg: &Value) -> Value {
+    match msg["method"].as_str() {
+        Some("workspace/configuration") => {
+            json!(vec![
+                Value::Null;
+                msg["params"]["items"].as_array().map_or(0, Vec::len)
+            ])
+        }
+        Some("workspace/workspaceFolders") => Value::Null,
+        Some("workspace/applyEdit") => json!({"applied": false}),
+        _ => Value::Null,
+    }
+}
+
+impl Client {
+    /// Spawns `cmd` in `root` with `env` and initializes it (UTF-16 positions).
+    fn start(cmd: &[String], root: &Path, env: &[(String, String)]) -> Client {
+        let started = Instant::now();
+        let mut child = Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .current_dir(root)
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let stdin = Arc::new(Mutex::new(child.stdin.take().unwrap()));
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, responses) = channel();
+        let writer = stdin.clone();
+        std::thread::spawn(move || {
+            while let Some(msg) = read_frame(&mut stdout) {
+                if msg.get("method").is_some() {
+                    if let Some(id) = msg.get("id") {
+                        write_frame(
+                            &writer,
+                            &json!({"jsonrpc": "2.0", "id": id, "result": answer(&msg)}),
+                        );
+                    }
+                } else if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = Client {
+            child,
+            stdin,
+            responses,
+            id: 0,
+            started,
+        };
+        let root_uri = url::Url::from_directory_path(root).unwrap();
+        let init = c.request(
+            "initialize",
+            json!({"processId": std::process::id(), "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": "django"}],
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "window": {"workDoneProgress": true},
+                "workspace": {"configuration": true, "workspaceFolders": true},
+                "textDocument": {
+                    "hover": {"contentFormat": ["markdown", "plaintext"]},
+                    "references": {},
+                    "publishDiagnostics": {}
+                }
+            }}),
+            FIRST_TIMEOUT,
+        );
+        assert!(init.get("result").is_some(), "initialize: {init}");
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        write_frame(
+            &self.stdin,
+            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        );
+    }
+
+    /// Sends a request and waits for its response (the whole message: result or error).
+    fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Value {
+        self.id += 1;
+        let id = self.id;
+        write_frame(
+            &self.stdin,
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.responses.recv_timeout(left) {
+                Ok(msg) if msg["id"] == id => return msg,
+                Ok(_) => continue,
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no answer to {method} within {}s", timeout.as_secs())
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("the server went away during {method}")
+                }
+            }
+        }
+    }
+
+    fn open(&mut self, root: &Path, rel: &str) {
+        let path = root.join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri(&path), "languageId": "python", "version": 1,
+                "text": text}}),
+        );
+    }
+
+    /// `references` at `at`: the number of locations.
+    fn references(&mut self, at: &Value, timeout: Duration) -> usize {
+        let mut params = at.clone();
+        params["context"] = json!({"includeDeclaration": true});
+        let r = self.request("textDocument/references", params, timeout);
+        assert!(r.get("error").is_none(), "references: {r}");
+        r["result"].as_array().map_or(0, Vec::len)
+    }
+
+    fn hover(&mut self, at: &Value, timeout: Duration) {
+        let r = self.request("textDocument/hover", at.clone(), timeout);
+        assert!(r.get("error").is_none(), "hover: {r}");
+        assert!(!r["result"].is_null(), "an empty hover: {r}");
+    }
+
+    /// `shutdown` and `exit`, then the process is waited for (killed if it lingers).
+    fn stop(mut self) {
+        let id = self.id + 1;
+        write_frame(
+            &self.stdin,
+            &json!({"jsonrpc": "2.0", "id": id, "method": "shutdown"}),
+        );
+        let _ = self.responses.recv_timeout(Duration::from_secs(10));
+        self.notify("exit", Value::Null);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Drop kills it.
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn uri(path: &Path) -> String {
+    url::Url::from_file_path(path).unwrap().to_string()
+}
+
+/// A client's first complete `references`.
+struct First {
+    /// From the client's start (spawn) to the complete answer.
+    time: Duration,
+    /// Locations in the complete answer.
+    count: usize,
+    /// Locations in the answer to the first request, and how many requests it took.
+    first_count: usize,
+    tries: usize,
+}
+
+/// Starts a client, opens `MODULE`, asks `references` at `at` until the answer holds `want`
+/// locations (with no `want`, its first answer is taken).
+fn first_complete(
+    cmd: &[String],
+    root: &Path,
+    env: &[(String, String)],
+    at: &Value,
+    want: Option<usize>,
+) -> (Client, First) {
+    let mut c = Client::start(cmd, root, env);
+    c.open(root, MODULE);
+    let mut tries = 0;
+    let mut first_count = None;
+    loop {
+        let left = FIRST_TIMEOUT.saturating_sub(c.started.elapsed());
+        let count = c.references(at, left);
+        tries += 1;
+        first_count.get_or_insert(count);
+        if want.is_none_or(|w| count >= w) {
+            let first = First {
+                time: c.started.elapsed(),
+                count,
+                first_count: first_count.unwrap(),
+                tries,
+            };
+            return (c, first);
+        }
+        assert!(
+            c.started.elapsed() < FIRST_TIMEOUT,
+            "{count} of {want:?} references after {}s",
+            FIRST_TIMEOUT.as_secs()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// CPU time (user + system) of these processes, in clock ticks.
+fn cpu_ticks(pids: &[u32]) -> u64 {
+    pids.iter()
+        .map(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let tick = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            tick(11) + tick(12)
+        })
+        .sum()
+}
+
+/// Waits until the process trees under `roots` have used (almost) no CPU for 3 s, at most
+/// `max`: servers done with their background work. The seconds it took.
+fn settle(roots: &[u32], max: Duration) -> f64 {
+    let t = Instant::now();
+    let pids = || -> Vec<u32> { roots.iter().flat_map(|p| common::tree(*p)).collect() };
+    let mut last = cpu_ticks(&pids());
+    let mut quiet = 0;
+    while t.elapsed() < max && quiet < 6 {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = cpu_ticks(&pids());
+        // At most 2 ticks (20 ms) in half a second: idle timers only.
+        quiet = if now.saturating_sub(last) <= 2 {
+            quiet + 1
+        } else {
+            0
+        };
+        last = now;
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// Every process of these trees with its resident memory, largest first.
+fn breakdown(pids: &[u32]) -> Vec<(String, u64)> {
+    let mut seen = HashSet::new();
+    let mut out: Vec<(String, u64)> = pids
+        .iter()
+        .filter(|p| seen.insert(**p))
+        .map(|p| {
+            let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+            (format!("{} ({p})", comm.trim()), common::rss_kib([*p]))
+        })
+        .filter(|(_, k)| *k > 0)
+        .collect();
+    out.sort_by_key(|p| std::cmp::Reverse(p.1));
+    out
+}
+
+/// Whether this process runs pyright (its command line names it).
+fn is_pyright(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| String::from_utf8_lossy(&c).contains("pyright"))
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// The private per-user daemon: its environment, and `daemon stop` when dropped.
+struct Daemon {
+    runtime: tempfile::TempDir,
+    home: tempfile::TempDir,
+    path: String,
+}
+
+impl Daemon {
+    fn new(path: &str) -> Daemon {
+        use std::os::unix::fs::PermissionsExt;
+        let runtime = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        Daemon {
+            runtime,
+            home: tempfile::tempdir().unwrap(),
+            path: path.to_string(),
+        }
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        vec![
+            ("PATH".into(), self.path.clone()),
+            ("LSPGATE_STANDALONE".into(), "0".into()),
+            (
+                "XDG_RUNTIME_DIR".into(),
+                self.runtime.path().display().to_string(),
+            ),
+            (
+                "LSPGATE_HOME".into(),
+                self.home.path().display().to_string(),
+            ),
+            // A safety net: a bench that fails midway leaves no daemon for long.
+            ("LSPGATE_IDLE_EXIT".into(), "120".into()),
+        ]
+    }
+
+    fn cli(&self, args: &[&str]) -> std::process::Output {
+        Command::new(common::LSPGATE)
+            .args(args)
+            .current_dir("/")
+            .envs(self.env())
+            .output()
+            .unwrap()
+    }
+
+    fn status(&self) -> Value {
+        let out = self.cli(&["daemon", "status"]);
+        serde_json::from_slice(&out.stdout).unwrap_or_default()
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.status()["pid"].as_u64().map(|p| p as u32)
+    }
+
+    /// The servers it runs: name and pid.
+    fn servers(&self) -> Vec<(String, u32)> {
+        let status = self.status();
+        let mut out = Vec::new();
+        for root in status["roots"].as_array().into_iter().flatten() {
+            for s in root["servers"].as_array().into_iter().flatten() {
+                if let (Some(name), Some(pid)) = (s["name"].as_str(), s["pid"].as_u64()) {
+                    out.push((name.to_string(), pid as u32));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.cli(&["daemon", "stop"]);
+    }
+}
+
+/// Four clients, one after another, each kept open: their first complete answers.
+fn four(
+    cmd: &[String],
+    root: &Path,
+    env: &[(String, String)],
+    at: &Value,
+    mut want: Option<usize>,
+    name: &str,
+) -> (Vec<Client>, Vec<First>) {
+    let mut clients = Vec::new();
+    let mut firsts = Vec::new();
+    for i in 1..=4 {
+        let (c, f) = first_complete(cmd, root, env, at, want);
+        println!(
+            "  {name} client {i}: {} locations in {:.2} s ({} request(s); the first answer held {})",
+            f.count,
+            f.time.as_secs_f64(),
+            f.tries,
+            f.first_count
+        );
+        want.get_or_insert(f.count);
+        clients.push(c);
+        firsts.push(f);
+    }
+    (clients, firsts)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+#[derive(Default)]
+struct Times {
+    hover: Vec<f64>,
+    local: Vec<f64>,
+    wide: Vec<f64>,
+}
+
+impl Times {
+    fn all(&self) -> Vec<f64> {
+        self.hover
+            .iter()
+            .chain(&self.local)
+            .chain(&self.wide)
+            .copied()
+            .collect()
+    }
+}
+
+fn sorted(v: &[f64]) -> Vec<f64> {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Where the latency part asks.
+struct Spots {
+    hover: Value,
+    /// A local variable: pyright searches its function only.
+    local: Value,
+    /// `cached_property`: pyright searches every file.
+    wide: Value,
+}
+
+/// One round on a warm connection: hover, local references, hover, workspace-wide references,
+/// each timed in ms into `times`.
+fn round(c: &mut Client, at: &Spots, times: &mut Times) {
+    let mut timed = |f: &mut dyn FnMut(&mut Client), into: &mut Vec<f64>| {
+        let t = Instant::now();
+        f(c);
+        into.push(t.elapsed().as_secs_f64() * 1e3);
+    };
+    timed(&mut |c| c.hover(&at.hover, WARM_TIMEOUT), &mut times.hover);
+    timed(
+        &mut |c| {
+            c.references(&at.local, WARM_TIMEOUT);
+        },
+        &mut times.local,
+    );
+    timed(&mut |c| c.hover(&at.hover, WARM_TIMEOUT), &mut times.hover);
+    timed(
+        &mut |c| {
+            c.references(&at.wide, WARM_TIMEOUT);
+        },
+        &mut times.wide,
+    );
+}
+
+/// The position of `word` on the first line starting with `line_start` (0-based, UTF-16 on
+/// ASCII lines), as LSP parameters on `rel`.
+fn position(root: &Path, rel: &str, line_start: &str, word: &str) -> Value {
+    let text = std::fs::read_to_string(root.join(rel)).unwrap();
+    let (line, l) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(line_start))
+        .unwrap_or_else(|| panic!("no line starting {line_start:?} in {rel}"));
+    let character = l.find(word).unwrap();
+    json!({"textDocument": {"uri": uri(&root.join(rel))},
+        "position": {"line": line, "character": character}})
+}
+
+fn main() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}:{}",
+        repo.join(".tools/venv/bin").display(),
+        common::tools_path()
+    );
+    if common::on_path(&path, "pyright-langserver", &[]).is_none() {
+        println!("pyright not found: run scripts/install-test-servers.sh to bench it");
+        return;
+    }
+    if cfg!(debug_assertions) {
+        println!("(a debug build, as `cargo test` makes it: figures are not representative)");
+        // The smoke run of `cargo test` skips the real workspace: it takes minutes.
+        if std::env::var("BENCH_CALLS").is_ok_and(|v| v.parse().unwrap_or(0) < 100) {
+            println!("lsp_face bench skipped in the smoke run (BENCH_CALLS < 100)");
+            return;
+        }
+    }
+    let root = common::django(&repo);
+    let refs_at = position(&root, MODULE, "class cached_property", "cached_property");
+    let mut local_at = position(&root, MODULE, "self.real_func = func", "= func");
+    local_at["position"]["character"] =
+        json!(local_at["position"]["character"].as_u64().unwrap() + 2);
+    let spots = Spots {
+        hover: refs_at.clone(),
+        local: local_at,
+        wide: refs_at.clone(),
+    };
+
+    // Four clients through `lspgate lsp`, attached to a private daemon.
+    let daemon = Daemon::new(&path);
+    let gate_cmd: Vec<String> = [common::LSPGATE, "lsp", "--root"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([root.display().to_string()])
+        .chain(
+            [
+                "--server",
+                "pyright",
+                // Generous bounds: pyright on Django on 2 cores.
+                "--timeout",
+                "300",
+                "--ready-timeout",
+                "300",
+            ]
+            .map(String::from),
+        )
+        .collect();
+    println!("Django 5.2 at {}", root.display());
+    println!("four clients through `lspgate lsp` (one daemon):");
+    let (mut gates, gate_first) = four(&gate_cmd, &root, &daemon.env(), &refs_at, None, "lspgate");
+    let want = gate_first[0].count;
+    let daemon_pid = daemon.pid().expect("a daemon runs");
+    let gate_pids = |gates: &[Client]| -> Vec<u32> {
+        gates
+            .iter()
+            .flat_map(|c| common::tree(c.pid()))
+            .chain(common::tree(daemon_pid))
+            .collect()
+    };
+    let gate_rss = common::rss_kib(gate_pids(&gates));
+    let servers = daemon.servers();
+    // What the servers other than pyright hold (`--server pyright` fronts pyright alone).
+    let others = |servers: &[(String, u32)]| -> u64 {
+        common::rss_kib(
+            servers
+                .iter()
+                .filter(|(n, _)| !n.ends_with("/pyright"))
+                .flat_map(|(_, p)| common::tree(*p)),
+        )
+    };
+    let gate_others = others(&servers);
+    let gate_settle = settle(&gate_pids(&gates), Duration::from_secs(300));
+    let gate_rss_settled = common::rss_kib(gate_pids(&gates));
+    let gate_others_settled = others(&servers);
+    let server_list: Vec<String> = servers
+        .iter()
+        .map(|(n, p)| format!("{n} {:.0} MiB", mib(common::rss_kib(common::tree(*p)))))
+        .collect();
+    let gate_procs = breakdown(&gate_pids(&gates));
+    let mut pyrights: Vec<u32> = gate_pids(&gates)
+        .into_iter()
+        .filter(|p| is_pyright(*p))
+        .collect();
+    // Only the first stays, for the latency part.
+    for c in gates.drain(1..) {
+        c.stop();
+    }
+
+    // Four clients each spawning pyright.
+    let direct_cmd = common::on_path(&path, "pyright-langserver", &["--stdio"]).unwrap();
+    let direct_env = vec![("PATH".to_string(), path.clone())];
+    println!("four clients each spawning pyright-langserver:");
+    let (mut directs, direct_first) = four(
+        &direct_cmd,
+        &root,
+        &direct_env,
+        &refs_at,
+        Some(want),
+        "direct",
+    );
+    let direct_pids = |directs: &[Client]| -> Vec<u32> {
+        directs.iter().flat_map(|c| common::tree(c.pid())).collect()
+    };
+    let direct_rss = common::rss_kib(direct_pids(&directs));
+    let direct_settle = settle(&direct_pids(&directs), Duration::from_secs(300));
+    let direct_rss_settled = common::rss_kib(direct_pids(&directs));
+    let direct_procs = breakdown(&direct_pids(&directs));
+    pyrights.extend(direct_pids(&directs).into_iter().filter(|p| is_pyright(*p)));
+    for c in directs.drain(1..) {
+        c.stop();
+    }
+
+    // Latency on warm connections: both sides idle first, then in turns.
+    let mut gate = gates.pop().unwrap();
+    let mut direct = directs.pop().unwrap();
+    let latency_settle = settle(
+        &[daemon_pid, gate.pid(), direct.pid()],
+        Duration::from_secs(300),
+    );
+    println!("both sides idle after {latency_settle:.0} s; latency part:");
+    let (mut gt, mut dt) = (Times::default(), Times::default());
+    // Warm-up, not counted.
+    for _ in 0..5 {
+        round(&mut gate, &spots, &mut Times::default());
+        round(&mut direct, &spots, &mut Times::default());
+    }
+    let gate_refs = gate.references(&refs_at, WARM_TIMEOUT);
+    let direct_refs = direct.references(&refs_at, WARM_TIMEOUT);
+    let local_refs = (
+        gate.references(&spots.local, WARM_TIMEOUT),
+        direct.references(&spots.local, WARM_TIMEOUT),
+    );
+    for i in 0..ROUNDS {
+        if i % 2 == 0 {
+            round(&mut gate, &spots, &mut gt);
+            round(&mut direct, &spots, &mut dt);
+        } else {
+            round(&mut direct, &spots, &mut dt);
+            round(&mut gate, &spots, &mut gt);
+        }
+    }
+    gate.stop();
+    direct.stop();
+    drop(daemon);
+    std::thread::sleep(Duration::from_millis(500));
+    // The pyright processes this run started that still exist.
+    let strays: Vec<u32> = pyrights
+        .iter()
+        .copied()
+        .filter(|p| Path::new(&format!("/proc/{p}")).exists() && is_pyright(*p))
+        .collect();
+
+    // Every complete answer the same.
+    let counts: Vec<usize> = gate_first
+        .iter()
+        .chain(&direct_first)
+        .map(|f| f.count)
+        .collect();
+    assert!(want > 50, "only {want} references: not the symbol meant");
+    assert!(
+        counts.iter().all(|c| *c == want) && gate_refs == want && direct_refs == want,
+        "complete answers differ: first {counts:?}, warm {gate_refs} / {direct_refs}"
+    );
+    assert_eq!(local_refs.0, local_refs.1, "local references differ");
+
+    // The figures.
+    let secs = |f: &First| f.time.as_secs_f64();
+    println!();
+    println!(
+        "Django 5.2 (883 Python files), pyright; four LSP clients started one after another; \
+         first complete `references` to `cached_property` ({want} locations)"
+    );
+    println!(
+        "| measure | through `lspgate lsp` (one daemon) | 4 clients each spawning pyright | ratio |"
+    );
+    println!("|---|---|---|---|");
+    for i in 0..4 {
+        let (g, d) = (secs(&gate_first[i]), secs(&direct_first[i]));
+        println!(
+            "| client {} first complete `references` | {g:.2} s | {d:.2} s | {:.2}× |",
+            i + 1,
+            g / d
+        );
+    }
+    println!(
+        "| resident memory once the 4th has answered | {:.0} MiB | {:.0} MiB | {:.2}× |",
+        mib(gate_rss),
+        mib(direct_rss),
+        gate_rss as f64 / direct_rss as f64
+    );
+    println!(
+        "| resident memory once idle ({gate_settle:.0} s / {direct_settle:.0} s later) | {:.0} MiB | {:.0} MiB | {:.2}× |",
+        mib(gate_rss_settled),
+        mib(direct_rss_settled),
+        gate_rss_settled as f64 / direct_rss_settled as f64
+    );
+    println!(
+        "| the same, lspgate without the servers other than pyright | {:.0} MiB / {:.0} MiB | | {:.2}× / {:.2}× |",
+        mib(gate_rss - gate_others),
+        mib(gate_rss_settled - gate_others_settled),
+        (gate_rss - gate_others) as f64 / direct_rss as f64,
+        (gate_rss_settled - gate_others_settled) as f64 / direct_rss_settled as f64
+    );
+    println!();
+    println!(
+        "servers the daemon runs for the root, once idle: {}",
+        server_list.join(", ")
+    );
+    println!("processes, once idle (RSS):");
+    for (name, procs) in [("lspgate", &gate_procs), ("direct", &direct_procs)] {
+        let list: Vec<String> = procs
+            .iter()
+            .map(|(n, k)| format!("{n} {:.1} MiB", mib(*k)))
+            .collect();
+        println!("  {name}: {}", list.join(", "));
+    }
+    println!();
+    println!(
+        "warm latency, ms: {ROUNDS} rounds a side of hover, references (local), hover, references \
+         (workspace-wide), the sides taking turns round by round"
+    );
+    println!(
+        "| request | direct median | direct p90 | lspgate median | lspgate p90 | added at the median |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let row = |name: &str, d: &[f64], g: &[f64]| {
+        let (d, g) = (sorted(d), sorted(g));
+        let added = percentile(&g, 0.5) - percentile(&d, 0.5);
+        println!(
+            "| {name} | {:.3} | {:.3} | {:.3} | {:.3} | {added:+.3} |",
+            percentile(&d, 0.5),
+            percentile(&d, 0.9),
+            percentile(&g, 0.5),
+            percentile(&g, 0.9)
+        );
+        added
+    };
+    let hover_added = row(
+        &format!("hover ({} calls)", gt.hover.len()),
+        &dt.hover,
+        &gt.hover,
+    );
+    let local_added = row(
+        &format!(
+            "references, a local ({} locations, {} calls)",
+            local_refs.0,
+            gt.local.len()
+        ),
+        &dt.local,
+        &gt.local,
+    );
+    let wide_added = row(
+        &format!(
+            "references, `cached_property` ({want} locations, {} calls)",
+            gt.wide.len()
+        ),
+        &dt.wide,
+        &gt.wide,
+    );
+    let all_added = row("all 200", &dt.all(), &gt.all());
+
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    let mem = gate_rss as f64 / direct_rss as f64;
+    let second = secs(&gate_first[1]) / secs(&gate_first[0]);
+    let met = |added: f64| verdict(added <= 0.5);
+    println!();
+    println!(
+        "memory, lspgate / direct, once the 4th has answered: {mem:.2}× (target ≤ 0.35×: {}); once idle: {:.2}×",
+        verdict(mem <= 0.35),
+        gate_rss_settled as f64 / direct_rss_settled as f64
+    );
+    println!(
+        "second client's first complete `references` / first client's, through lspgate: {second:.3}× (target ≤ 0.2×: {})",
+        verdict(second <= 0.2)
+    );
+    println!(
+        "latency added at the median (target ≤ 0.5 ms): hover {hover_added:+.3} ms ({}), local \
+         references {local_added:+.3} ms ({}), workspace-wide references {wide_added:+.3} ms \
+         ({}), all 200 {all_added:+.3} ms ({})",
+        met(hover_added),
+        met(local_added),
+        met(wide_added),
+        met(all_added)
+    );
+    if strays.is_empty() {
+        println!("no pyright-langserver process of this run left");
+    } else {
+        println!("pyright-langserver processes of this run left: {strays:?}");
+    }
+}
