@@ -212,6 +212,27 @@ async fn only_the_servers_asked_for_are_fronted() {
         )
         .await;
     assert!(r["result"]["contents"].to_string().contains('x'), "{r}");
+    // pyright was never started for this client.
+    let lspgate = c.child.id().unwrap();
+    let pyright = lspgate::procfs::pids().into_iter().any(|p| {
+        let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        descends_from(p, lspgate) && String::from_utf8_lossy(&cmdline).contains("pyright")
+    });
+    assert!(!pyright, "a server of another language was started");
+}
+
+/// Whether process `pid` is `ancestor` or below it.
+fn descends_from(mut pid: u32, ancestor: u32) -> bool {
+    for _ in 0..64 {
+        if pid == ancestor {
+            return true;
+        }
+        match lspgate::procfs::stat(pid) {
+            Some(st) if st.ppid > 1 => pid = st.ppid,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// ruff's `ruff.applyAutofix` sends `workspace/applyEdit`: it reaches the client

@@ -149,7 +149,9 @@ pub fn refresh(face: Arc<Face>, uri: String) {
         let unsaved = doc.unsaved();
         let found = face
             .engine
-            .document_diagnostics(&doc.path, unsaved.as_deref(), |s| face.only.admits(s))
+            .document_diagnostics(&doc.path, unsaved.as_deref(), &|name, languages| {
+                face.only.admits_entry(name, languages)
+            })
             .await;
         // Changed meanwhile: this is not the document's content any more.
         if face.docs.get(&uri).map(|d| d.version) != Some(doc.version) {

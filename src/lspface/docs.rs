@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::Face;
 use super::positions::Text;
+use crate::watch::FileVersion;
 
 /// A document the client has open.
 #[derive(Clone)]
@@ -18,16 +19,32 @@ pub struct Doc {
     pub path: PathBuf,
     pub version: i64,
     pub text: Text,
+    /// The file's version when this text was last compared with it, and whether they differed
+    /// (shared by the copies of this version of the document).
+    compared: Arc<Mutex<Option<(FileVersion, bool)>>>,
 }
 
 impl Doc {
     /// The buffer, when it differs from the file on disk (the disk's content is what every
-    /// server holds unless a request of this client's is being answered).
+    /// server holds unless a request of this client's is being answered). The file is read
+    /// again only when its version moved since the last comparison.
     pub fn unsaved(&self) -> Option<Arc<str>> {
-        match std::fs::read(&self.path) {
-            Ok(disk) if disk == self.text.text.as_bytes() => None,
-            _ => Some(self.text.text.clone()),
-        }
+        let now = std::fs::metadata(&self.path)
+            .ok()
+            .map(|m| FileVersion::of(&m));
+        let known = self.compared.lock().ok().and_then(|c| *c);
+        let differs = match (now, known) {
+            (Some(now), Some((then, differs))) if now == then => differs,
+            _ => {
+                let differs = std::fs::read(&self.path)
+                    .map_or(true, |disk| disk != self.text.text.as_bytes());
+                if let (Some(now), Ok(mut c)) = (now, self.compared.lock()) {
+                    *c = Some((now, differs));
+                }
+                differs
+            }
+        };
+        differs.then(|| self.text.text.clone())
     }
 }
 
@@ -97,6 +114,7 @@ pub fn changed(face: &Arc<Face>, method: &str, params: &Value) {
                     path,
                     version,
                     text: Text::new(Arc::from(text)),
+                    compared: Arc::default(),
                 },
             );
         }

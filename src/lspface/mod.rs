@@ -60,12 +60,25 @@ pub struct Only {
 impl Only {
     /// Whether `server` is among them.
     pub fn admits(&self, server: &Server) -> bool {
-        let named = self.servers.is_empty()
+        self.named(&server.name)
+            && (self.languages.is_empty() || self.languages.iter().any(|l| server.serves(l)))
+    }
+
+    /// Whether the server called `name`, serving `languages` (empty: every language), is among
+    /// them: asked before it is started, so that no other is.
+    pub fn admits_entry(&self, name: &str, languages: &[String]) -> bool {
+        self.named(name)
+            && (self.languages.is_empty()
+                || languages.is_empty()
+                || self.languages.iter().any(|l| languages.contains(l)))
+    }
+
+    fn named(&self, name: &str) -> bool {
+        self.servers.is_empty()
             || self
                 .servers
                 .iter()
-                .any(|n| server.name == *n || server.name.rsplit('/').next() == Some(n.as_str()));
-        named && (self.languages.is_empty() || self.languages.iter().any(|l| server.serves(l)))
+                .any(|n| name == n || name.rsplit('/').next() == Some(n.as_str()))
     }
 }
 

@@ -64,7 +64,8 @@ fn served(s: &Server, method: &str, key: &str) -> bool {
 async fn initialize(face: &Arc<Face>, params: &Value) -> Answer {
     let servers = tokio::time::timeout(
         std::time::Duration::from_secs(30),
-        face.engine.present_servers(|s| face.only.admits(s)),
+        face.engine
+            .present_servers(&|name, languages| face.only.admits_entry(name, languages)),
     )
     .await
     .unwrap_or_default();
@@ -161,6 +162,7 @@ async fn document(
                 method,
                 route,
                 ready,
+                admit: &|name, languages| face.only.admits_entry(name, languages),
             },
             serves,
             to_server,

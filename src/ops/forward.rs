@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::Engine;
 use crate::documents::Snapshot;
 use crate::error::{Code, ToolError};
-use crate::registry::Server;
+use crate::registry::{Admit, Server};
 
 /// A server's answer to a forwarded request, and the document as the server saw it then (its
 /// text and position encoding, to convert positions with).
@@ -42,6 +42,8 @@ pub struct Ask<'a> {
     /// Whether it depends on the whole workspace: it then waits (bounded) for the server to
     /// be ready.
     pub ready: bool,
+    /// The servers it may start (and go to).
+    pub admit: &'a Admit<'a>,
 }
 
 impl Engine {
@@ -50,18 +52,22 @@ impl Engine {
         self.resolve(uri)
     }
 
-    /// The servers of the languages the root holds, and those of every language, that `serves`
-    /// accepts, started (those that cannot start are left out): what a client of the face is
-    /// offered from the start.
-    pub async fn present_servers(&self, serves: impl Fn(&Server) -> bool) -> Vec<Arc<Server>> {
+    /// The servers of the languages the root holds, and those of every language, that `admit`
+    /// lets start, started (those that cannot start are left out): what a client of the face
+    /// is offered from the start.
+    pub async fn present_servers(&self, admit: &Admit<'_>) -> Vec<Arc<Server>> {
         let root = self.root().path().to_path_buf();
         let mut out: Vec<Arc<Server>> = Vec::new();
-        let mut found = self.registry.started_for_all().await;
+        let mut found = self.registry.started_for_all(admit).await;
         for language in self.scan_languages().await {
-            found.extend(self.registry.started_for(&root, &language).await);
+            found.extend(
+                self.registry
+                    .started_for_where(&root, &language, admit)
+                    .await,
+            );
         }
         for s in found {
-            if serves(&s) && !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
+            if !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
                 out.push(s);
             }
         }
@@ -72,11 +78,12 @@ impl Engine {
     pub async fn servers_of(
         &self,
         path: &Path,
+        admit: &Admit<'_>,
         serves: impl Fn(&Server) -> bool,
     ) -> Vec<Arc<Server>> {
         let language = self.languages().detect(path);
         self.registry
-            .started_for(path, &language)
+            .started_for_where(path, &language, admit)
             .await
             .into_iter()
             .filter(|s| serves(s))
@@ -98,8 +105,9 @@ impl Engine {
             method,
             route,
             ready,
+            admit,
         } = ask;
-        let servers = self.servers_of(path, serves).await;
+        let servers = self.servers_of(path, admit, serves).await;
         if servers.is_empty() {
             return Err(ToolError::new(
                 Code::NotSupported,
@@ -179,10 +187,10 @@ impl Engine {
         &self,
         path: &Path,
         overlay: Option<&str>,
-        serves: impl Fn(&Server) -> bool,
+        admit: &Admit<'_>,
     ) -> Vec<(Snapshot, Vec<Value>)> {
         let mut out = Vec::new();
-        for server in self.servers_of(path, serves).await {
+        for server in self.servers_of(path, admit, |_| true).await {
             let language = self.languages().detect(path);
             let Ok(lease) = server.docs.lease(path, &language, overlay).await else {
                 continue;

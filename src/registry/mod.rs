@@ -32,6 +32,9 @@ pub use server::{Server, ServerEvent};
 pub use status::ServerStatus;
 pub use supervisor::resident_bytes;
 
+/// Which servers to start, by name and the languages they serve (empty: every language).
+pub type Admit<'a> = dyn Fn(&str, &[String]) -> bool + Sync + 'a;
+
 /// When a crashed server is restarted (`--restart`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -586,6 +589,27 @@ impl Registry {
             .collect()
     }
 
+    /// `started_for`, starting only the servers `admit` accepts by name and languages (empty:
+    /// every language): those a client fronted with some servers only is never made to start.
+    pub async fn started_for_where(
+        &self,
+        path: &Path,
+        language: &str,
+        admit: &Admit<'_>,
+    ) -> Vec<Arc<Server>> {
+        let mut out = Vec::new();
+        for e in self.entries().into_iter().filter(|e| e.serves(language)) {
+            if !admit(&e.name, &e.languages) {
+                continue;
+            }
+            let root = server_root(self.root.path(), path, &e.roots);
+            if let Ok(s) = self.instance(&e, &root).await {
+                out.push(s);
+            }
+        }
+        out
+    }
+
     /// The first server for the file that supports `cap`, starting servers in routing order
     /// only as far as needed.
     pub async fn first_supporting(
@@ -727,13 +751,13 @@ impl Registry {
     /// Starts (if need be) the root instance of every server that serves every language (an
     /// explicit command, a configured server naming no language): what serves a root whatever
     /// it holds.
-    pub async fn started_for_all(&self) -> Vec<Arc<Server>> {
+    pub async fn started_for_all(&self, admit: &Admit<'_>) -> Vec<Arc<Server>> {
         let root = self.root.path().to_path_buf();
         let mut out = Vec::new();
         for e in self
             .entries()
             .into_iter()
-            .filter(|e| e.languages.is_empty())
+            .filter(|e| e.languages.is_empty() && admit(&e.name, &e.languages))
         {
             match self.instance(&e, &root).await {
                 Ok(s) => out.push(s),
