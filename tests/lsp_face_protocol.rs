@@ -404,3 +404,28 @@ async fn the_configs_allowlist_holds() {
     let refs = c.request("textDocument/references", refs).await;
     assert!(refs.get("error").is_some(), "{refs}");
 }
+
+/// A document closed and opened again gets its diagnostics again, unchanged as they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reopened_document_gets_its_diagnostics_again() {
+    let ws = workspace(&[("a.txt", "an ERROR here\n")]);
+    let root = ws.path().canonicalize().unwrap();
+    let mut c = Client::start(&root, &["--", FIXTURE]);
+    c.initialize(&root, &["utf-16"]).await;
+    let file = root.join("a.txt");
+    let found = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["diagnostics"]
+                .to_string()
+                .contains("found ERROR")
+    };
+    c.open(&file, "plaintext").await;
+    c.wait(found).await;
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&file)}}),
+    )
+    .await;
+    c.open(&file, "plaintext").await;
+    c.wait(found).await;
+}

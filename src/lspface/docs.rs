@@ -94,6 +94,12 @@ pub fn changed(face: &Arc<Face>, method: &str, params: &Value) {
     let Ok(mut open) = face.docs.open.lock() else {
         return;
     };
+    // A document opened (again) gets its diagnostics whatever it was told before.
+    if matches!(method, "textDocument/didOpen" | "textDocument/didClose")
+        && let Ok(mut sent) = face.sent.lock()
+    {
+        sent.remove(&uri);
+    }
     match method {
         "textDocument/didClose" => {
             open.remove(&uri);
