@@ -11,77 +11,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::Gate;
+use common::{Gate, django, rss_kib, tree};
 use serde_json::json;
-
-/// A process and every process below it.
-fn tree(pid: u32) -> Vec<u32> {
-    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        if let Some(pp) = stat
-            .rsplit_once(')')
-            .and_then(|(_, r)| r.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u32>().ok())
-        {
-            children.entry(pp).or_default().push(p);
-        }
-    }
-    let mut out = Vec::new();
-    let mut stack = vec![pid];
-    while let Some(p) = stack.pop() {
-        out.push(p);
-        stack.extend(children.get(&p).into_iter().flatten());
-    }
-    out
-}
-
-/// Resident memory of these processes (each counted once), in KiB.
-fn rss_kib(pids: impl IntoIterator<Item = u32>) -> u64 {
-    let mut seen = std::collections::HashSet::new();
-    pids.into_iter()
-        .filter(|p| seen.insert(*p))
-        .map(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/status"))
-                .unwrap_or_default()
-                .lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                .unwrap_or(0)
-        })
-        .sum()
-}
-
-/// Django's source: `.tools/projects/django-5.2`, else fetched here.
-fn django(repo: &Path) -> PathBuf {
-    let have = repo.join(".tools/projects/django-5.2");
-    if have.join("django/__init__.py").is_file() {
-        return have;
-    }
-    let dir = repo.join("target/bench-projects/django-5.2");
-    if !dir.join("django/__init__.py").is_file() {
-        let dl = repo.join("target/bench-projects/download");
-        let ok = std::process::Command::new("python3")
-            .args(["-m", "pip", "download", "--quiet", "--no-deps", "django==5.2", "-d"])
-            .arg(&dl)
-            .status()
-            .is_ok_and(|s| s.success())
-            && std::process::Command::new("python3")
-                .args([
-                    "-c",
-                    "import sys, zipfile, glob; zipfile.ZipFile(glob.glob(sys.argv[1] + '/*.whl')[0]).extractall(sys.argv[2])",
-                ])
-                .arg(&dl)
-                .arg(&dir)
-                .status()
-                .is_ok_and(|s| s.success());
-        assert!(ok, "could not fetch django==5.2 from PyPI");
-    }
-    dir
-}
 
 struct Run {
     /// Time from each session's start to its first complete answer.
