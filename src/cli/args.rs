@@ -181,6 +181,7 @@ const SCOPES: &[(&str, &[Group])] = &[
     ("daemon", &[Workspace, Server]),
     ("doctor", &[Workspace, Server, Json]),
     ("trust", &[Workspace]),
+    ("hook", &[Workspace]),
 ];
 const TOOL: &[Group] = &[Workspace, Server, Json, Render, Attach];
 
@@ -420,6 +421,11 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// For a harness's hooks: reads its hook event on stdin and answers, in its own format,
+    /// with the diagnostics the edit introduced in the written files and those importing
+    /// them (nothing when nothing broke). Never fails the harness: no daemon or no server,
+    /// empty output and exit 0.
+    Hook(super::hook::HookArgs),
     /// One subcommand per tool, generated from the tool table (`cli/tool.rs`).
     #[command(flatten)]
     Tool(super::tool::ToolCommand),

@@ -42,7 +42,8 @@ fn say_raw(text: &str) {
     output::stdout(text);
 }
 
-// After `say!`, which it uses.
+// After `say!`, which they use.
+mod hook;
 mod setup;
 mod trust;
 
@@ -136,6 +137,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Install { name } => return setup::install(name),
         Command::Doctor => return setup::doctor(&cli).await,
         Command::Trust { revoke } => return trust::run(&cli, *revoke),
+        Command::Hook(args) => return hook::run(&cli, args).await,
         Command::ConfigSchema => {
             say!(
                 "{}",

@@ -179,11 +179,27 @@ pub async fn call(
         tool: tool.to_string(),
         args,
     };
+    run(&request, progress).await
+}
+
+/// A harness's hook in the daemon (`Request::Hook`): its outcome, `done` with the verdict.
+pub async fn hook(
+    session: SessionSpec,
+    ask: crate::ops::hook::HookAsk,
+) -> Result<CallLine, String> {
+    run(&Request::Hook { session, ask }, &|_, _| {}).await
+}
+
+/// Sends a call-like `request` and reads its lines: progress to `progress`, then the outcome.
+async fn run(
+    request: &Request,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<CallLine, String> {
     let Opened {
         read,
         write: _write,
         answer,
-    } = open(&request).await?;
+    } = open(request).await?;
     if !answer.ok {
         return Err(answer.error.unwrap_or_default());
     }

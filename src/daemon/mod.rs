@@ -295,7 +295,15 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
             args,
         } => {
             daemon.sessions.fetch_add(1, Ordering::AcqRel);
-            daemon.call(session, tool, args, read, write).await;
+            daemon
+                .call(session, Work::Tool { tool, args }, read, write)
+                .await;
+            daemon.sessions.fetch_sub(1, Ordering::AcqRel);
+            daemon.touch();
+        }
+        Request::Hook { session, ask } => {
+            daemon.sessions.fetch_add(1, Ordering::AcqRel);
+            daemon.call(session, Work::Hook(ask), read, write).await;
             daemon.sessions.fetch_sub(1, Ordering::AcqRel);
             daemon.touch();
         }
@@ -381,6 +389,21 @@ impl Daemon {
     }
 }
 
+/// What a call connection runs: a tool, or a harness's hook.
+enum Work {
+    Tool { tool: String, args: Value },
+    Hook(crate::ops::hook::HookAsk),
+}
+
+impl Work {
+    fn name(&self) -> &str {
+        match self {
+            Work::Tool { tool, .. } => tool,
+            Work::Hook(_) => "hook",
+        }
+    }
+}
+
 /// Writes one answer line.
 async fn answer(write: &mut tokio::net::unix::OwnedWriteHalf, a: &Answer) -> std::io::Result<()> {
     line(write, a).await
@@ -442,8 +465,7 @@ impl Daemon {
     async fn call(
         self: &Arc<Self>,
         session: SessionSpec,
-        tool: String,
-        args: Value,
+        work: Work,
         mut read: BufReader<tokio::net::unix::OwnedReadHalf>,
         mut write: tokio::net::unix::OwnedWriteHalf,
     ) {
@@ -462,7 +484,18 @@ impl Daemon {
         let progress = move |done: usize, total: usize| {
             let _ = tx.send(CallLine::Progress { done, total });
         };
-        let call = crate::ops::tools::call_with_progress(&engine, &tool, args, &progress);
+        let what = work.name().to_string();
+        let call = async {
+            match work {
+                Work::Tool { tool, args } => {
+                    crate::ops::tools::call_with_progress(&engine, &tool, args, &progress).await
+                }
+                Work::Hook(ask) => Ok(crate::ops::tools::ToolOutput {
+                    structured: serde_json::to_value(engine.hook(ask).await).unwrap_or_default(),
+                    text: String::new(),
+                }),
+            }
+        };
         tokio::pin!(call);
         let mut buf = [0u8; 64];
         let outcome = loop {
@@ -473,7 +506,7 @@ impl Daemon {
                 }
                 n = read.read(&mut buf) => {
                     if matches!(n, Ok(0) | Err(_)) {
-                        tracing::debug!("the client of a `{tool}` call went away: dropping it");
+                        tracing::debug!("the client of a `{what}` call went away: dropping it");
                         break None;
                     }
                 }

@@ -47,6 +47,12 @@ pub enum Request {
         tool: String,
         args: Value,
     },
+    /// A harness's hook (`lspgate hook`): answered, then one `CallLine`, `done` with the
+    /// `HookVerdict` as its structured result (or `unopened`). Dropped if the client goes away.
+    Hook {
+        session: SessionSpec,
+        ask: crate::ops::hook::HookAsk,
+    },
     /// An MCP listener over HTTP for the client's `serve --http`, kept while this connection
     /// stays open (the daemon closes it when the listener has stopped): the answer's body is
     /// a `Hosting`. `http` is read with the session's environment (`LSPGATE_HTTP_*`,

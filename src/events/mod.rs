@@ -27,7 +27,7 @@ use crate::workspace::Root;
 pub use store::{Event, Page};
 
 /// The kinds of events, as protocol §3 names them.
-pub const KINDS: [&str; 10] = [
+pub const KINDS: [&str; 11] = [
     "file_changed",
     "diagnostics_changed",
     "edit_applied",
@@ -38,6 +38,7 @@ pub const KINDS: [&str; 10] = [
     "server_stopped",
     "activity_started",
     "activity_finished",
+    "hook",
 ];
 
 /// Files listed in one `file_changed` event, at most (`more` says how many were left out).

@@ -169,6 +169,7 @@ impl Engine {
         server: &Server,
         lease: &Lease,
     ) -> Result<crate::documents::DocDiagnostics, ToolError> {
+        let tick = self.registry.tick();
         let since = server.generation();
         let client = server.client();
         let first = server
@@ -180,7 +181,7 @@ impl Engine {
             Ok(d) => !d.fresh && !client.is_alive(),
         };
         if !died {
-            self.saw_diagnostics(server, lease, &first);
+            self.saw_diagnostics(server, lease, &first, tick);
             return first;
         }
         let again = match server.await_restart(since, &client).await {
@@ -193,7 +194,7 @@ impl Engine {
             }
             Err(why) => Err(ToolError::new(Code::ServerFailed, why)),
         };
-        self.saw_diagnostics(server, lease, &again);
+        self.saw_diagnostics(server, lease, &again, tick);
         again
     }
 }

@@ -66,11 +66,14 @@ pub struct ActivityParams {
 impl Engine {
     /// Fresh diagnostics of a file's content on disk (not an overlay's) go to the event log,
     /// which records `diagnostics_changed` when the file's counts differ from the last seen.
+    /// The hooks keep them too, stamped with `tick`, the registry's change clock when they
+    /// were asked for (`hook::Held`).
     pub(super) fn saw_diagnostics(
         &self,
         server: &crate::registry::Server,
         lease: &crate::documents::Lease,
         found: &Result<crate::documents::DocDiagnostics, ToolError>,
+        tick: u64,
     ) {
         let Ok(d) = found else { return };
         if !d.fresh || lease.is_overlay() {
@@ -79,6 +82,13 @@ impl Engine {
         let Ok(path) = lease.snap.uri.to_file_path() else {
             return;
         };
+        let snap = &lease.snap;
+        let said = super::diags(snap, d.diagnostics.clone())
+            .iter()
+            .map(|x| super::hook::Said::of(x, snap.line(x.line)))
+            .collect();
+        let content = super::hook::content_hash(&snap.text);
+        self.held.record(&path, &server.name, tick, content, said);
         let count = |s: crate::lsp::wire::Severity| {
             d.diagnostics.iter().filter(|x| x.severity == s).count() as u32
         };

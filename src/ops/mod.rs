@@ -8,6 +8,7 @@ pub mod durable;
 pub mod edit;
 pub mod forward;
 pub mod gates;
+pub mod hook;
 pub mod render;
 pub mod session;
 pub mod shape;

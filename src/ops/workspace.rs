@@ -34,6 +34,10 @@ pub struct Workspace {
     pub(crate) id: u64,
     /// One edit applies at a time, whichever session (and workspace on the root) asks.
     pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
+    /// What the hooks remember: diagnostics by the change clock, sessions' clocks.
+    pub(crate) held: super::hook::Held,
+    /// Each file's imported names, for the hooks' dependents.
+    pub(crate) imports: super::hook::Imports,
     /// Keeps what this workspace shares with the others on its root alive.
     _on_root: Arc<OnRoot>,
 }
@@ -93,6 +97,8 @@ impl Workspace {
             state: on_root.state.clone(),
             events: on_root.events.clone(),
             edit_lock: on_root.edit_lock.clone(),
+            held: Default::default(),
+            imports: Default::default(),
             _on_root: on_root,
         });
         ws.recover_edits();

@@ -196,6 +196,8 @@ pub struct Registry {
     /// Held while changes are delivered to the servers: a call's consistency point waits for
     /// a delivery in progress.
     delivering: tokio::sync::Mutex<()>,
+    /// When each file's latest change was delivered, on the registry's own clock (`sync`).
+    clock: sync::ChangeClock,
     /// Dropped with the registry: ends its background tasks.
     _alive: tokio::sync::watch::Sender<()>,
     /// The workspace's trust when it is not trusted (`Config::workspace`): a preset installed
@@ -249,6 +251,7 @@ impl Registry {
             me: me.clone(),
             watcher: OnceCell::new(),
             delivering: tokio::sync::Mutex::new(()),
+            clock: sync::ChangeClock::default(),
             _alive: tokio::sync::watch::channel(()).0,
             workspace: std::sync::OnceLock::new(),
         })

@@ -82,6 +82,9 @@ impl Registry {
             }
         }
         tracing::debug!(changes = changes.len(), "delivering changes on disk");
+        // Ticked before any server is told: whatever was computed at an earlier tick knew
+        // nothing of these changes.
+        self.clock.tick(changes.iter().map(|c| c.path.as_path()));
         self.languages
             .forget(changes.iter().map(|c| c.path.as_path()));
         for server in self.running() {
@@ -108,6 +111,61 @@ impl Registry {
     /// How the watcher is doing; `None` before the first server started it.
     pub fn watch_status(&self) -> Option<WatchStatus> {
         self.watcher.get().map(|w| w.status())
+    }
+}
+
+/// The registry's clock of changes on disk: a tick per delivery, and the tick at which each
+/// file's latest change was delivered (the newest `MAX_TRACKED` files). What was computed at
+/// a tick before a file's knew nothing of that change (the hooks' baselines).
+#[derive(Default)]
+pub(super) struct ChangeClock {
+    now: std::sync::atomic::AtomicU64,
+    at: std::sync::Mutex<std::collections::HashMap<PathBuf, u64>>,
+}
+
+/// Files whose latest change the clock remembers, at most (the oldest are forgotten first).
+const MAX_TRACKED: usize = 50_000;
+
+impl ChangeClock {
+    fn tick<'a>(&self, paths: impl Iterator<Item = &'a std::path::Path>) {
+        use std::sync::atomic::Ordering;
+        let Ok(mut at) = self.at.lock() else { return };
+        let now = self.now.fetch_add(1, Ordering::AcqRel) + 1;
+        for p in paths {
+            at.insert(p.to_path_buf(), now);
+        }
+        if at.len() > MAX_TRACKED {
+            let mut ticks: Vec<u64> = at.values().copied().collect();
+            ticks.sort_unstable();
+            let keep_from = ticks[ticks.len() - MAX_TRACKED / 2];
+            at.retain(|_, t| *t >= keep_from);
+        }
+    }
+}
+
+impl Registry {
+    /// The clock now: the number of deliveries of changes on disk so far.
+    pub fn tick(&self) -> u64 {
+        self.clock.now.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The tick at which `path`'s latest change was delivered, if the clock remembers one.
+    pub fn changed_at(&self, path: &std::path::Path) -> Option<u64> {
+        self.clock.at.lock().ok()?.get(path).copied()
+    }
+
+    /// The files whose latest change was delivered after tick `since`, in path order.
+    pub fn changed_since(&self, since: u64) -> Vec<PathBuf> {
+        let Ok(at) = self.clock.at.lock() else {
+            return Vec::new();
+        };
+        let mut out: Vec<PathBuf> = at
+            .iter()
+            .filter(|(_, t)| **t > since)
+            .map(|(p, _)| p.clone())
+            .collect();
+        out.sort();
+        out
     }
 }
 

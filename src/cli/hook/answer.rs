@@ -1,0 +1,232 @@
+//! A hook's answer: the verdict as a short report (one line per finding, `file:line:col
+//! severity message`, at most `max_lines` of them), put in the harness's own output shape
+//! (additional context, or its block answer), or nothing at all when nothing broke.
+
+use serde_json::{Value, json};
+
+use super::event::Format;
+use crate::lsp::wire::Severity;
+use crate::ops::hook::{Finding, HookVerdict};
+
+/// How the report is written.
+pub struct Style {
+    pub max_lines: usize,
+    /// Block when the write introduced a finding at least this severe.
+    pub block_on: Option<Severity>,
+    /// The budget, in seconds, as the report names it.
+    pub budget_secs: f64,
+}
+
+/// The report, or `None` when there is nothing to say.
+pub fn report(v: &HookVerdict, style: &Style) -> Option<String> {
+    if v.introduced.is_empty() && v.present.is_empty() && v.unchecked == 0 && v.notes.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut room = style.max_lines.max(1);
+    if !v.introduced.is_empty() {
+        out.push(format!(
+            "lspgate: this edit introduced {}:",
+            counts(&v.introduced)
+        ));
+        list(&mut out, &v.introduced, &mut room);
+    }
+    if !v.present.is_empty() {
+        let files = distinct_files(&v.present);
+        out.push(format!(
+            "lspgate: {} after the edit ({} no earlier diagnostics to compare with):",
+            counts(&v.present),
+            if files.len() == 1 {
+                format!("{} had", files[0])
+            } else {
+                "these files had".to_string()
+            }
+        ));
+        list(&mut out, &v.present, &mut room);
+    }
+    if v.unchecked > 0 {
+        out.push(format!(
+            "lspgate: {} file{} not checked within {} s (`lspgate diagnostics FILE` checks one)",
+            v.unchecked,
+            if v.unchecked == 1 { "" } else { "s" },
+            style.budget_secs
+        ));
+    }
+    for n in v.notes.iter().take(3) {
+        out.push(format!("lspgate: not checked: {n}"));
+    }
+    Some(out.join("\n"))
+}
+
+/// `2 errors and 1 warning`.
+fn counts(list: &[Finding]) -> String {
+    let mut parts = Vec::new();
+    for (sev, one) in [
+        (Severity::Error, "error"),
+        (Severity::Warning, "warning"),
+        (Severity::Info, "information"),
+        (Severity::Hint, "hint"),
+    ] {
+        let n = list.iter().filter(|f| f.diag.severity == sev).count();
+        match n {
+            0 => {}
+            1 => parts.push(format!("1 {one}")),
+            n if sev == Severity::Info => parts.push(format!("{n} {one}")),
+            n => parts.push(format!("{n} {one}s")),
+        }
+    }
+    match parts.len() {
+        0 => "nothing".into(),
+        1 => parts.remove(0),
+        _ => {
+            let last = parts.pop().unwrap_or_default();
+            format!("{} and {last}", parts.join(", "))
+        }
+    }
+}
+
+fn distinct_files(list: &[Finding]) -> Vec<&str> {
+    let mut files: Vec<&str> = list.iter().map(|f| f.file.as_str()).collect();
+    files.dedup();
+    files
+}
+
+/// One line per finding while `room` lasts, then how many more.
+fn list(out: &mut Vec<String>, findings: &[Finding], room: &mut usize) {
+    for (i, f) in findings.iter().enumerate() {
+        if *room == 0 {
+            out.push(format!("… {} more", findings.len() - i));
+            return;
+        }
+        *room -= 1;
+        let d = &f.diag;
+        let message = d.message.lines().next().unwrap_or("");
+        let code = d
+            .code
+            .as_deref()
+            .map(|c| format!(" [{c}]"))
+            .unwrap_or_default();
+        out.push(format!(
+            "{}:{}:{} {} {}{code}",
+            f.file,
+            d.line,
+            d.column,
+            severity(d.severity),
+            crop(message, 300)
+        ));
+    }
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+        Severity::Hint => "hint",
+    }
+}
+
+fn crop(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Whether the verdict asks for the harness's block answer.
+pub fn blocks(v: &HookVerdict, style: &Style) -> bool {
+    style
+        .block_on
+        .is_some_and(|at| v.introduced.iter().any(|f| f.diag.severity <= at))
+}
+
+/// The harness's answer carrying `report` (`event`: the event's name as the harness sent it).
+pub fn answer(format: Format, event: &str, report: &str, block: bool) -> Value {
+    match (format, block) {
+        (Format::Cursor, false) => json!({"additional_context": report}),
+        (Format::Cursor, true) => json!({
+            "additional_context": format!(
+                "{report}\nlspgate: Cursor has no answer that blocks after an edit; reported only."
+            )
+        }),
+        (Format::Gemini, true) => json!({"decision": "deny", "reason": report}),
+        (_, true) => json!({"decision": "block", "reason": report}),
+        (_, false) => json!({
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": report}
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::types::Diag;
+
+    fn finding(file: &str, line: u32, severity: Severity, message: &str) -> Finding {
+        Finding {
+            file: file.into(),
+            server: "pyright".into(),
+            diag: Diag {
+                severity,
+                line,
+                column: 5,
+                end_line: line,
+                end_column: 9,
+                code: Some("reportX".into()),
+                source: None,
+                message: message.into(),
+            },
+        }
+    }
+
+    fn style(max_lines: usize) -> Style {
+        Style {
+            max_lines,
+            block_on: Some(Severity::Error),
+            budget_secs: 5.0,
+        }
+    }
+
+    #[test]
+    fn nothing_broke_says_nothing_and_a_report_is_bounded() {
+        assert!(report(&HookVerdict::default(), &style(20)).is_none());
+        let v = HookVerdict {
+            introduced: vec![
+                finding("a.py", 3, Severity::Error, "bad\nsecond line"),
+                finding("b.py", 7, Severity::Warning, "meh"),
+                finding("b.py", 9, Severity::Error, "worse"),
+            ],
+            ..Default::default()
+        };
+        let text = report(&v, &style(2)).unwrap();
+        assert_eq!(
+            text,
+            "lspgate: this edit introduced 2 errors and 1 warning:\n\
+             a.py:3:5 error bad [reportX]\nb.py:7:5 warning meh [reportX]\n… 1 more"
+        );
+        assert!(blocks(&v, &style(2)));
+        let warn_only = HookVerdict {
+            introduced: vec![finding("b.py", 7, Severity::Warning, "meh")],
+            ..Default::default()
+        };
+        assert!(!blocks(&warn_only, &style(2)));
+    }
+
+    #[test]
+    fn each_harness_gets_its_own_shape() {
+        let a = answer(Format::ClaudeCode, "PostToolUse", "r", false);
+        assert_eq!(a["hookSpecificOutput"]["additionalContext"], "r");
+        assert_eq!(a["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+        assert_eq!(
+            answer(Format::Codex, "PostToolUse", "r", true)["decision"],
+            "block"
+        );
+        assert_eq!(
+            answer(Format::Gemini, "AfterTool", "r", true)["decision"],
+            "deny"
+        );
+        let c = answer(Format::Cursor, "afterFileEdit", "r", true);
+        let said = c["additional_context"].as_str().unwrap();
+        assert!(said.starts_with("r\n") && said.contains("no answer that blocks"));
+    }
+}

@@ -1,0 +1,201 @@
+//! `lspgate hook pre-edit|post-edit`: reads a harness's hook event on stdin (`event.rs`), asks
+//! the warm daemon what the write introduced (`ops::hook`), and answers in the harness's own
+//! shape (`answer.rs`). Never fails the harness and never outlasts its budget: no daemon, no
+//! server, a bad event or the budget spent prints nothing (or what it has) and exits 0, with
+//! why on stderr.
+
+mod answer;
+mod before;
+mod event;
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use tokio::io::AsyncReadExt;
+
+use super::Cli;
+use crate::daemon::protocol::CallLine;
+use crate::lsp::wire::Severity;
+use crate::ops::hook::{HookAsk, HookVerdict, Stage};
+use event::{Format, Tool};
+
+/// The largest hook event read (a `Write` carries the whole file).
+const MAX_EVENT: u64 = 16 << 20;
+/// What the daemon's answer may take of the budget at most: the rest is for this process.
+const MARGIN: Duration = Duration::from_millis(300);
+
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
+    /// Before the harness's tool runs (records what is known) or after (reports what it
+    /// introduced).
+    pub stage: StageArg,
+    /// The harness whose event and answer these are (default: told from the event).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: Format,
+    /// Answer with the harness's block form when the edit introduced a diagnostic this severe.
+    #[arg(long, value_enum, default_value = "never")]
+    pub block_on: BlockOn,
+    /// Report diagnostics this severe and worse.
+    #[arg(long, value_enum, default_value = "warning")]
+    pub severity: SeverityArg,
+    /// Answer within this many seconds, with what is known by then.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    pub budget: f64,
+    /// Findings listed at most.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_lines: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StageArg {
+    PreEdit,
+    PostEdit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BlockOn {
+    Never,
+    Error,
+    Warning,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    Error,
+    Warning,
+    Info,
+    Hint,
+}
+
+impl SeverityArg {
+    fn severity(self) -> Severity {
+        match self {
+            SeverityArg::Error => Severity::Error,
+            SeverityArg::Warning => Severity::Warning,
+            SeverityArg::Info => Severity::Info,
+            SeverityArg::Hint => Severity::Hint,
+        }
+    }
+}
+
+/// Runs the hook; always exit code 0 (a hook must never break the harness).
+pub async fn run(cli: &Cli, args: &HookArgs) -> i32 {
+    let budget = Duration::from_secs_f64(args.budget.clamp(0.2, 600.0));
+    match tokio::time::timeout(budget, hook(cli, args, budget)).await {
+        Ok(Ok(Some(out))) => say!("{out}"),
+        Ok(Ok(None)) => {}
+        Ok(Err(why)) => complain!("lspgate hook: {why}"),
+        Err(_) => complain!(
+            "lspgate hook: no answer within {} s; nothing reported",
+            budget.as_secs_f64()
+        ),
+    }
+    0
+}
+
+/// The hook's answer on stdout, if any.
+async fn hook(cli: &Cli, args: &HookArgs, budget: Duration) -> Result<Option<String>, String> {
+    if super::standalone(cli) {
+        return Err(
+            "hooks answer through the per-user daemon; standalone, nothing is reported".into(),
+        );
+    }
+    let mut raw = Vec::new();
+    tokio::io::stdin()
+        .take(MAX_EVENT)
+        .read_to_end(&mut raw)
+        .await
+        .map_err(|e| format!("reading the event: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&raw).map_err(|e| format!("the hook event is not JSON: {e}"))?;
+    let event = event::read(&value, args.format, &super::context::var)?;
+    let stage = match args.stage {
+        StageArg::PreEdit => Stage::PreEdit,
+        StageArg::PostEdit => Stage::PostEdit,
+    };
+    if event.stage.is_some_and(|s| s != stage) {
+        tracing::warn!(
+            "a {} event given to `hook {}`: answering as {}",
+            event.name,
+            stage_name(stage),
+            stage_name(stage)
+        );
+    }
+    let (files, shell) = match event.tool {
+        Tool::Other => return Ok(None),
+        Tool::Shell => (Vec::new(), true),
+        Tool::Wrote(files) => (files, false),
+    };
+    // What they held before: only after the write is it told from the file now.
+    let before = match stage {
+        Stage::PostEdit => before::of(event.format, &value, &files),
+        Stage::PreEdit => Vec::new(),
+    };
+    let mut session = super::context::session(cli, &[]);
+    if cli.root.is_none()
+        && let Some(root) = &event.root
+    {
+        session.root = super::context::absolute(root);
+    }
+    let named = files.len();
+    let ask = HookAsk {
+        stage,
+        session: event.session.clone(),
+        files,
+        shell,
+        before,
+        severity: args.severity.severity(),
+        budget_ms: budget.saturating_sub(MARGIN).as_millis() as u64,
+    };
+    let verdict: HookVerdict = match crate::daemon::client::hook(session, ask).await {
+        Ok(CallLine::Done { structured, .. }) => serde_json::from_value(structured)
+            .map_err(|e| format!("the daemon's verdict is not understood: {e}"))?,
+        Ok(CallLine::Unopened { error } | CallLine::Failed { error }) => {
+            return Err(error.message);
+        }
+        Ok(CallLine::Progress { .. }) => return Err("the daemon sent no verdict".into()),
+        Err(why) => return Err(format!("no daemon ({why})")),
+    };
+    if named > 0 && verdict.files.is_empty() {
+        return Err(
+            "no language server serves the files written (or they are outside the root): \
+                    nothing checked"
+                .into(),
+        );
+    }
+    if stage == Stage::PreEdit {
+        return Ok(None);
+    }
+    let style = answer::Style {
+        max_lines: args.max_lines,
+        block_on: match args.block_on {
+            BlockOn::Never => None,
+            BlockOn::Error => Some(Severity::Error),
+            BlockOn::Warning => Some(Severity::Warning),
+        },
+        budget_secs: budget.as_secs_f64(),
+    };
+    let Some(report) = answer::report(&verdict, &style) else {
+        return Ok(None);
+    };
+    tracing::info!("reporting:\n{report}");
+    let name = match (event.name.as_str(), event.format) {
+        ("", Format::Gemini) => "AfterTool",
+        ("", _) => "PostToolUse",
+        (name, _) => name,
+    };
+    let out = answer::answer(
+        event.format,
+        name,
+        &report,
+        answer::blocks(&verdict, &style),
+    );
+    Ok(Some(out.to_string()))
+}
+
+fn stage_name(s: Stage) -> &'static str {
+    match s {
+        Stage::PreEdit => "pre-edit",
+        Stage::PostEdit => "post-edit",
+    }
+}

@@ -1,0 +1,472 @@
+//! Which top-level names an edit changed: each text cut into its top-level statements (Python:
+//! a line at indentation 0 with its decorators and continuation lines; JavaScript and
+//! TypeScript: a statement at brace depth 0), each named by what it defines, compared with
+//! comments and blank lines left out. A file that imports the written one can only be affected
+//! through a name it mentions. `None` when a change lies in a statement that defines no name (a
+//! module-level `if`, a call): then anything may be.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::imports::Family;
+
+/// The names whose top-level definitions differ between `old` and `new`; `None`: cannot tell.
+pub fn changed_names(family: Family, old: &str, new: &str) -> Option<BTreeSet<String>> {
+    let cut = |t: &str| match family {
+        Family::Python => python(t),
+        Family::Script => script(t),
+        Family::C => None,
+    };
+    let (before, after) = (cut(old)?, cut(new)?);
+    let mut changed = BTreeSet::new();
+    for name in before.keys().chain(after.keys()) {
+        if before.get(name) != after.get(name) {
+            if name.is_empty() {
+                return None;
+            }
+            changed.insert(name.clone());
+        }
+    }
+    Some(changed)
+}
+
+/// What a top-level name is, as far as its importers can see it through its hover: a function
+/// or a value shows its type there (a decorated function, with its decorators: what they make
+/// of it follows from its type); a type (a class, an interface) does not show its members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A function or a value whose hover (and decorators) say all an importer sees.
+    Typed,
+    /// Anything else.
+    Opaque,
+}
+
+/// Where a top-level name is defined and what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Def {
+    pub kind: Kind,
+    /// 1-based line and code-point column of the name.
+    pub line: u32,
+    pub column: u32,
+    /// The decorator lines above it (Python).
+    pub decorators: String,
+}
+
+/// Each top-level name's (first) definition.
+pub fn definitions(family: Family, text: &str) -> BTreeMap<String, Def> {
+    let mut out = BTreeMap::new();
+    let mut decorators = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with(char::is_whitespace) || line.trim().is_empty() {
+            continue;
+        }
+        let (names, kind) = match family {
+            Family::Python => {
+                if line.starts_with('@') {
+                    decorators.push_str(line.trim_end());
+                    decorators.push('\n');
+                    continue;
+                }
+                let t = line.trim_start_matches("async ");
+                if t.starts_with("import ") || t.starts_with("from ") {
+                    decorators.clear();
+                    continue;
+                }
+                let kind = if t.starts_with("class ") {
+                    Kind::Opaque
+                } else {
+                    Kind::Typed
+                };
+                (python_names(line), kind)
+            }
+            Family::Script => {
+                if line.starts_with("import ") || line.starts_with("export {") {
+                    continue;
+                }
+                let t = line
+                    .trim_start_matches("export ")
+                    .trim_start_matches("declare ")
+                    .trim_start_matches("async ");
+                let typed = t.starts_with("function")
+                    || t.starts_with("const ")
+                    || t.starts_with("let ")
+                    || t.starts_with("var ");
+                (
+                    script_names(line),
+                    if typed { Kind::Typed } else { Kind::Opaque },
+                )
+            }
+            Family::C => continue,
+        };
+        let above = std::mem::take(&mut decorators);
+        for n in names {
+            let Some(byte) = find_word(line, &n) else {
+                continue;
+            };
+            let column = line[..byte].chars().count() as u32 + 1;
+            out.entry(n).or_insert(Def {
+                kind,
+                line: i as u32 + 1,
+                column,
+                decorators: above.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The byte offset of `word` in `line` as a whole word.
+fn find_word(line: &str, word: &str) -> Option<usize> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    line.match_indices(word).map(|(i, _)| i).find(|&i| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// A line without its comment (`#` outside a string) and trailing blanks.
+fn strip_hash_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(_), '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (Some(q), c) if c == q && !escaped => quote = None,
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '#') => return line[..i].trim_end(),
+            _ => {}
+        }
+        escaped = false;
+    }
+    line.trim_end()
+}
+
+/// How many more brackets a line opens than it closes, outside its string literals.
+fn bracket_balance(line: &str) -> i32 {
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(_), '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (Some(q), c) if c == q && !escaped => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'' | '`') => quote = Some(c),
+            (None, '(' | '[' | '{') => n += 1,
+            (None, ')' | ']' | '}') => n -= 1,
+            _ => {}
+        }
+        escaped = false;
+    }
+    n
+}
+
+/// Python's top-level statements by the names they define ("" for none), their text joined.
+fn python(text: &str) -> Option<BTreeMap<String, String>> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    let mut current: Option<(Vec<String>, String)> = None;
+    let mut decorators = String::new();
+    let mut depth: i32 = 0;
+    let mut in_string: Option<&str> = None;
+    for raw in text.lines() {
+        // Triple-quoted strings spanning lines belong to the statement they are in.
+        let was_in_string = in_string.is_some();
+        let line = if was_in_string {
+            raw.trim_end()
+        } else {
+            strip_hash_comment(raw)
+        };
+        for q in ["\"\"\"", "'''"] {
+            if line.matches(q).count() % 2 == 1 {
+                in_string = match in_string {
+                    Some(open) if open == q => None,
+                    None => Some(q),
+                    other => other,
+                };
+            }
+        }
+        if line.trim().is_empty() && !was_in_string && in_string.is_none() {
+            continue;
+        }
+        let top = !was_in_string
+            && depth == 0
+            && !line.starts_with(char::is_whitespace)
+            && !line.starts_with([')', ']', '}']);
+        if top {
+            if line.starts_with('@') {
+                decorators.push_str(line);
+                decorators.push('\n');
+                continue;
+            }
+            if let Some((names, body)) = current.take() {
+                add(&mut out, names, body);
+            }
+            let mut body = std::mem::take(&mut decorators);
+            body.push_str(line);
+            body.push('\n');
+            current = Some((python_names(line), body));
+        } else if let Some((_, body)) = current.as_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+        if !was_in_string {
+            depth = (depth + bracket_balance(line)).max(0);
+        }
+    }
+    if let Some((names, body)) = current.take() {
+        add(&mut out, names, body);
+    }
+    Some(out)
+}
+
+/// The names a top-level Python statement defines.
+fn python_names(line: &str) -> Vec<String> {
+    let word = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let t = line.trim_start_matches("async ");
+    if let Some(rest) = t.strip_prefix("def ").or_else(|| t.strip_prefix("class ")) {
+        return vec![word(rest.trim_start())];
+    }
+    if t.starts_with("import ") || t.starts_with("from ") {
+        let list = t.split_once(" import ").map_or(&t[7..], |(_, l)| l);
+        return list
+            .replace(['(', ')', '\\'], " ")
+            .split(',')
+            .filter_map(|n| n.split_whitespace().last().map(str::to_string))
+            .filter(|n| n != "*")
+            .collect();
+    }
+    // `A = …`, `A: T = …`, `A, B = …`, `A += …`.
+    let head = t.split(['=', ':']).next().unwrap_or("");
+    if t.contains('=') || t.contains(':') {
+        let names: Vec<String> = head
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .trim_end_matches(['+', '-', '*', '/', '|', '&'])
+                    .trim()
+            })
+            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect();
+        let keyword = matches!(
+            head.split_whitespace().next(),
+            Some("if" | "elif" | "else" | "for" | "while" | "with" | "try" | "except" | "finally")
+        );
+        if !names.is_empty() && !keyword {
+            return names;
+        }
+    }
+    Vec::new()
+}
+
+/// Adds a statement's text under each name it defines ("" when none).
+fn add(out: &mut BTreeMap<String, String>, names: Vec<String>, body: String) {
+    if names.is_empty() {
+        out.entry(String::new()).or_default().push_str(&body);
+    }
+    for n in names {
+        out.entry(n).or_default().push_str(&body);
+    }
+}
+
+/// JavaScript and TypeScript top-level statements by the names they define.
+fn script(text: &str) -> Option<BTreeMap<String, String>> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    let mut current: Option<(Vec<String>, String)> = None;
+    let mut depth: i32 = 0;
+    let mut in_block_comment = false;
+    for raw in text.lines() {
+        let mut line = String::new();
+        let mut chars = raw.chars().peekable();
+        let mut quote: Option<char> = None;
+        while let Some(c) = chars.next() {
+            if in_block_comment {
+                if c == '*' && chars.peek() == Some(&'/') {
+                    chars.next();
+                    in_block_comment = false;
+                }
+                continue;
+            }
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), '\\') => {
+                    line.push(c);
+                    if let Some(n) = chars.next() {
+                        line.push(n);
+                    }
+                    continue;
+                }
+                (None, '"' | '\'' | '`') => quote = Some(c),
+                (None, '/') if chars.peek() == Some(&'/') => break,
+                (None, '/') if chars.peek() == Some(&'*') => {
+                    chars.next();
+                    in_block_comment = true;
+                    continue;
+                }
+                _ => {}
+            }
+            line.push(c);
+        }
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            continue;
+        }
+        let top = depth == 0
+            && !line.starts_with(char::is_whitespace)
+            && !line.starts_with(['}', ')', ']', '.']);
+        if top {
+            if let Some((names, body)) = current.take() {
+                add(&mut out, names, body);
+            }
+            current = Some((script_names(line), format!("{line}\n")));
+        } else if let Some((_, body)) = current.as_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+        depth = (depth + bracket_balance(line)).max(0);
+    }
+    if let Some((names, body)) = current.take() {
+        add(&mut out, names, body);
+    }
+    Some(out)
+}
+
+/// The names a top-level script statement defines (or re-exports, or imports).
+fn script_names(line: &str) -> Vec<String> {
+    let word = |s: &str| -> String {
+        s.trim_start()
+            .trim_start_matches('*')
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+            .collect()
+    };
+    let mut t = line.trim();
+    for prefix in ["export ", "default ", "declare ", "abstract ", "async "] {
+        t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
+    }
+    for kw in [
+        "function",
+        "class",
+        "interface",
+        "type ",
+        "enum ",
+        "const enum ",
+        "namespace ",
+        "const ",
+        "let ",
+        "var ",
+    ] {
+        if let Some(rest) = t.strip_prefix(kw) {
+            let name = word(rest);
+            if !name.is_empty() {
+                return vec![name];
+            }
+        }
+    }
+    // `import { a, b as c } from …`, `export { a, b } from …`, `import x from …`.
+    if line.starts_with("import ") || line.starts_with("export {") || line.starts_with("export *") {
+        let inner = line
+            .split_once('{')
+            .and_then(|(_, r)| r.split_once('}'))
+            .map(|(l, _)| l.to_string())
+            .unwrap_or_else(|| {
+                line.trim_start_matches("import ")
+                    .split(" from ")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            });
+        let names: Vec<String> = inner
+            .split(',')
+            .filter_map(|n| n.split_whitespace().last().map(str::to_string))
+            .filter(|n| n != "*" && !n.starts_with(['"', '\'']))
+            .collect();
+        if !names.is_empty() {
+            return names;
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Option<BTreeSet<String>> {
+        Some(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn python_changes_are_named_by_their_top_level_definitions() {
+        let old = "import os\n\n@cache\ndef f(x):\n    return x  # one\n\nclass C:\n    y = 1\n\nLIMIT = {\n    0: 'a',\n}\n";
+        // A comment and a blank line: nothing changed.
+        let new = "import os\n\n\n@cache\ndef f(x):\n    return x  # two\n\nclass C:\n    y = 1\n\nLIMIT = {\n    0: 'a',\n}\n";
+        assert_eq!(changed_names(Family::Python, old, new), names(&[]));
+        let body = old.replace("return x  # one", "return x + 1");
+        assert_eq!(changed_names(Family::Python, old, &body), names(&["f"]));
+        let deco = old.replace("@cache", "@other");
+        assert_eq!(changed_names(Family::Python, old, &deco), names(&["f"]));
+        let dict = old.replace("0: 'a'", "0: 'b'");
+        assert_eq!(changed_names(Family::Python, old, &dict), names(&["LIMIT"]));
+        let added = format!("{old}def g():\n    pass\n");
+        assert_eq!(changed_names(Family::Python, old, &added), names(&["g"]));
+        // A `#` in a string is not a comment.
+        let s = old.replace("0: 'a'", "0: 'a#1'");
+        assert_eq!(changed_names(Family::Python, old, &s), names(&["LIMIT"]));
+        // A module-level statement that defines nothing: anything may change.
+        let stmt = format!("{old}if os.name:\n    print(1)\n");
+        assert_eq!(changed_names(Family::Python, old, &stmt), None);
+        let doc = "\"\"\"Doc.\n\nclass NotReal:\n\"\"\"\ndef f():\n    pass\n";
+        let doc2 = doc.replace("NotReal", "Other");
+        assert_eq!(changed_names(Family::Python, doc, &doc2), None);
+    }
+
+    #[test]
+    fn definitions_say_where_each_name_is_and_whether_its_hover_shows_it() {
+        let py = "import os\n\n@cache\ndef f(x):\n    return x\n\nclass C:\n    y = 1\n\nLIMIT = 3\nasync def g():\n    pass\n";
+        let d = definitions(Family::Python, py);
+        let at = |n: &str| (d[n].kind, d[n].line, d[n].column);
+        assert_eq!(at("f"), (Kind::Typed, 4, 5));
+        assert_eq!(d["f"].decorators, "@cache\n");
+        assert_eq!(at("C"), (Kind::Opaque, 7, 7));
+        assert_eq!(at("LIMIT"), (Kind::Typed, 10, 1));
+        assert_eq!(at("g"), (Kind::Typed, 11, 11));
+        assert_eq!(d["g"].decorators, "");
+        assert!(!d.contains_key("os"));
+        let ts = "export function total(x: number): number {\n  return x;\n}\nexport interface Shape {\n}\nconst n = 1;\n";
+        let d = definitions(Family::Script, ts);
+        let at = |n: &str| (d[n].kind, d[n].line, d[n].column);
+        assert_eq!(at("total"), (Kind::Typed, 1, 17));
+        assert_eq!(at("Shape"), (Kind::Opaque, 4, 18));
+        assert_eq!(at("n"), (Kind::Typed, 6, 7));
+    }
+
+    #[test]
+    fn script_changes_are_named_by_their_top_level_definitions() {
+        let old = "import { a } from './a';\n// c\nexport function total(x: number): number {\n  return x;\n}\nexport const LIMIT = 3;\nexport interface Shape {\n  w: number;\n}\n";
+        let body = old.replace("return x;", "return x + 1; // more");
+        assert_eq!(changed_names(Family::Script, old, &body), names(&["total"]));
+        let sig = old.replace("(x: number): number", "(x: number): string");
+        assert_eq!(changed_names(Family::Script, old, &sig), names(&["total"]));
+        let iface = old.replace("w: number", "w: string");
+        assert_eq!(
+            changed_names(Family::Script, old, &iface),
+            names(&["Shape"])
+        );
+        let comment = old.replace("// c", "/* other */");
+        assert_eq!(changed_names(Family::Script, old, &comment), names(&[]));
+        let call = format!("{old}console.log(1);\n");
+        assert_eq!(changed_names(Family::Script, old, &call), None);
+    }
+}
