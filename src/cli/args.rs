@@ -182,6 +182,7 @@ const SCOPES: &[(&str, &[Group])] = &[
     ("doctor", &[Workspace, Server, Json]),
     ("trust", &[Workspace]),
     ("hook", &[Workspace]),
+    ("setup", &[Workspace]),
 ];
 const TOOL: &[Group] = &[Workspace, Server, Json, Render, Attach];
 
@@ -426,6 +427,9 @@ pub enum Command {
     /// them (nothing when nothing broke). Never fails the harness: no daemon or no server,
     /// empty output and exit 0.
     Hook(super::hook::HookArgs),
+    /// Writes a harness's configuration for lspgate (MCP server, hooks, LSP client), merged
+    /// into its files: `lspgate setup claude-code`.
+    Setup(super::harness::SetupArgs),
     /// One subcommand per tool, generated from the tool table (`cli/tool.rs`).
     #[command(flatten)]
     Tool(super::tool::ToolCommand),

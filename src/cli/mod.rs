@@ -43,6 +43,7 @@ fn say_raw(text: &str) {
 }
 
 // After `say!`, which they use.
+mod harness;
 mod hook;
 mod setup;
 mod trust;
@@ -138,6 +139,7 @@ pub async fn run(cli: Cli) -> i32 {
         Command::Doctor => return setup::doctor(&cli).await,
         Command::Trust { revoke } => return trust::run(&cli, *revoke),
         Command::Hook(args) => return hook::run(&cli, args).await,
+        Command::Setup(args) => return harness::run(&cli, args),
         Command::ConfigSchema => {
             say!(
                 "{}",

@@ -1,0 +1,286 @@
+//! `lspgate setup HARNESS`: writes a harness's configuration for lspgate (its MCP server entry,
+//! its hooks, its LSP client entry), merged into the files already there.
+//!
+//! What goes where is the table in `table.rs`; the text is edited by `merge.rs` (JSON, JSONC,
+//! over the spans `json.rs` finds) and `block.rs` (TOML), so every byte outside lspgate's
+//! entries stays as it was; `disk.rs` reads, writes atomically and diffs. Every file is
+//! checked before any is written: one that does not parse stops the whole run.
+
+mod block;
+mod disk;
+mod json;
+mod merge;
+mod table;
+#[cfg(test)]
+mod tests;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use super::Cli;
+use super::context;
+use table::{Entry, File, Format};
+
+/// The harnesses `setup` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Harness {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Cursor,
+    Opencode,
+    Copilot,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SetupArgs {
+    /// The harness to set up.
+    pub harness: Harness,
+    /// Write the project's configuration (under --root, default the current folder): the
+    /// default.
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// Write the user's configuration (under the home folder) instead.
+    #[arg(long)]
+    pub user: bool,
+    /// Print what would change, as a diff, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Take out exactly what `setup` added.
+    #[arg(long)]
+    pub remove: bool,
+    /// The command the harness runs lspgate with (default: `lspgate` when that is this
+    /// executable on PATH, else this executable's absolute path).
+    #[arg(long, value_name = "PATH")]
+    pub command: Option<String>,
+}
+
+/// One file's change.
+struct Plan {
+    /// As printed: relative to the root, or `~/…`.
+    shown: String,
+    path: PathBuf,
+    /// `None`: no file.
+    before: Option<String>,
+    /// `None`: no file (removed, or never made).
+    after: Option<String>,
+}
+
+/// Runs `setup`; the exit code.
+pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
+    let name = args
+        .harness
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
+    let Some(row) = table::row(args.harness) else {
+        complain!("lspgate setup: no table row for {name}");
+        return 2;
+    };
+    let base = match base(cli, args.user) {
+        Ok(b) => b,
+        Err(e) => {
+            complain!("lspgate setup: {e}");
+            return 2;
+        }
+    };
+    let cmd = args.command.clone().unwrap_or_else(command);
+    let mut plans = Vec::new();
+    let mut refused = false;
+    for file in row.files {
+        let rel = relative(&base, file, args.user);
+        let shown = if args.user {
+            format!("~/{rel}")
+        } else {
+            rel.clone()
+        };
+        let path = base.join(&rel);
+        match plan(&path, file, &cmd, args.remove) {
+            Ok((before, after)) => plans.push(Plan {
+                shown,
+                path,
+                before,
+                after,
+            }),
+            Err(e) => {
+                complain!("lspgate setup: {shown}: {e}");
+                refused = true;
+            }
+        }
+    }
+    if refused {
+        complain!("lspgate setup: nothing written (fix or move the file above, then run again)");
+        return 2;
+    }
+    let changed: Vec<&Plan> = plans.iter().filter(|p| p.before != p.after).collect();
+    let shown: Vec<&str> = plans.iter().map(|p| p.shown.as_str()).collect();
+    if changed.is_empty() {
+        if args.remove {
+            say!(
+                "nothing to remove: {name} has no lspgate entries in {}",
+                shown.join(", ")
+            );
+        } else {
+            say!("already set up: {name} in {}", shown.join(", "));
+            notes(row.notes);
+        }
+        return 0;
+    }
+    if args.dry_run {
+        for p in &changed {
+            super::say_raw(&disk::diff(
+                &p.shown,
+                p.before.as_deref(),
+                p.after.as_deref(),
+            ));
+        }
+        if !args.remove {
+            notes(row.notes);
+        }
+        return 0;
+    }
+    for p in &changed {
+        let done = match &p.after {
+            Some(text) => disk::write(&p.path, text).map(|()| "wrote"),
+            None => disk::delete(&p.path, &base).map(|()| "removed"),
+        };
+        match done {
+            Ok(verb) => say!("{verb} {}", p.shown),
+            Err(e) => {
+                complain!("lspgate setup: cannot write {}: {e}", p.shown);
+                return 1;
+            }
+        }
+    }
+    if !args.remove {
+        notes(row.notes);
+    }
+    0
+}
+
+fn notes(notes: &[&str]) {
+    for n in notes {
+        say!("note: {n}");
+    }
+}
+
+/// The folder the files are under: the home folder with `--user`, else the project root.
+fn base(cli: &Cli, user: bool) -> Result<PathBuf, String> {
+    if user {
+        return match context::var("HOME") {
+            Some(home) if !home.is_empty() => Ok(PathBuf::from(home)),
+            _ => Err("HOME is not set: no user configuration to write".into()),
+        };
+    }
+    let root = cli
+        .root
+        .as_deref()
+        .map(context::absolute)
+        .unwrap_or_else(context::cwd);
+    if !root.is_dir() {
+        return Err(format!("{} is not a folder", root.display()));
+    }
+    Ok(root)
+}
+
+/// `file`'s path under `base`: its `instead` name when a file of that name is there.
+fn relative(base: &Path, file: &File, user: bool) -> String {
+    let rel = if user { file.user } else { file.project };
+    let Some(instead) = file.instead else {
+        return rel.to_string();
+    };
+    let alt = match rel.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{instead}"),
+        None => instead.to_string(),
+    };
+    if base.join(&alt).exists() {
+        alt
+    } else {
+        rel.to_string()
+    }
+}
+
+/// The file's text before and after: every entry put in (or, with `remove`, taken out).
+type Change = (Option<String>, Option<String>);
+
+fn plan(path: &Path, file: &File, cmd: &str, remove: bool) -> Result<Change, String> {
+    let before = disk::read(path)?;
+    let text = before.clone().unwrap_or_else(|| file.seed.to_string());
+    let entries: Vec<Entry> = file.puts.iter().map(|p| table::entry(p, cmd)).collect();
+    let after = match file.format {
+        Format::Toml => {
+            block::parse(&text)?;
+            if remove {
+                block::take(&text)
+            } else {
+                block::put(&text, &entries, cmd)?
+            }
+        }
+        Format::Json | Format::Jsonc => {
+            let jsonc = file.format == Format::Jsonc;
+            merge::parse(&text, jsonc)?;
+            let mut after = text.clone();
+            for e in &entries {
+                after = if remove {
+                    merge::take(&after, jsonc, e, cmd)?
+                } else {
+                    merge::put(&after, jsonc, e, cmd)?
+                };
+            }
+            after
+        }
+    };
+    if !remove {
+        check(&after, file.format, &entries, cmd)?;
+    }
+    // Removing to the seed deletes the file; a file never made stays unmade.
+    let gone = remove && after != text && after == file.seed;
+    let after = if gone || (before.is_none() && after == text) {
+        None
+    } else {
+        Some(after)
+    };
+    Ok((before, after))
+}
+
+/// That `text` parses and holds every entry (lspgate's, or one of the user's counted as set up).
+fn check(text: &str, format: Format, entries: &[Entry], cmd: &str) -> Result<(), String> {
+    for e in entries {
+        let holds = match format {
+            Format::Toml => block::has(&block::parse(text)?, e, cmd),
+            Format::Json | Format::Jsonc => merge::holds(text, format == Format::Jsonc, e, cmd)?,
+        };
+        if !holds {
+            return Err(format!(
+                "internal error: the entry under `{}` would not land; nothing written",
+                e.path().join(".")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How the harness runs lspgate: `lspgate` when the first `lspgate` on PATH is this
+/// executable, else this executable's absolute path.
+fn command() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "lspgate".into();
+    };
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let path = context::var("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join("lspgate");
+        let runnable = candidate
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if runnable {
+            if candidate.canonicalize().is_ok_and(|c| c == exe) {
+                return "lspgate".into();
+            }
+            break;
+        }
+    }
+    exe.to_string_lossy().into_owned()
+}

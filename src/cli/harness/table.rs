@@ -1,0 +1,455 @@
+//! What `setup` writes for each harness, as data: its files (project and user paths, format),
+//! the entries each receives (MCP server, hook groups, LSP client), and the notes to print.
+//! The formats are the harnesses' documented ones (Claude Code, Codex, Gemini CLI, Cursor,
+//! OpenCode, GitHub Copilot CLI).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Harness;
+
+/// How a file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    /// JSON with comments and trailing commas.
+    Jsonc,
+    Toml,
+}
+
+/// A value to write, its members in the order they are written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum J {
+    Str(String),
+    Int(i64),
+    Arr(Vec<J>),
+    Obj(Vec<(String, J)>),
+    Bool(bool),
+}
+
+impl J {
+    pub fn value(&self) -> Value {
+        match self {
+            J::Str(s) => Value::from(s.as_str()),
+            J::Int(n) => Value::from(*n),
+            J::Bool(b) => Value::from(*b),
+            J::Arr(a) => Value::Array(a.iter().map(J::value).collect()),
+            J::Obj(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), v.value())).collect()),
+        }
+    }
+
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, J::Str(_) | J::Int(_) | J::Bool(_))
+    }
+}
+
+fn s(text: &str) -> J {
+    J::Str(text.to_string())
+}
+
+fn obj(members: Vec<(&str, J)>) -> J {
+    J::Obj(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+fn strs(items: &[&str]) -> J {
+    J::Arr(items.iter().map(|i| s(i)).collect())
+}
+
+/// One thing `setup` puts in a file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// The member `key` of the object at `path` (the MCP server, the LSP client).
+    Member {
+        path: Vec<String>,
+        key: String,
+        value: J,
+    },
+    /// One element of the array at `path`: a hook group, known as lspgate's by its commands.
+    Hook { path: Vec<String>, value: J },
+}
+
+impl Entry {
+    pub fn path(&self) -> &[String] {
+        match self {
+            Entry::Member { path, .. } | Entry::Hook { path, .. } => path,
+        }
+    }
+}
+
+/// The MCP server entry's shape.
+#[derive(Debug, Clone, Copy)]
+pub enum Mcp {
+    /// `{"command": CMD, "args": ["serve"]}` (Claude Code, Codex, Gemini CLI, Cursor).
+    Plain,
+    OpenCode,
+    Copilot,
+}
+
+/// The hook group's shape.
+#[derive(Debug, Clone, Copy)]
+pub enum Style {
+    Claude,
+    Codex,
+    Gemini,
+    Cursor,
+}
+
+/// The LSP client entry's shape.
+#[derive(Debug, Clone, Copy)]
+pub enum Lsp {
+    OpenCode,
+    Copilot,
+}
+
+/// What a file receives: each entry sits in the object (or, for hooks, array) at `at`.
+#[derive(Debug, Clone, Copy)]
+pub enum Put {
+    Mcp(&'static [&'static str], Mcp),
+    /// The hook for `pre-edit` or `post-edit`.
+    Hook(&'static [&'static str], &'static str, Style),
+    Lsp(&'static [&'static str], Lsp),
+}
+
+/// One file of a harness.
+pub struct File {
+    /// Under the project root.
+    pub project: &'static str,
+    /// Under the home folder.
+    pub user: &'static str,
+    /// A name to use instead, in the same folder, when a file of that name exists.
+    pub instead: Option<&'static str>,
+    pub format: Format,
+    /// What a file made from nothing starts as; a file left equal to it by `--remove` goes.
+    pub seed: &'static str,
+    pub puts: &'static [Put],
+}
+
+pub struct Row {
+    pub harness: Harness,
+    pub files: &'static [File],
+    pub notes: &'static [&'static str],
+}
+
+const EMPTY: &str = "{}\n";
+
+const fn json(project: &'static str, user: &'static str, puts: &'static [Put]) -> File {
+    File {
+        project,
+        user,
+        instead: None,
+        format: Format::Json,
+        seed: EMPTY,
+        puts,
+    }
+}
+
+const MCP: &[&str] = &["mcpServers"];
+
+/// The table.
+pub const TABLE: &[Row] = &[
+    Row {
+        harness: Harness::ClaudeCode,
+        files: &[
+            json(".mcp.json", ".claude.json", &[Put::Mcp(MCP, Mcp::Plain)]),
+            json(
+                ".claude/settings.json",
+                ".claude/settings.json",
+                &[
+                    Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Claude),
+                    Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Claude),
+                ],
+            ),
+        ],
+        notes: &[
+            "Claude Code reads LSP servers only from plugins (no project or user LSP configuration): no LSP entry written.",
+        ],
+    },
+    Row {
+        harness: Harness::Codex,
+        files: &[File {
+            project: ".codex/config.toml",
+            user: ".codex/config.toml",
+            instead: None,
+            format: Format::Toml,
+            seed: "",
+            puts: &[
+                Put::Mcp(&["mcp_servers"], Mcp::Plain),
+                Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Codex),
+                Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Codex),
+            ],
+        }],
+        notes: &[
+            "Codex reads a project's .codex/ configuration only when the project is trusted, and skips new or changed hooks until you review and trust them in /hooks.",
+        ],
+    },
+    Row {
+        harness: Harness::Gemini,
+        files: &[File {
+            format: Format::Jsonc,
+            ..json(
+                ".gemini/settings.json",
+                ".gemini/settings.json",
+                &[
+                    Put::Mcp(MCP, Mcp::Plain),
+                    Put::Hook(&["hooks", "BeforeTool"], "pre-edit", Style::Gemini),
+                    Put::Hook(&["hooks", "AfterTool"], "post-edit", Style::Gemini),
+                ],
+            )
+        }],
+        notes: &[
+            "Gemini CLI ignores a project's .gemini/settings.json in an untrusted folder, and asks again when a project hook's command changes.",
+        ],
+    },
+    Row {
+        harness: Harness::Cursor,
+        files: &[
+            json(
+                ".cursor/mcp.json",
+                ".cursor/mcp.json",
+                &[Put::Mcp(MCP, Mcp::Plain)],
+            ),
+            File {
+                seed: "{\n  \"version\": 1\n}\n",
+                ..json(
+                    ".cursor/hooks.json",
+                    ".cursor/hooks.json",
+                    &[Put::Hook(
+                        &["hooks", "postToolUse"],
+                        "post-edit",
+                        Style::Cursor,
+                    )],
+                )
+            },
+        ],
+        notes: &["Cursor gets the post-edit hook only: no pre-edit hook installed."],
+    },
+    Row {
+        harness: Harness::Opencode,
+        files: &[File {
+            project: "opencode.json",
+            user: ".config/opencode/opencode.json",
+            instead: Some("opencode.jsonc"),
+            format: Format::Jsonc,
+            seed: EMPTY,
+            puts: &[
+                Put::Mcp(&["mcp"], Mcp::OpenCode),
+                Put::Lsp(&["lsp"], Lsp::OpenCode),
+            ],
+        }],
+        notes: &["OpenCode has hooks only as JavaScript plugins: no hook written."],
+    },
+    Row {
+        harness: Harness::Copilot,
+        files: &[
+            json(
+                ".github/mcp.json",
+                ".copilot/mcp-config.json",
+                &[Put::Mcp(MCP, Mcp::Copilot)],
+            ),
+            json(
+                ".github/lsp.json",
+                ".copilot/lsp-config.json",
+                &[Put::Lsp(&["lspServers"], Lsp::Copilot)],
+            ),
+        ],
+        notes: &[
+            "No hooks written for Copilot CLI: the arguments of its edit tools are not documented.",
+        ],
+    },
+];
+
+/// The row of `harness`.
+pub fn row(harness: Harness) -> Option<&'static Row> {
+    TABLE.iter().find(|r| r.harness == harness)
+}
+
+/// The file extensions the LSP entry claims, with their language ids.
+const LANGUAGES: &[(&str, &str)] = &[
+    (".py", "python"),
+    (".pyi", "python"),
+    (".ts", "typescript"),
+    (".tsx", "typescriptreact"),
+    (".js", "javascript"),
+    (".jsx", "javascriptreact"),
+    (".mjs", "javascript"),
+    (".cjs", "javascript"),
+    (".c", "c"),
+    (".h", "c"),
+    (".cc", "cpp"),
+    (".cpp", "cpp"),
+    (".hpp", "cpp"),
+];
+
+/// The entry `put` stands for, running lspgate as `cmd`.
+pub fn entry(put: &Put, cmd: &str) -> Entry {
+    let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    match *put {
+        Put::Mcp(at, shape) => Entry::Member {
+            path: path(at),
+            key: "lspgate".into(),
+            value: match shape {
+                Mcp::Plain => obj(vec![("command", s(cmd)), ("args", strs(&["serve"]))]),
+                Mcp::OpenCode => obj(vec![
+                    ("type", s("local")),
+                    ("command", strs(&[cmd, "serve"])),
+                    ("enabled", J::Bool(true)),
+                ]),
+                Mcp::Copilot => obj(vec![
+                    ("type", s("local")),
+                    ("command", s(cmd)),
+                    ("args", strs(&["serve"])),
+                    ("tools", strs(&["*"])),
+                ]),
+            },
+        },
+        Put::Hook(at, which, style) => Entry::Hook {
+            path: path(at),
+            value: hook(cmd, which, style),
+        },
+        Put::Lsp(at, shape) => Entry::Member {
+            path: path(at),
+            key: "lspgate".into(),
+            value: match shape {
+                Lsp::OpenCode => {
+                    let extensions: Vec<&str> = LANGUAGES.iter().map(|(e, _)| *e).collect();
+                    obj(vec![
+                        ("command", strs(&[cmd, "lsp"])),
+                        ("extensions", strs(&extensions)),
+                    ])
+                }
+                Lsp::Copilot => {
+                    let map = LANGUAGES
+                        .iter()
+                        .filter(|(e, _)| *e != ".mjs" && *e != ".cjs")
+                        .map(|(e, l)| (*e, s(l)))
+                        .collect();
+                    obj(vec![
+                        ("command", s(cmd)),
+                        ("args", strs(&["lsp"])),
+                        ("fileExtensions", obj(map)),
+                    ])
+                }
+            },
+        },
+    }
+}
+
+/// The hook group running `lspgate hook WHICH` for `style`'s harness.
+fn hook(cmd: &str, which: &str, style: Style) -> J {
+    let format = match style {
+        Style::Claude => "claude-code",
+        Style::Codex => "codex",
+        Style::Gemini => "gemini",
+        Style::Cursor => "cursor",
+    };
+    let command = s(&format!(
+        "{} hook {which} --format {format}",
+        shell_quote(cmd)
+    ));
+    let handler = |name: Option<J>, timeout: i64| {
+        let mut members: Vec<(&str, J)> = name.map(|n| ("name", n)).into_iter().collect();
+        members.extend([
+            ("type", s("command")),
+            ("command", command.clone()),
+            ("timeout", J::Int(timeout)),
+        ]);
+        J::Arr(vec![obj(members)])
+    };
+    match style {
+        Style::Claude => obj(vec![
+            ("matcher", s("Write|Edit|MultiEdit|Bash")),
+            ("hooks", handler(None, 10)),
+        ]),
+        Style::Codex => obj(vec![
+            ("matcher", s("^(apply_patch|Bash)$")),
+            ("hooks", handler(None, 10)),
+        ]),
+        // Gemini's timeouts are in milliseconds.
+        Style::Gemini => obj(vec![
+            ("matcher", s("write_file|replace|run_shell_command")),
+            (
+                "hooks",
+                handler(Some(s(&format!("lspgate-{which}"))), 10_000),
+            ),
+        ]),
+        Style::Cursor => obj(vec![
+            ("command", command),
+            ("matcher", s("Write|Shell|Delete")),
+            ("timeout", J::Int(10)),
+        ]),
+    }
+}
+
+/// `cmd` as one shell word.
+pub fn shell_quote(cmd: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./+-:@%=,".contains(c);
+    if !cmd.is_empty() && cmd.chars().all(plain) {
+        cmd.to_string()
+    } else {
+        format!("'{}'", cmd.replace('\'', r"'\''"))
+    }
+}
+
+/// Whether a hook's command runs `lspgate hook …`: this `cmd`, or any executable named
+/// lspgate (an older setup's path).
+pub fn runs_lspgate_hook(command: &str, cmd: &str) -> bool {
+    if command.starts_with(&format!("{} hook ", shell_quote(cmd)))
+        || command.starts_with(&format!("{cmd} hook "))
+    {
+        return true;
+    }
+    // The first word, quoted or not, and what follows it.
+    let command = command.trim_start();
+    let (first, rest) = match command.chars().next() {
+        Some(q @ ('\'' | '"')) => match command[1..].find(q) {
+            Some(n) => (&command[1..=n], &command[n + 2..]),
+            None => return false,
+        },
+        _ => command
+            .split_once(char::is_whitespace)
+            .unwrap_or((command, "")),
+    };
+    Path::new(first).file_name().is_some_and(|n| n == "lspgate")
+        && rest.split_whitespace().next() == Some("hook")
+}
+
+/// How much of a hook group is lspgate's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ours {
+    No,
+    /// Some of its commands, alongside others: counts as set up, never touched.
+    Partly,
+    /// All its commands: lspgate's own group.
+    All,
+}
+
+/// Whether `group` (a hook group with `hooks: [{command}]`, or a flat `{command}`) is
+/// lspgate's.
+pub fn ours(group: &Value, cmd: &str) -> Ours {
+    let commands: Vec<&str> = match group.get("hooks").and_then(Value::as_array) {
+        Some(handlers) => handlers
+            .iter()
+            .map(|h| h.get("command").and_then(Value::as_str).unwrap_or(""))
+            .collect(),
+        None => group
+            .get("command")
+            .and_then(Value::as_str)
+            .into_iter()
+            .collect(),
+    };
+    let mine = commands
+        .iter()
+        .filter(|c| runs_lspgate_hook(c, cmd))
+        .count();
+    match mine {
+        0 => Ours::No,
+        n if n == commands.len() => Ours::All,
+        _ => Ours::Partly,
+    }
+}
