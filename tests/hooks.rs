@@ -356,6 +356,9 @@ async fn no_daemon_no_server_or_a_bad_event_is_silence_and_exit_0() {
         assert_eq!((code, out.as_str()), (0, ""), "{bad}: {err}");
         assert!(err.contains("lspgate hook:"), "{err}");
     }
+    // A budget that is not a number is the default one, not a crash.
+    let (code, out, err) = hook_with(&d, root, &["post-edit", "--budget", "nan"], &event, &[]);
+    assert_eq!(code, 0, "{out} {err}");
     // A file outside the root is not read.
     let outside = event.replace(&format!("{}/lib.py", root.display()), "/etc/passwd");
     let (code, out, err) = hook_with(&d, root, &["post-edit"], &outside, &[]);
@@ -377,8 +380,12 @@ async fn a_first_hook_compares_with_the_content_the_event_tells_and_asks_only_wh
     // Cursor's first hook on a daemon that knew nothing: the event's edits, undone, give the
     // file as it was; the servers are asked about that, so only the new error is reported, not
     // app.py's old one nor other.py's (both importers are asked: they mention `total`).
+    // Through a symlink to the project, as Cursor may name it: the paths are the same files.
+    let link = tempfile::Builder::new().prefix("link").tempdir().unwrap();
+    let linked = link.path().join("proj");
+    std::os::unix::fs::symlink(root, &linked).unwrap();
     let event = json!({"conversation_id": "c1", "hook_event_name": "afterFileEdit",
-        "workspace_roots": [root], "file_path": root.join("lib.py"),
+        "workspace_roots": [linked], "file_path": linked.join("lib.py"),
         "edits": [{"old_string": "-> int", "new_string": "-> str"},
                   {"old_string": "    return x\n", "new_string": "    return str(x)\n"}]});
     let (code, out, err) = hook_with(&d, root, &["post-edit"], &event.to_string(), &[]);

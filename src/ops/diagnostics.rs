@@ -181,7 +181,7 @@ impl Engine {
             Ok(d) => !d.fresh && !client.is_alive(),
         };
         if !died {
-            self.saw_diagnostics(server, lease, &first, tick);
+            self.saw_diagnostics(server, lease, &first, self.stamp(tick));
             return first;
         }
         let again = match server.await_restart(since, &client).await {
@@ -194,8 +194,16 @@ impl Engine {
             }
             Err(why) => Err(ToolError::new(Code::ServerFailed, why)),
         };
-        self.saw_diagnostics(server, lease, &again, tick);
+        self.saw_diagnostics(server, lease, &again, self.stamp(tick));
         again
+    }
+}
+
+impl Engine {
+    /// The tick an answer asked at `tick` may be stamped with: `tick` when no delivery of
+    /// changes began while it was asked, else none (it may know of a later change, or not).
+    fn stamp(&self, tick: u64) -> Option<u64> {
+        (self.registry.tick() == tick).then_some(tick)
     }
 }
 

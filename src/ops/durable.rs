@@ -67,13 +67,13 @@ impl Engine {
     /// Fresh diagnostics of a file's content on disk (not an overlay's) go to the event log,
     /// which records `diagnostics_changed` when the file's counts differ from the last seen.
     /// The hooks keep them too, stamped with `tick`, the registry's change clock when they
-    /// were asked for (`hook::Held`).
+    /// were asked for (`hook::Held`; none when a change was delivered meanwhile).
     pub(super) fn saw_diagnostics(
         &self,
         server: &crate::registry::Server,
         lease: &crate::documents::Lease,
         found: &Result<crate::documents::DocDiagnostics, ToolError>,
-        tick: u64,
+        tick: Option<u64>,
     ) {
         let Ok(d) = found else { return };
         if !d.fresh || lease.is_overlay() {
@@ -88,7 +88,9 @@ impl Engine {
             .map(|x| super::hook::Said::of(x, snap.line(x.line)))
             .collect();
         let content = super::hook::content_hash(&snap.text);
-        self.held.record(&path, &server.name, tick, content, said);
+        if let Some(tick) = tick {
+            self.held.record(&path, &server.name, tick, content, said);
+        }
         let count = |s: crate::lsp::wire::Severity| {
             d.diagnostics.iter().filter(|x| x.severity == s).count() as u32
         };

@@ -96,15 +96,13 @@ fn undo(path: &Path, edits: &[Replacement]) -> Before {
         return Before::Unknown;
     };
     for e in edits.iter().rev() {
+        // Every occurrence replaced: which of the new text's occurrences were there before is
+        // not known.
         let found = text.matches(e.new.as_str()).count();
-        if e.new.is_empty() || found == 0 || (!e.all && found > 1) {
+        if e.all || e.new.is_empty() || found != 1 {
             return Before::Unknown;
         }
-        text = if e.all {
-            text.replace(&e.new, &e.old)
-        } else {
-            text.replacen(&e.new, &e.old, 1)
-        };
+        text = text.replacen(&e.new, &e.old, 1);
     }
     Before::Text(text)
 }

@@ -80,8 +80,14 @@ impl SeverityArg {
 
 /// Runs the hook; always exit code 0 (a hook must never break the harness).
 pub async fn run(cli: &Cli, args: &HookArgs) -> i32 {
-    let budget = Duration::from_secs_f64(args.budget.clamp(0.2, 600.0));
-    match tokio::time::timeout(budget, hook(cli, args, budget)).await {
+    let secs = if args.budget.is_finite() {
+        args.budget.clamp(0.2, 600.0)
+    } else {
+        5.0
+    };
+    let budget = Duration::from_secs_f64(secs);
+    let started = std::time::Instant::now();
+    match tokio::time::timeout(budget, hook(cli, args, budget, started)).await {
         Ok(Ok(Some(out))) => say!("{out}"),
         Ok(Ok(None)) => {}
         Ok(Err(why)) => complain!("lspgate hook: {why}"),
@@ -94,7 +100,12 @@ pub async fn run(cli: &Cli, args: &HookArgs) -> i32 {
 }
 
 /// The hook's answer on stdout, if any.
-async fn hook(cli: &Cli, args: &HookArgs, budget: Duration) -> Result<Option<String>, String> {
+async fn hook(
+    cli: &Cli,
+    args: &HookArgs,
+    budget: Duration,
+    started: std::time::Instant,
+) -> Result<Option<String>, String> {
     if super::standalone(cli) {
         return Err(
             "hooks answer through the per-user daemon; standalone, nothing is reported".into(),
@@ -145,7 +156,18 @@ async fn hook(cli: &Cli, args: &HookArgs, budget: Duration) -> Result<Option<Str
         shell,
         before,
         severity: args.severity.severity(),
-        budget_ms: budget.saturating_sub(MARGIN).as_millis() as u64,
+        // What is left of the budget once this process has read the event.
+        budget_ms: budget
+            .saturating_sub(started.elapsed())
+            .saturating_sub(MARGIN)
+            .as_millis() as u64,
+        deadline_unix_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|now| {
+                (now + budget.saturating_sub(started.elapsed()) - MARGIN.min(budget)).as_millis()
+                    as u64
+            }),
     };
     let verdict: HookVerdict = match crate::daemon::client::hook(session, ask).await {
         Ok(CallLine::Done { structured, .. }) => serde_json::from_value(structured)

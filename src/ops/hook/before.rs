@@ -33,11 +33,31 @@ impl Engine {
     /// `deadline`. Only servers that see every written file's old content are asked.
     pub(super) async fn rebuild(
         &self,
+        written: &[PathBuf],
         before: &[(PathBuf, Before)],
         missing: &[(PathBuf, Vec<String>)],
         deadline: Instant,
     ) -> Rebuilt {
         let mut out = Rebuilt::new();
+        // Every written file must be known as it was: an unknown one would make the answers a
+        // mix of before and after.
+        let known = |f: &PathBuf| {
+            before
+                .iter()
+                .any(|(p, b)| p == f && matches!(b, Before::Text(_) | Before::Absent))
+        };
+        if !written.iter().all(known) {
+            return out;
+        }
+        // A file the write created is on disk now, and overlays cannot hide it: only the
+        // written files' own baselines can be had then.
+        let created = before.iter().any(|(_, b)| *b == Before::Absent);
+        let missing: Vec<(PathBuf, Vec<String>)> = missing
+            .iter()
+            .filter(|(p, _)| !created || written.contains(p))
+            .cloned()
+            .collect();
+        let missing = missing.as_slice();
         // A created file had nothing to say before.
         for (path, b) in before {
             if *b == Before::Absent {
@@ -57,9 +77,7 @@ impl Engine {
                 _ => None,
             })
             .collect();
-        // Every written file must be shown as it was: an unknown one would make the answer a
-        // mix of before and after.
-        if texts.is_empty() || before.iter().any(|(_, b)| *b == Before::Unknown) {
+        if texts.is_empty() {
             return out;
         }
         let work = self.rebuild_with(&texts, missing, &mut out);
@@ -80,12 +98,16 @@ impl Engine {
         servers.dedup();
         tracing::debug!("hook: rebuilding baselines from {servers:?} for {missing:?}");
         for name in servers {
-            // The written files of this server's languages, as overlays.
+            // The written files of this server's languages, as overlays. Only servers that
+            // answer when asked: a push computed under an overlay would outlive it.
             let mut overlays = Vec::new();
             for (path, text) in texts {
                 let Some(server) = self.server_named(path, &name).await else {
                     continue;
                 };
+                if !pulls(&server) {
+                    continue;
+                }
                 let language = self.languages().detect(path);
                 if let Ok(lease) = server.docs.lease(path, &language, Some(text)).await {
                     overlays.push((server, (*path).clone(), lease));
@@ -163,4 +185,10 @@ impl Engine {
             .flatten()
             .find(|s| s.name == name)
     }
+}
+
+/// Whether `server` answers diagnostics when asked (a pull, or tsserver's own requests) rather
+/// than pushing them when it likes.
+pub(super) fn pulls(server: &crate::registry::Server) -> bool {
+    server.client().supports(crate::lsp::Cap::PullDiagnostics)
 }

@@ -124,20 +124,19 @@ fn python(text: &str, dir: &Path, out: &mut Vec<Target>) {
         if !(t.starts_with("import ") || t.starts_with("from ")) {
             continue;
         }
-        let mut stmt = t.to_string();
+        // Each line's comment goes before the lines are joined.
+        let uncomment = |l: &str| l.split('#').next().unwrap_or("").to_string();
+        let mut stmt = uncomment(t);
         let mut open = stmt.contains('(') && !stmt.contains(')');
         while open || stmt.trim_end().ends_with('\\') {
             let Some(next) = lines.next() else { break };
+            let next = uncomment(next);
             stmt = stmt.trim_end().trim_end_matches('\\').to_string();
             stmt.push(' ');
-            stmt.push_str(next);
+            stmt.push_str(&next);
             open = open && !next.contains(')');
         }
-        let stmt = stmt
-            .split('#')
-            .next()
-            .unwrap_or("")
-            .replace(['(', ')'], " ");
+        let stmt = stmt.replace(['(', ')'], " ");
         let names = |list: &str| -> Vec<String> {
             list.split(',')
                 .filter_map(|n| n.split_whitespace().next())
@@ -218,7 +217,12 @@ fn specifier(spec: &str, dir: &Path, out: &mut Vec<Target>) {
     if bare.starts_with("./") || bare.starts_with("../") || bare == "." || bare == ".." {
         out.push(Target::Exact(normal(&dir.join(bare))));
     } else {
-        out.push(Target::Suffix(bare.trim_start_matches('@').to_string()));
+        // Path aliases (`@/lib/math`, `~/lib/math`, `#lib/math`): the rest, by suffix.
+        let rest = ["@/", "~/", "#/", "#", "@"]
+            .iter()
+            .find_map(|p| bare.strip_prefix(p))
+            .unwrap_or(bare);
+        out.push(Target::Suffix(rest.to_string()));
     }
 }
 
@@ -333,7 +337,7 @@ mod tests {
     #[test]
     fn python_imports_resolve_absolute_and_relative_forms() {
         let dir = Path::new("/r/pkg/sub");
-        let text = "import os, a.b.util as u\nfrom .models import User\nfrom .. import (\n  helpers,\n  other)\n\
+        let text = "import os, a.b.util as u\nfrom .models import User\nfrom .. import (\n  helpers,  # noqa\n  other)\n\
                     from z.y import \\\n  cont\nx = 1  # import nothing\n";
         let got = imports_of(Family::Python, &dir.join("m.py"), text);
         for t in [
@@ -373,6 +377,14 @@ mod tests {
         );
         assert!(got.contains(&Target::Exact("/r/core".into())), "{got:?}");
         assert!(got.contains(&Target::Suffix("pkg/dep".into())), "{got:?}");
+        let alias = imports_of(
+            Family::Script,
+            &dir.join("m.ts"),
+            "import {x} from \"@/lib/math\";\n",
+        );
+        assert_eq!(alias, vec![Target::Suffix("lib/math".into())]);
+        let math = keys(Path::new("/r/src/lib/math.ts"), Family::Script);
+        assert!(names(&alias[0], Path::new("/r"), &math));
         let index = keys(Path::new("/r/core/index.ts"), Family::Script);
         assert!(names(
             &Target::Exact("/r/core".into()),

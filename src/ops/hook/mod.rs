@@ -62,6 +62,10 @@ pub struct HookAsk {
     pub severity: Severity,
     /// How long the hook may take, in milliseconds.
     pub budget_ms: u64,
+    /// When the hook's answer must be out, in milliseconds since the Unix epoch (the front
+    /// end's clock, this machine's): the time it spent meanwhile (starting the daemon) counts.
+    #[serde(default)]
+    pub deadline_unix_ms: Option<u64>,
 }
 
 /// A diagnostic of a file, with the server that reported it.
@@ -113,7 +117,13 @@ impl Engine {
     /// A hook's verdict (see the module's comment). Never fails: what could not be asked is a
     /// note or a count in the verdict.
     pub async fn hook(&self, ask: HookAsk) -> HookVerdict {
-        let deadline = Instant::now() + Duration::from_millis(ask.budget_ms.max(100));
+        let mut deadline = Instant::now() + Duration::from_millis(ask.budget_ms.max(100));
+        if let Some(at) = ask.deadline_unix_ms {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            deadline = deadline.min(Instant::now() + Duration::from_millis(at.saturating_sub(now)));
+        }
         let mut v = HookVerdict::default();
         // The watcher runs from a session's first hook, so a shell command's changes are seen.
         self.registry.start_watching().await;
@@ -175,7 +185,11 @@ impl Engine {
     ) {
         for f in written {
             if let Ok(text) = std::fs::read_to_string(f) {
-                let signatures = self.signatures(f, None, None).await;
+                // Within the budget (a server still starting answers hovers late): without
+                // them, the post-edit hook asks the importers.
+                let signatures = tokio::time::timeout_at(deadline, self.signatures(f, None, None))
+                    .await
+                    .unwrap_or_default();
                 let kept = Kept {
                     text: text.into(),
                     signatures: std::sync::Arc::new(signatures),
@@ -211,8 +225,13 @@ impl Engine {
             .filter_map(|p| self.registry.changed_at(p))
             .min()
             .unwrap_or(now);
-        // What the written files held before: the pre-edit hook's text, else the event's.
-        let mut before = ask.before.clone();
+        // What the written files held before: the pre-edit hook's text, else the event's (its
+        // paths confined as the written files' are; outside the root, left out).
+        let mut before: Vec<(PathBuf, Before)> = ask
+            .before
+            .iter()
+            .filter_map(|(p, b)| Some((self.root().confine(p).ok()?, b.clone())))
+            .collect();
         let mut kept_signatures = None;
         for f in written {
             if let Some(kept) = self.held.take(&ask.session, f) {
@@ -221,27 +240,41 @@ impl Engine {
                 kept_signatures = Some(kept.signatures);
             }
         }
-        let names = changed(written, &before);
-        let seen_the_same = match (&names, written) {
-            (Some(n), [f]) if !n.is_empty() => {
-                let look = self.look_the_same(f, n, &before, kept_signatures.as_deref());
+        let changed = changed(written, &before);
+        let seen_the_same = match (&changed, written) {
+            (Some(c), [f]) if !c.names.is_empty() => {
+                let look = self.look_the_same(f, &c.names, &before, kept_signatures.as_deref());
                 tokio::time::timeout_at(deadline, look)
                     .await
                     .unwrap_or(false)
             }
             _ => false,
         };
-        let dependents = match &names {
-            Some(n) if n.is_empty() => Vec::new(),
+        let dependents = match &changed {
+            Some(c) if c.names.is_empty() => Vec::new(),
             _ if seen_the_same => Vec::new(),
-            _ => self.dependents(written, names.clone()).await,
+            _ => {
+                let reach = changed.map(|c| c.reaching);
+                let found = self.dependents(written, reach);
+                tokio::time::timeout_at(deadline, found)
+                    .await
+                    .unwrap_or_default()
+            }
         };
         let existing = written.iter().filter(|p| p.is_file()).cloned();
         let targets: Vec<PathBuf> = existing
             .chain(dependents.into_iter().filter(|p| self.served(p)))
             .collect();
+        // Half the time left at most: the written files' own answers must have room.
+        let left = deadline.saturating_duration_since(Instant::now());
         let rebuilt = self
-            .rebuild_missing(&before, &targets, written, write_tick, deadline)
+            .rebuild_missing(
+                &before,
+                &targets,
+                written,
+                write_tick,
+                Instant::now() + left / 2,
+            )
             .await;
         // Baselines are read before asking: what this hook asks is never its own baseline.
         let mut held = HashMap::new();
@@ -362,7 +395,7 @@ impl Engine {
         if missing.is_empty() {
             return before::Rebuilt::new();
         }
-        self.rebuild(before, &missing, deadline).await
+        self.rebuild(written, before, &missing, deadline).await
     }
 
     /// Whether some server serves `path`'s language.
@@ -385,13 +418,20 @@ impl Engine {
             let root = ws.registry.root().path();
             let tree = crate::workspace::walk(root, super::WALK_LIMIT);
             let all = ws.imports.dependents(root, &tree, &written);
-            match names {
-                None => all,
-                Some(names) => all
-                    .into_iter()
-                    .filter(|d| std::fs::read_to_string(d).is_ok_and(|t| mentions(&t, &names)))
-                    .collect(),
-            }
+            let Some(names) = names else {
+                return all;
+            };
+            let texts: Vec<String> = all
+                .iter()
+                .map(|d| std::fs::read_to_string(d).unwrap_or_default())
+                .collect();
+            // A re-exporting importer may give a name another (`total as sum`).
+            let names = with_aliases(&names, &texts);
+            all.into_iter()
+                .zip(texts)
+                .filter(|(_, t)| surface::mentions(t, &names))
+                .map(|(d, _)| d)
+                .collect()
         })
         .await
         .unwrap_or_default()
@@ -506,11 +546,8 @@ impl Engine {
 /// The top-level names the write changed in the written files (`surface`), from what they
 /// held before; `None` when that cannot be told for one of them (then every importer may be
 /// affected).
-fn changed(
-    written: &[PathBuf],
-    before: &[(PathBuf, Before)],
-) -> Option<std::collections::BTreeSet<String>> {
-    let mut names = std::collections::BTreeSet::new();
+fn changed(written: &[PathBuf], before: &[(PathBuf, Before)]) -> Option<Changed> {
+    let mut out = Changed::default();
     for f in written {
         let Some(family) = imports::Family::of(f) else {
             continue;
@@ -520,15 +557,39 @@ fn changed(
             _ => return None,
         };
         let new = std::fs::read_to_string(f).ok()?;
-        names.extend(surface::changed_names(family, old, &new)?);
+        let names = surface::changed_names(family, old, &new)?;
+        out.reaching.extend(surface::reaching(family, &new, &names));
+        out.reaching.extend(surface::reaching(family, old, &names));
+        out.names.extend(names);
     }
-    Some(names)
+    Some(out)
 }
 
-/// Whether `text` holds one of `names` as a whole word.
-fn mentions(text: &str, names: &std::collections::BTreeSet<String>) -> bool {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .any(|w| names.contains(w))
+/// The top-level names a write changed, and those an importer may reach them through.
+#[derive(Debug, Clone, Default)]
+struct Changed {
+    names: std::collections::BTreeSet<String>,
+    reaching: std::collections::BTreeSet<String>,
+}
+
+/// `names` and the names the files in `texts` import them as (`total as sum`).
+fn with_aliases(
+    names: &std::collections::BTreeSet<String>,
+    texts: &[String],
+) -> std::collections::BTreeSet<String> {
+    let mut out = names.clone();
+    for t in texts {
+        let words: Vec<&str> = t
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for w in words.windows(3) {
+            if w[1] == "as" && names.contains(w[0]) {
+                out.insert(w[2].to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The findings of `now` not in `before`, counting repeats (two equal diagnostics before and

@@ -39,6 +39,10 @@ impl Engine {
         else {
             return out;
         };
+        // An overlay only where answers are asked for: a push computed under it would outlive it.
+        if text.is_some() && !super::before::pulls(&server) {
+            return out;
+        }
         let Ok(lease) = server.docs.lease(path, &language, text).await else {
             return out;
         };
@@ -63,8 +67,11 @@ impl Engine {
             let hover = server
                 .request(Some(&lease), |c| async move { c.hover(uri, pos).await })
                 .await;
+            // A hover cut short (`...`) may hide what changed.
             if let Ok(Some(h)) = hover
                 && !h.contents.trim().is_empty()
+                && !h.contents.contains("...")
+                && !h.contents.contains('…')
             {
                 let shown = format!("{}{}", def.decorators, h.contents.trim());
                 out.insert(name.clone(), shown);

@@ -20,7 +20,8 @@ pub fn changed_names(family: Family, old: &str, new: &str) -> Option<BTreeSet<St
     let mut changed = BTreeSet::new();
     for name in before.keys().chain(after.keys()) {
         if before.get(name) != after.get(name) {
-            if name.is_empty() {
+            // Unnamed, or what a star import takes: anything may change.
+            if name.is_empty() || name == "__all__" {
                 return None;
             }
             changed.insert(name.clone());
@@ -71,7 +72,11 @@ pub fn definitions(family: Family, text: &str) -> BTreeMap<String, Def> {
                     decorators.clear();
                     continue;
                 }
-                let kind = if t.starts_with("class ") {
+                // A class, or a type made by a call (`Point = NamedTuple(…)`): its hover does
+                // not show its members.
+                let made_type = t.starts_with(char::is_uppercase)
+                    && t.split_once('=').is_some_and(|(_, r)| r.contains('('));
+                let kind = if t.starts_with("class ") || made_type {
                     Kind::Opaque
                 } else {
                     Kind::Typed
@@ -103,12 +108,15 @@ pub fn definitions(family: Family, text: &str) -> BTreeMap<String, Def> {
                 continue;
             };
             let column = line[..byte].chars().count() as u32 + 1;
-            out.entry(n).or_insert(Def {
-                kind,
-                line: i as u32 + 1,
-                column,
-                decorators: above.clone(),
-            });
+            // Defined twice (overloads, a redefinition): one hover does not show it.
+            out.entry(n)
+                .and_modify(|d: &mut Def| d.kind = Kind::Opaque)
+                .or_insert(Def {
+                    kind,
+                    line: i as u32 + 1,
+                    column,
+                    decorators: above.clone(),
+                });
         }
     }
     out
@@ -122,6 +130,38 @@ fn find_word(line: &str, word: &str) -> Option<usize> {
         let after = line[i + word.len()..].chars().next();
         !before.is_some_and(ident) && !after.is_some_and(ident)
     })
+}
+
+/// `names` and, to a fixpoint, every other top-level name of `text` whose definition mentions
+/// one of them (`def load() -> Config` when `Config` changed): what an importer may reach the
+/// change through.
+pub fn reaching(family: Family, text: &str, names: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = names.clone();
+    let blocks = match family {
+        Family::Python => python(text),
+        Family::Script => script(text),
+        Family::C => None,
+    };
+    let Some(blocks) = blocks else {
+        return out;
+    };
+    loop {
+        let before = out.len();
+        for (name, body) in &blocks {
+            if !name.is_empty() && !out.contains(name) && mentions(body, &out) {
+                out.insert(name.clone());
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
+}
+
+/// Whether `text` holds one of `names` as a whole word.
+pub fn mentions(text: &str, names: &BTreeSet<String>) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .any(|w| names.contains(w))
 }
 
 /// A line without its comment (`#` outside a string) and trailing blanks.
@@ -237,7 +277,10 @@ fn python_names(line: &str) -> Vec<String> {
         return vec![word(rest.trim_start())];
     }
     if t.starts_with("import ") || t.starts_with("from ") {
-        let list = t.split_once(" import ").map_or(&t[7..], |(_, l)| l);
+        let list = match t.split_once(" import ") {
+            Some((_, l)) => l,
+            None => t.strip_prefix("import ").unwrap_or(""),
+        };
         return list
             .replace(['(', ')', '\\'], " ")
             .split(',')
@@ -245,7 +288,11 @@ fn python_names(line: &str) -> Vec<String> {
             .filter(|n| n != "*")
             .collect();
     }
-    // `A = …`, `A: T = …`, `A, B = …`, `A += …`.
+    // `A = …`, `A: T = …`, `A, B = …`, `A += …`; not `A = B = …` (its other names are not
+    // told apart: unnamed, so anything may change).
+    if plain_assignments(t) > 1 {
+        return Vec::new();
+    }
     let head = t.split(['=', ':']).next().unwrap_or("");
     if t.contains('=') || t.contains(':') {
         let names: Vec<String> = head
@@ -267,6 +314,43 @@ fn python_names(line: &str) -> Vec<String> {
         }
     }
     Vec::new()
+}
+
+/// Whether a `const`/`let`/`var` line declares more than one name (a comma outside brackets
+/// and strings).
+fn top_level_comma(line: &str) -> bool {
+    let t = line
+        .trim_start_matches("export ")
+        .trim_start_matches("declare ");
+    if !(t.starts_with("const ") || t.starts_with("let ") || t.starts_with("var ")) {
+        return false;
+    }
+    let mut depth = 0;
+    let mut quote: Option<char> = None;
+    for c in t.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'' | '`') => quote = Some(c),
+            (None, '(' | '[' | '{' | '<') => depth += 1,
+            (None, ')' | ']' | '}' | '>') => depth -= 1,
+            (None, ',') if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// How many `=` of a line assign (not `==`, `<=`, `>=`, `!=`, `+=` …).
+fn plain_assignments(line: &str) -> usize {
+    let b = line.as_bytes();
+    (0..b.len())
+        .filter(|&i| {
+            b[i] == b'='
+                && b.get(i + 1).is_none_or(|c| *c != b'=')
+                && !(i > 0 && b"=<>!+-*/%&|^:@".contains(&b[i - 1]))
+        })
+        .count()
 }
 
 /// Adds a statement's text under each name it defines ("" when none).
@@ -351,6 +435,10 @@ fn script_names(line: &str) -> Vec<String> {
             .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
             .collect()
     };
+    // A default export is imported under any name; several declarators are not told apart.
+    if line.contains("export default") || top_level_comma(line) {
+        return Vec::new();
+    }
     let mut t = line.trim();
     for prefix in ["export ", "default ", "declare ", "abstract ", "async "] {
         t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
@@ -427,6 +515,24 @@ mod tests {
         // A module-level statement that defines nothing: anything may change.
         let stmt = format!("{old}if os.name:\n    print(1)\n");
         assert_eq!(changed_names(Family::Python, old, &stmt), None);
+        // What a star import takes, and chained assignments: anything may change.
+        let all = format!("{old}__all__ = ['f']\n");
+        assert_eq!(
+            changed_names(Family::Python, &all, &all.replace("['f']", "[]")),
+            None
+        );
+        let chain = format!("{old}A = B = 0\n");
+        assert_eq!(
+            changed_names(Family::Python, &chain, &chain.replace("0", "''")),
+            None
+        );
+        // A short or unfinished import line is no crash (it names nothing: anything may change).
+        assert_eq!(
+            changed_names(Family::Python, "from a\n", "from .\nimport\n"),
+            None
+        );
+        let accented = changed_names(Family::Python, "from .é import x\n", "x = 2\n");
+        assert_eq!(accented, names(&["x"]));
         let doc = "\"\"\"Doc.\n\nclass NotReal:\n\"\"\"\ndef f():\n    pass\n";
         let doc2 = doc.replace("NotReal", "Other");
         assert_eq!(changed_names(Family::Python, doc, &doc2), None);
@@ -438,6 +544,12 @@ mod tests {
         let d = definitions(Family::Python, py);
         let at = |n: &str| (d[n].kind, d[n].line, d[n].column);
         assert_eq!(at("f"), (Kind::Typed, 4, 5));
+        let twice = definitions(
+            Family::Python,
+            "@overload\ndef f(x: int) -> int: ...\n@overload\ndef f(x: str) -> str: ...\nP = NamedTuple('P', [])\n",
+        );
+        assert_eq!(twice["f"].kind, Kind::Opaque);
+        assert_eq!(twice["P"].kind, Kind::Opaque);
         assert_eq!(d["f"].decorators, "@cache\n");
         assert_eq!(at("C"), (Kind::Opaque, 7, 7));
         assert_eq!(at("LIMIT"), (Kind::Typed, 10, 1));
@@ -468,5 +580,20 @@ mod tests {
         assert_eq!(changed_names(Family::Script, old, &comment), names(&[]));
         let call = format!("{old}console.log(1);\n");
         assert_eq!(changed_names(Family::Script, old, &call), None);
+        let default = "export default function total(): number {\n  return 1;\n}\n";
+        let d2 = default.replace("number", "string");
+        assert_eq!(changed_names(Family::Script, default, &d2), None);
+        let two = "export const a = 1, b = 2;\n";
+        assert_eq!(
+            changed_names(Family::Script, two, &two.replace("2", "'x'")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_change_reaches_the_names_defined_through_it() {
+        let text = "class Config:\n    port: int\n\ndef load() -> Config:\n    return Config()\n\ndef run():\n    return load()\n\ndef other():\n    pass\n";
+        let got = reaching(Family::Python, text, &names(&["Config"]).unwrap());
+        assert_eq!(got, names(&["Config", "load", "run"]).unwrap());
     }
 }
