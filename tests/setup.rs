@@ -539,14 +539,39 @@ fn the_command_is_lspgate_on_path_or_the_given_one() {
         "{hooks}"
     );
 
-    // Another command replaces just lspgate's entries, in place.
+    // Another command leaves lspgate's entries as they are (they may be the user's), saying so.
+    let written = snapshot(env.root.path());
+    let out = ok(env.setup(&["cursor", "--command", "/opt/my gate/lspgate"]));
+    assert!(out.contains("already set up"), "{out}");
+    assert!(
+        out.contains(
+            "note: kept your lspgate entry `mcpServers.lspgate` in .cursor/mcp.json as it is"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("note: kept your lspgate hook group in `hooks.postToolUse` in .cursor/hooks.json as it is"),
+        "{out}"
+    );
+    assert_eq!(snapshot(env.root.path()), written);
+    // A remove for that command leaves them too; one for theirs takes them out.
+    let out = ok(env.setup(&["cursor", "--remove", "--command", "/opt/my gate/lspgate"]));
+    assert!(out.contains("nothing removed"), "{out}");
+    assert!(
+        out.contains("note: left your lspgate entry `mcpServers.lspgate` in .cursor/mcp.json"),
+        "{out}"
+    );
+    assert_eq!(snapshot(env.root.path()), written);
+    ok(env.setup(&["cursor", "--remove"]));
+    assert!(snapshot(env.root.path()).is_empty());
+
     env.write(
         ".cursor/mcp.json",
-        "{\"mcpServers\": {\"a\": {}, \"lspgate\": {\"command\": \"old\"}, \"z\": {}}}",
+        "{\"mcpServers\": {\"a\": {}, \"z\": {}}}",
     );
     ok(env.setup(&["cursor", "--command", "/opt/my gate/lspgate"]));
     let text = env.read(".cursor/mcp.json");
-    let expected = "{\"mcpServers\": {\"a\": {}, \"lspgate\": {\"command\": \"/opt/my gate/lspgate\", \"args\": [\"serve\"]}, \"z\": {}}}";
+    let expected = "{\"mcpServers\": {\"a\": {}, \"z\": {}, \"lspgate\": {\"command\": \"/opt/my gate/lspgate\", \"args\": [\"serve\"]}}}";
     assert_eq!(text, expected);
     let hooks = parse(".cursor/hooks.json", &env.read(".cursor/hooks.json"));
     let groups = hooks["hooks"]["postToolUse"].as_array().unwrap();
@@ -555,6 +580,125 @@ fn the_command_is_lspgate_on_path_or_the_given_one() {
         groups[0]["command"],
         "'/opt/my gate/lspgate' hook post-edit --format cursor"
     );
+}
+
+#[test]
+fn running_setup_again_keeps_the_users_changes_and_remove_leaves_them() {
+    let env = Env::new();
+    let cmd = cmd();
+    ok(env.setup(&["claude-code"]));
+    // The user gives the server an environment and makes the post-edit hook block on errors.
+    let mcp = env.read(".mcp.json");
+    let mcp = mcp.replace(
+        "\"args\": [\"serve\"]",
+        "\"args\": [\"serve\"],\n      \"env\": {\"X\": \"1\"}",
+    );
+    env.write(".mcp.json", &mcp);
+    let settings = env.read(".claude/settings.json");
+    let settings = settings.replace(
+        "hook post-edit --format",
+        "hook post-edit --block-on error --format",
+    );
+    env.write(".claude/settings.json", &settings);
+    let changed = snapshot(env.root.path());
+
+    let out = ok(env.setup(&["claude-code"]));
+    assert_eq!(snapshot(env.root.path()), changed, "setup reverted: {out}");
+    assert!(out.contains("already set up"), "{out}");
+    assert!(
+        out.contains("note: kept your lspgate entry `mcpServers.lspgate` in .mcp.json as it is"),
+        "{out}"
+    );
+    assert!(
+        out.contains("note: kept your lspgate hook group in `hooks.PostToolUse` in .claude/settings.json as it is"),
+        "{out}"
+    );
+    let v = parse(".mcp.json", &env.read(".mcp.json"));
+    assert_eq!(v["mcpServers"]["lspgate"]["env"], json!({"X": "1"}));
+
+    // Remove takes out the pre-edit hook, as setup wrote it, and nothing the user changed.
+    let out = ok(env.setup(&["claude-code", "--remove"]));
+    assert!(out.contains("wrote .claude/settings.json"), "{out}");
+    assert!(
+        out.contains("note: left your lspgate entry `mcpServers.lspgate` in .mcp.json"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "note: left your lspgate hook group in `hooks.PostToolUse` in .claude/settings.json"
+        ),
+        "{out}"
+    );
+    assert_eq!(env.read(".mcp.json"), mcp);
+    let v = parse(".claude/settings.json", &env.read(".claude/settings.json"));
+    assert!(v["hooks"].get("PreToolUse").is_none(), "{v:#}");
+    assert_eq!(
+        v["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+        format!("{cmd} hook post-edit --block-on error --format claude-code")
+    );
+}
+
+#[test]
+fn remove_leaves_lspgate_entries_the_user_wrote_before_setup() {
+    let env = Env::new();
+    let mine = "{\n  \"mcpServers\": {\n    \"lspgate\": {\"command\": \"lspgate\", \"args\": [\"serve\"], \"env\": {\"X\": \"1\"}}\n  }\n}\n";
+    env.write(".gemini/settings.json", mine);
+    let out = ok(env.setup(&["gemini"]));
+    assert!(
+        out.contains(
+            "note: kept your lspgate entry `mcpServers.lspgate` in .gemini/settings.json as it is"
+        ),
+        "{out}"
+    );
+    let text = env.read(".gemini/settings.json");
+    assert!(
+        text.starts_with(mine.trim_end_matches("\n  }\n}\n")),
+        "{text}"
+    );
+    let out = ok(env.setup(&["gemini", "--remove"]));
+    assert!(
+        out.contains("note: left your lspgate entry `mcpServers.lspgate` in .gemini/settings.json"),
+        "{out}"
+    );
+    assert_eq!(env.read(".gemini/settings.json"), mine);
+    let out = ok(env.setup(&["gemini", "--remove"]));
+    assert!(out.contains("nothing removed"), "{out}");
+    assert!(out.contains("note: left your lspgate entry"), "{out}");
+}
+
+#[test]
+fn codex_keeps_a_changed_block_and_windows_line_ends() {
+    let env = Env::new();
+    let original = "model = \"gpt-5\"\r\n\r\n[mcp_servers.docs]\r\ncommand = \"docs-mcp\"\r\n";
+    env.write(".codex/config.toml", original);
+    ok(env.setup(&["codex"]));
+    let text = env.read(".codex/config.toml");
+    assert!(text.starts_with(original));
+    assert!(text.contains("# >>> lspgate setup"));
+    assert_eq!(
+        text.matches('\n').count(),
+        text.matches("\r\n").count(),
+        "{text:?}"
+    );
+    ok(env.setup(&["codex", "--remove"]));
+    assert_eq!(env.read(".codex/config.toml"), original);
+
+    // The user changes lspgate's block: setup and remove leave it, saying so.
+    ok(env.setup(&["codex"]));
+    let changed = env.read(".codex/config.toml").replace(
+        "args = [\"serve\"]\r\n",
+        "args = [\"serve\"]\r\nenv = { X = \"1\" }\r\n",
+    );
+    env.write(".codex/config.toml", &changed);
+    let out = ok(env.setup(&["codex"]));
+    assert!(
+        out.contains("note: kept the lspgate block (`# >>> lspgate setup` to `# <<< lspgate setup`) in .codex/config.toml as it is"),
+        "{out}"
+    );
+    assert_eq!(env.read(".codex/config.toml"), changed);
+    let out = ok(env.setup(&["codex", "--remove"]));
+    assert!(out.contains("note: left the lspgate block"), "{out}");
+    assert_eq!(env.read(".codex/config.toml"), changed);
 }
 
 #[test]

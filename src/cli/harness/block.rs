@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::merge;
 use super::table::{Entry, J, Ours, ours};
 
 const BEGIN: &str = "# >>> lspgate setup";
@@ -37,45 +38,92 @@ fn find(text: &str) -> Option<(usize, usize)> {
     None
 }
 
-/// `text` without lspgate's block, and the newline `put` added before it.
-pub fn take(text: &str) -> String {
-    let Some((start, end)) = find(text) else {
-        return text.to_string();
-    };
-    let start = if text[..start].ends_with('\n') {
+/// How a note names lspgate's block.
+pub const NAMED: &str = "the lspgate block (`# >>> lspgate setup` to `# <<< lspgate setup`)";
+
+/// Where the line ending `put` writes before the block at `start` begins.
+fn before(text: &str, start: usize) -> usize {
+    let head = &text[..start];
+    if head.ends_with("\r\n") {
+        start - 2
+    } else if head.ends_with('\n') {
         start - 1
     } else {
         start
+    }
+}
+
+/// `text` without lspgate's block, whatever it holds, and the line ending `put` added before it.
+fn strip(text: &str) -> String {
+    let Some((start, end)) = find(text) else {
+        return text.to_string();
     };
-    format!("{}{}", &text[..start], &text[end..])
+    format!("{}{}", &text[..before(text, start)], &text[end..])
+}
+
+/// The block holding `entries`, its lines ended with `nl`: empty for none.
+fn block(entries: &[&Entry], nl: &str) -> String {
+    if entries.is_empty() {
+        return String::new();
+    }
+    let tables: Vec<String> = entries.iter().map(|e| render(e)).collect();
+    format!("{HEAD}\n{}{END}\n", tables.join("\n")).replace('\n', nl)
+}
+
+/// Whether `written` (a block as `find` finds it) is one `put` writes, for some of `entries`
+/// (which of them the rest of the file lacked then), whatever its line endings: the block
+/// holds nothing the user changed.
+fn own(written: &str, entries: &[Entry]) -> bool {
+    let written = written.replace("\r\n", "\n");
+    let n = entries.len().min(16);
+    (1..1u32 << n).any(|mask| {
+        let some: Vec<&Entry> = (0..n)
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| &entries[i])
+            .collect();
+        block(&some, "\n") == written
+    })
+}
+
+/// `text` without lspgate's block when it is one `put` writes for `entries`, and without the
+/// line ending `put` added before it; a block that differs is left in, and named.
+pub fn take(text: &str, entries: &[Entry]) -> (String, Vec<String>) {
+    match find(text) {
+        None => (text.to_string(), Vec::new()),
+        Some((start, end)) if own(&text[start..end], entries) => (strip(text), Vec::new()),
+        Some(_) => (text.to_string(), vec![NAMED.to_string()]),
+    }
 }
 
 /// `text` with lspgate's block holding `entries`, except those the rest of the file has
-/// already (an `mcp_servers.lspgate` table, a hook group running lspgate); unchanged when the
-/// block is as it should be.
-pub fn put(text: &str, entries: &[Entry], cmd: &str) -> Result<String, String> {
+/// already (an `mcp_servers.lspgate` table, a hook group running lspgate: named when they
+/// differ from `entries`); unchanged when the block is as it should be, and when it is not
+/// one `put` writes (it is named: the user changed it).
+pub fn put(text: &str, entries: &[Entry], cmd: &str) -> Result<(String, Vec<String>), String> {
     parse(text)?;
-    let outside = parse(&take(text))?;
-    let wanted: Vec<&Entry> = entries.iter().filter(|e| !has(&outside, e, cmd)).collect();
-    let block = if wanted.is_empty() {
-        String::new()
-    } else {
-        let tables: Vec<String> = wanted.iter().map(|e| render(e)).collect();
-        format!("{HEAD}\n{}{END}\n", tables.join("\n"))
-    };
+    let outside = parse(&strip(text))?;
+    let (theirs, wanted): (Vec<&Entry>, Vec<&Entry>) =
+        entries.iter().partition(|e| has(&outside, e, cmd));
+    let mut kept: Vec<String> = theirs
+        .iter()
+        .filter(|e| !holds(&outside, e))
+        .map(|e| e.named())
+        .collect();
+    let nl = merge::newline(text);
+    let block = block(&wanted, nl);
     let out = match find(text) {
+        Some((start, end)) if text[start..end] == block => return Ok((text.to_string(), kept)),
+        Some((start, end)) if !own(&text[start..end], entries) => {
+            kept.push(NAMED.to_string());
+            return Ok((text.to_string(), kept));
+        }
         Some((start, end)) if block.is_empty() => {
-            let start = if text[..start].ends_with('\n') {
-                start - 1
-            } else {
-                start
-            };
-            format!("{}{}", &text[..start], &text[end..])
+            format!("{}{}", &text[..before(text, start)], &text[end..])
         }
         Some((start, end)) => format!("{}{block}{}", &text[..start], &text[end..]),
         None if block.is_empty() => text.to_string(),
         None if text.is_empty() => block,
-        None => format!("{text}\n{block}"),
+        None => format!("{text}{nl}{block}"),
     };
     let parsed = parse(&out).map_err(|e| format!("lspgate's block would not parse there: {e}"))?;
     if let Some(e) = wanted.iter().find(|e| !holds(&parsed, e)) {
@@ -84,7 +132,7 @@ pub fn put(text: &str, entries: &[Entry], cmd: &str) -> Result<String, String> {
             e.path().join(".")
         ));
     }
-    Ok(out)
+    Ok((out, kept))
 }
 
 /// Whether `doc` holds `entry` (a hook: any group running lspgate's hook, or equal to it).

@@ -35,12 +35,14 @@ impl Node {
         }
     }
 
-    /// The member `key` of this object, the first of that name.
+    /// The member `key` of this object: the last of that name, the one a harness reading the
+    /// file (`JSON.parse`, `serde_json`) takes.
     pub fn member(&self, key: &str) -> Option<(usize, &Item)> {
         match &self.kind {
             Kind::Object(items) => items
                 .iter()
                 .enumerate()
+                .rev()
                 .find(|(_, m)| m.key.as_deref() == Some(key)),
             _ => None,
         }
@@ -135,7 +137,7 @@ pub fn skip_blank(text: &str, mut at: usize) -> usize {
 }
 
 /// The end of the comments between `from` and `to` (whitespace and comments only): `from`
-/// when there are none.
+/// when there are none. A line comment ends before its line's `\r\n` (or `\n`).
 pub fn comments_end(text: &str, from: usize, to: usize) -> usize {
     let b = text.as_bytes();
     let (mut at, mut end) = (from, from);
@@ -144,7 +146,7 @@ pub fn comments_end(text: &str, from: usize, to: usize) -> usize {
             at += 1;
         } else if b[at..].starts_with(b"//") {
             at = text[at..].find('\n').map_or(to, |n| at + n).min(to);
-            end = at;
+            end = if b[at - 1] == b'\r' { at - 1 } else { at };
         } else if b[at..].starts_with(b"/*") {
             at = text[at + 2..]
                 .find("*/")

@@ -2,9 +2,25 @@
 //! the text around the spans `json` finds, never by serializing the document again, so every
 //! byte outside lspgate's entries stays as it was. Insertion and removal are each other's
 //! inverse: taking out what was put in gives back the original bytes.
+//!
+//! Nothing records what `setup` wrote, so an lspgate entry that differs from what it writes
+//! may be the user's (or hold the user's changes): `put` leaves it as it is and `take` leaves
+//! it in, each naming it for a note.
 
-use super::json::{self, Item, Node, comments_end, skip_blank};
+use super::json::{self, Node, comments_end, skip_blank};
 use super::table::{Entry, J, Ours, ours};
+
+/// A merge's result: the text, and the entry left as it was because it differs from what
+/// `setup` writes (named as a note names it).
+pub type Merged = (String, Option<String>);
+
+/// The file's own line ending: its first line's.
+pub fn newline(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(n) if text[..n].ends_with('\r') => "\r\n",
+        _ => "\n",
+    }
+}
 
 /// A text edit: replace `text[start..end]` with `with`.
 struct Edit {
@@ -17,13 +33,13 @@ struct Edit {
 /// them (`\r\n` when it does).
 fn apply(text: &str, mut edits: Vec<Edit>) -> String {
     edits.sort_by_key(|e| std::cmp::Reverse(e.start));
-    let crlf = text.contains("\r\n");
+    let nl = newline(text);
     let mut out = text.to_string();
     for e in edits {
-        let with = if crlf {
-            e.with.replace('\n', "\r\n")
-        } else {
+        let with = if nl == "\n" {
             e.with
+        } else {
+            e.with.replace('\n', nl)
         };
         out.replace_range(e.start..e.end, &with);
     }
@@ -39,9 +55,9 @@ pub fn parse(text: &str, jsonc: bool) -> Result<Node, String> {
     Ok(root)
 }
 
-/// `text` with `entry` in it: inserted, or replaced when lspgate's entry differs; unchanged
-/// when it is there already.
-pub fn put(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<String, String> {
+/// `text` with `entry` in it: inserted when lspgate has no entry there; unchanged when it has
+/// one, and that one named when it differs from `entry` (it is left as it is).
+pub fn put(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<Merged, String> {
     let root = parse(text, jsonc)?;
     let path = entry.path();
     // The objects to walk: for a hook, all but the array at the end.
@@ -56,17 +72,17 @@ pub fn put(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<String, 
             Some(_) => return Err(format!("`{}` is not an object", path[..=i].join("."))),
             None => {
                 let value = nest(&path[i + 1..], entry);
-                return Ok(insert(text, &root, node, Some(key), &value));
+                return Ok((insert(text, &root, node, Some(key), &value), None));
             }
         }
     }
+    let same = Ok((text.to_string(), None));
+    let kept = Ok((text.to_string(), Some(entry.named())));
     match entry {
         Entry::Member { key, value, .. } => match node.member(key) {
-            None => Ok(insert(text, &root, node, Some(key), value)),
-            Some((_, item)) if json::value_of(text, &item.value) == value.value() => {
-                Ok(text.to_string())
-            }
-            Some((_, item)) => Ok(replace(text, node, item, value)),
+            None => Ok((insert(text, &root, node, Some(key), value), None)),
+            Some((_, item)) if json::value_of(text, &item.value) == value.value() => same,
+            Some(_) => kept,
         },
         Entry::Hook { path, value } => {
             let Some(last) = path.last() else {
@@ -74,42 +90,37 @@ pub fn put(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<String, 
             };
             let array = match node.member(last) {
                 None => {
-                    return Ok(insert(
-                        text,
-                        &root,
-                        node,
-                        Some(last),
-                        &J::Arr(vec![value.clone()]),
-                    ));
+                    let with = insert(text, &root, node, Some(last), &J::Arr(vec![value.clone()]));
+                    return Ok((with, None));
                 }
                 Some((_, item)) if item.value.is_array() => &item.value,
                 Some(_) => return Err(format!("`{}` is not an array", path.join("."))),
             };
-            let kinds: Vec<Ours> = array
+            let groups: Vec<_> = array
                 .items()
                 .iter()
-                .map(|i| ours(&json::value_of(text, &i.value), cmd))
+                .map(|i| json::value_of(text, &i.value))
                 .collect();
-            if let Some(at) = kinds.iter().position(|k| *k == Ours::All) {
-                let item = &array.items()[at];
-                if json::value_of(text, &item.value) == value.value() {
-                    return Ok(text.to_string());
-                }
-                return Ok(replace(text, array, item, value));
+            if groups.contains(&value.value()) {
+                return same;
             }
-            if kinds.contains(&Ours::Partly) {
-                return Ok(text.to_string());
+            if groups.iter().any(|g| ours(g, cmd) != Ours::No) {
+                return kept;
             }
-            Ok(insert(text, &root, array, None, value))
+            Ok((insert(text, &root, array, None, value), None))
         }
     }
 }
 
-/// `text` without `entry` (any lspgate MCP/LSP member at its place, every hook group of
-/// lspgate's alone), and without the objects and arrays on its path that this left empty.
-pub fn take(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<String, String> {
+/// `text` without `entry` (each lspgate MCP/LSP member at its place, each hook group, equal
+/// to what `put` writes), and without the objects and arrays on its path that this left
+/// empty; an lspgate entry there that differs is left in, and named.
+pub fn take(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<Merged, String> {
     let mut text = text.to_string();
     let path = entry.path();
+    let wanted = match entry {
+        Entry::Member { value, .. } | Entry::Hook { value, .. } => value.value(),
+    };
     let mut took = false;
     loop {
         let root = parse(&text, jsonc)?;
@@ -117,11 +128,14 @@ pub fn take(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<String,
             break;
         };
         let at = match entry {
-            Entry::Member { key, .. } => container.member(key).map(|(i, _)| i),
+            Entry::Member { key, .. } => container
+                .member(key)
+                .filter(|(_, i)| json::value_of(&text, &i.value) == wanted)
+                .map(|(at, _)| at),
             Entry::Hook { .. } if container.is_array() => container
                 .items()
                 .iter()
-                .position(|i| ours(&json::value_of(&text, &i.value), cmd) == Ours::All),
+                .position(|i| json::value_of(&text, &i.value) == wanted),
             Entry::Hook { .. } => None,
         };
         let Some(at) = at else { break };
@@ -132,6 +146,14 @@ pub fn take(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<String,
         text = shorter;
         took = true;
     }
+    let root = parse(&text, jsonc)?;
+    let left = find(&root, path).is_some_and(|container| match entry {
+        Entry::Member { key, .. } => container.member(key).is_some(),
+        Entry::Hook { .. } => container
+            .items()
+            .iter()
+            .any(|i| ours(&json::value_of(&text, &i.value), cmd) != Ours::No),
+    });
     // The containers on the path that are empty now held only what was taken out.
     let mut depth = path.len();
     while took && depth > 0 {
@@ -150,11 +172,11 @@ pub fn take(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<String,
         text = remove(&text, parent, at);
         depth -= 1;
     }
-    Ok(text)
+    Ok((text, left.then(|| entry.named())))
 }
 
-/// Whether `text` holds `entry` as `put` leaves it (for a hook, or a group sharing lspgate's
-/// commands with others).
+/// Whether `text` holds `entry` as `put` writes it (for a hook, or any group running
+/// lspgate's hook, which `put` leaves as it is).
 pub fn holds(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<bool, String> {
     let root = parse(text, jsonc)?;
     let Some(container) = find(&root, entry.path()) else {
@@ -360,10 +382,15 @@ fn insert(text: &str, root: &Node, container: &Node, key: Option<&str>, value: &
     apply(text, edits)
 }
 
-/// The end of the line from `at` when all that is left of it is comments (one at least),
-/// each closed on it.
+/// The end of the line from `at` (before its `\r\n` or `\n`) when all that is left of it is
+/// comments (one at least), each closed on it.
 fn line_comments_end(text: &str, mut at: usize) -> Option<usize> {
     let line_end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+    let line_end = if text[at..line_end].ends_with('\r') {
+        line_end - 1
+    } else {
+        line_end
+    };
     let mut seen = false;
     loop {
         let rest = &text[at..line_end];
@@ -379,22 +406,6 @@ fn line_comments_end(text: &str, mut at: usize) -> Option<usize> {
         }
         return (trimmed.is_empty() && seen).then_some(line_end);
     }
-}
-
-/// `text` with `item`'s value (in `container`) replaced by `value`.
-fn replace(text: &str, container: &Node, item: &Item, value: &J) -> String {
-    let unit = indent_unit(text);
-    let multiline = text[container.start..container.end].contains('\n');
-    let indent = line_indent(text, item.start);
-    let with = render(value, indent, &unit, multiline);
-    apply(
-        text,
-        vec![Edit {
-            start: item.value.start,
-            end: item.value.end,
-            with,
-        }],
-    )
 }
 
 /// The position of the `,` after `at`, if the next token is one.

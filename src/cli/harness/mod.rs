@@ -5,6 +5,9 @@
 //! over the spans `json.rs` finds) and `block.rs` (TOML), so every byte outside lspgate's
 //! entries stays as it was; `disk.rs` reads, writes atomically and diffs. Every file is
 //! checked before any is written: one that does not parse stops the whole run.
+//!
+//! An lspgate entry that differs from what `setup` writes may be the user's, or hold the
+//! user's changes: `setup` keeps it as it is and `--remove` leaves it in, each with a note.
 
 mod block;
 mod disk;
@@ -48,7 +51,8 @@ pub struct SetupArgs {
     /// Print what would change, as a diff, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Take out exactly what `setup` added.
+    /// Take out lspgate's entries that are exactly what `setup` writes (others are left, with
+    /// a note).
     #[arg(long)]
     pub remove: bool,
     /// The command the harness runs lspgate with (default: `lspgate` when that is this
@@ -66,6 +70,9 @@ struct Plan {
     before: Option<String>,
     /// `None`: no file (removed, or never made).
     after: Option<String>,
+    /// lspgate's entries left as they were, as a note names them: they differ from what
+    /// `setup` writes.
+    kept: Vec<String>,
 }
 
 /// Runs `setup`; the exit code.
@@ -98,11 +105,12 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
         };
         let path = base.join(&rel);
         match plan(&path, file, &cmd, args.remove) {
-            Ok((before, after)) => plans.push(Plan {
+            Ok((before, after, kept)) => plans.push(Plan {
                 shown,
                 path,
                 before,
                 after,
+                kept,
             }),
             Err(e) => {
                 complain!("lspgate setup: {shown}: {e}");
@@ -116,14 +124,20 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
     }
     let changed: Vec<&Plan> = plans.iter().filter(|p| p.before != p.after).collect();
     let shown: Vec<&str> = plans.iter().map(|p| p.shown.as_str()).collect();
+    let left = plans.iter().any(|p| !p.kept.is_empty());
     if changed.is_empty() {
-        if args.remove {
+        if args.remove && left {
+            say!("nothing removed: {name} in {}", shown.join(", "));
+        } else if args.remove {
             say!(
                 "nothing to remove: {name} has no lspgate entries in {}",
                 shown.join(", ")
             );
         } else {
             say!("already set up: {name} in {}", shown.join(", "));
+        }
+        kept(&plans, args.remove);
+        if !args.remove {
             notes(row.notes);
         }
         return 0;
@@ -136,6 +150,7 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
                 p.after.as_deref(),
             ));
         }
+        kept(&plans, args.remove);
         if !args.remove {
             notes(row.notes);
         }
@@ -154,6 +169,7 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
             }
         }
     }
+    kept(&plans, args.remove);
     if !args.remove {
         notes(row.notes);
     }
@@ -163,6 +179,25 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
 fn notes(notes: &[&str]) {
     for n in notes {
         say!("note: {n}");
+    }
+}
+
+/// The notes on lspgate's entries left as they were.
+fn kept(plans: &[Plan], remove: bool) {
+    for p in plans {
+        for entry in &p.kept {
+            if remove {
+                say!(
+                    "note: left {entry} in {}: it differs from what setup writes (take it out by hand if it is lspgate's)",
+                    p.shown
+                );
+            } else {
+                say!(
+                    "note: kept {entry} in {} as it is: it differs from what setup writes (take it out to have setup write its own)",
+                    p.shown
+                );
+            }
+        }
     }
 }
 
@@ -202,38 +237,51 @@ fn relative(base: &Path, file: &File, user: bool) -> String {
     }
 }
 
-/// The file's text before and after: every entry put in (or, with `remove`, taken out).
-type Change = (Option<String>, Option<String>);
+/// The file's text before and after: every entry put in (or, with `remove`, taken out); and
+/// lspgate's entries left as they were, as a note names them.
+type Change = (Option<String>, Option<String>, Vec<String>);
 
 fn plan(path: &Path, file: &File, cmd: &str, remove: bool) -> Result<Change, String> {
     let before = disk::read(path)?;
     let text = before.clone().unwrap_or_else(|| file.seed.to_string());
     let entries: Vec<Entry> = file.puts.iter().map(|p| table::entry(p, cmd)).collect();
-    let after = match file.format {
+    // The entries to check landed: not those left as they were.
+    let mut landed: Vec<&Entry> = entries.iter().collect();
+    let (after, kept) = match file.format {
         Format::Toml => {
             block::parse(&text)?;
             if remove {
-                block::take(&text)
+                block::take(&text, &entries)
             } else {
-                block::put(&text, &entries, cmd)?
+                let (after, kept) = block::put(&text, &entries, cmd)?;
+                if kept.iter().any(|k| k == block::NAMED) {
+                    landed.clear();
+                }
+                (after, kept)
             }
         }
         Format::Json | Format::Jsonc => {
             let jsonc = file.format == Format::Jsonc;
             merge::parse(&text, jsonc)?;
             let mut after = text.clone();
+            let mut kept = Vec::new();
             for e in &entries {
-                after = if remove {
+                let (text, left) = if remove {
                     merge::take(&after, jsonc, e, cmd)?
                 } else {
                     merge::put(&after, jsonc, e, cmd)?
                 };
+                after = text;
+                if let Some(named) = left {
+                    landed.retain(|l| !std::ptr::eq(*l, e));
+                    kept.push(named);
+                }
             }
-            after
+            (after, kept)
         }
     };
     if !remove {
-        check(&after, file.format, &entries, cmd)?;
+        check(&after, file.format, &landed, cmd)?;
     }
     // Removing to the seed deletes the file; a file never made stays unmade.
     let gone = remove && after != text && after == file.seed;
@@ -242,11 +290,11 @@ fn plan(path: &Path, file: &File, cmd: &str, remove: bool) -> Result<Change, Str
     } else {
         Some(after)
     };
-    Ok((before, after))
+    Ok((before, after, kept))
 }
 
 /// That `text` parses and holds every entry (lspgate's, or one of the user's counted as set up).
-fn check(text: &str, format: Format, entries: &[Entry], cmd: &str) -> Result<(), String> {
+fn check(text: &str, format: Format, entries: &[&Entry], cmd: &str) -> Result<(), String> {
     for e in entries {
         let holds = match format {
             Format::Toml => block::has(&block::parse(text)?, e, cmd),

@@ -80,6 +80,18 @@ impl Entry {
             Entry::Member { path, .. } | Entry::Hook { path, .. } => path,
         }
     }
+
+    /// The entry as a note names it, one of the user's.
+    pub fn named(&self) -> String {
+        match self {
+            Entry::Member { path, key, .. } => {
+                format!("your lspgate entry `{}.{key}`", path.join("."))
+            }
+            Entry::Hook { path, .. } => {
+                format!("your lspgate hook group in `{}`", path.join("."))
+            }
+        }
+    }
 }
 
 /// The MCP server entry's shape.

@@ -31,24 +31,34 @@ fn post() -> Entry {
 fn round_trip(original: &str, jsonc: bool, entries: &[Entry]) -> String {
     let mut text = original.to_string();
     for e in entries {
-        text = merge::put(&text, jsonc, e, CMD).unwrap();
+        text = put(&text, jsonc, e);
     }
     for e in entries {
         assert!(
             merge::holds(&text, jsonc, e, CMD).unwrap(),
             "{e:?} missing in\n{text}"
         );
-        assert_eq!(
-            merge::put(&text, jsonc, e, CMD).unwrap(),
-            text,
-            "not idempotent"
-        );
+        assert_eq!(put(&text, jsonc, e), text, "not idempotent");
     }
     let mut back = text.clone();
     for e in entries {
-        back = merge::take(&back, jsonc, e, CMD).unwrap();
+        back = take(&back, jsonc, e);
     }
     assert_eq!(back, original, "remove did not restore, from\n{text}");
+    text
+}
+
+/// `text` with `entry` put in, no entry of lspgate's left as it was.
+fn put(text: &str, jsonc: bool, entry: &Entry) -> String {
+    let (text, kept) = merge::put(text, jsonc, entry, CMD).unwrap();
+    assert_eq!(kept, None, "kept in\n{text}");
+    text
+}
+
+/// `text` with `entry` taken out, no entry of lspgate's left in.
+fn take(text: &str, jsonc: bool, entry: &Entry) -> String {
+    let (text, left) = merge::take(text, jsonc, entry, CMD).unwrap();
+    assert_eq!(left, None, "left in\n{text}");
     text
 }
 
@@ -151,45 +161,105 @@ fn comments_and_trailing_commas_stay_in_jsonc() {
 }
 
 #[test]
-fn a_present_entry_is_left_or_replaced_alone() {
+fn a_present_entry_is_left_as_it_is() {
     let same = format!(
         "{{\"mcpServers\": {{\"lspgate\": {{\"args\": [\"serve\"], \"command\": \"{CMD}\"}}}}}}"
     );
-    assert_eq!(merge::put(&same, false, &mcp(), CMD).unwrap(), same);
+    assert_eq!(put(&same, false, &mcp()), same);
+    // One that differs (an older path, the user's own) stays as it is, named for a note; a
+    // remove leaves it in too.
     let old = "{\n  \"x\": 1,\n  \"mcpServers\": {\n    \"lspgate\": {\"command\": \"old\"},\n    \"y\": 2\n  }\n}\n";
-    let text = merge::put(old, false, &mcp(), CMD).unwrap();
-    let prefix = "{\n  \"x\": 1,\n  \"mcpServers\": {\n    \"lspgate\": {\n      \"command\": ";
-    assert!(text.starts_with(prefix), "{text}");
-    assert!(text.ends_with("\"args\": [\"serve\"]\n    },\n    \"y\": 2\n  }\n}\n"));
-    // A remove takes the whole entry; the member in the middle goes with its line.
-    let gone = merge::take(&text, false, &mcp(), CMD).unwrap();
+    let (text, kept) = merge::put(old, false, &mcp(), CMD).unwrap();
+    assert_eq!(text, old);
     assert_eq!(
-        gone,
+        kept.as_deref(),
+        Some("your lspgate entry `mcpServers.lspgate`")
+    );
+    let (text, left) = merge::take(old, false, &mcp(), CMD).unwrap();
+    assert_eq!(text, old);
+    assert_eq!(
+        left.as_deref(),
+        Some("your lspgate entry `mcpServers.lspgate`")
+    );
+    // A remove takes the whole entry as setup writes it; the member in the middle goes with
+    // its line.
+    let written = format!(
+        "{{\n  \"x\": 1,\n  \"mcpServers\": {{\n    \"lspgate\": {{\"command\": \"{CMD}\", \"args\": [\"serve\"]}},\n    \"y\": 2\n  }}\n}}\n"
+    );
+    assert_eq!(
+        take(&written, false, &mcp()),
         "{\n  \"x\": 1,\n  \"mcpServers\": {\n    \"y\": 2\n  }\n}\n"
     );
 }
 
 #[test]
+fn a_users_changes_to_lspgates_entries_survive_setup_and_remove() {
+    // The user added an environment to the server setup wrote.
+    let setup = put("{}\n", false, &mcp());
+    let changed = setup.replace(
+        "\"args\": [\"serve\"]",
+        "\"args\": [\"serve\"],\n      \"env\": {\"X\": \"1\"}",
+    );
+    assert_ne!(changed, setup);
+    let (text, kept) = merge::put(&changed, false, &mcp(), CMD).unwrap();
+    assert_eq!(text, changed, "setup reverted the user's change");
+    assert!(kept.is_some());
+    let (text, left) = merge::take(&changed, false, &mcp(), CMD).unwrap();
+    assert_eq!(text, changed, "remove took the user's entry");
+    assert!(left.is_some());
+    // The user made lspgate's hook block on errors.
+    let setup = put("{}\n", false, &post());
+    let changed = setup.replace(
+        "hook post-edit --format",
+        "hook post-edit --block-on error --format",
+    );
+    assert_ne!(changed, setup);
+    let (text, kept) = merge::put(&changed, false, &post(), CMD).unwrap();
+    assert_eq!(text, changed, "setup reverted the user's hook");
+    assert_eq!(
+        kept.as_deref(),
+        Some("your lspgate hook group in `hooks.PostToolUse`")
+    );
+    assert!(merge::holds(&changed, false, &post(), CMD).unwrap());
+    let (text, left) = merge::take(&changed, false, &post(), CMD).unwrap();
+    assert_eq!(text, changed, "remove took the user's hook");
+    assert!(left.is_some());
+    // What setup writes goes, however it is spelled; the user's group beside it stays.
+    let both = json!({"hooks": {"PostToolUse": [
+        {"hooks": [{"timeout": 10, "command": format!("{CMD} hook post-edit --format claude-code"), "type": "command"}], "matcher": "Write|Edit|MultiEdit|Bash"},
+        {"matcher": "Edit", "hooks": [{"type": "command", "command": "lspgate hook post-edit --format claude-code"}]}
+    ]}});
+    let both = serde_json::to_string_pretty(&both).unwrap();
+    let (text, left) = merge::take(&both, false, &post(), CMD).unwrap();
+    assert!(left.is_some());
+    let v = parsed(&text, false);
+    assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 1);
+    assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "Edit");
+}
+
+#[test]
 fn hook_groups_are_recognised_by_their_commands() {
-    // An older setup's path: replaced in place, not doubled.
+    // An older setup's path: kept as it is, not doubled.
     let old = json!({"hooks": {"PreToolUse": [
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard"}]},
         {"matcher": "Edit", "hooks": [{"type": "command", "command": "/old/lspgate hook pre-edit --format claude-code"}]}
     ]}});
     let old = serde_json::to_string_pretty(&old).unwrap();
-    let text = merge::put(&old, false, &pre(), CMD).unwrap();
-    let v = parsed(&text, false);
-    assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
-    assert_eq!(v["hooks"]["PreToolUse"][1], pre_value());
-    assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "guard");
+    let (text, kept) = merge::put(&old, false, &pre(), CMD).unwrap();
+    assert_eq!(text, old);
+    assert!(kept.is_some());
     // A group the user shares with lspgate's hook counts as set up, and is never taken out.
     let shared = json!({"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [
         {"type": "command", "command": "guard"},
         {"type": "command", "command": format!("{CMD} hook pre-edit --format claude-code")}
     ]}]}});
     let shared = serde_json::to_string(&shared).unwrap();
-    assert_eq!(merge::put(&shared, false, &pre(), CMD).unwrap(), shared);
-    assert_eq!(merge::take(&shared, false, &pre(), CMD).unwrap(), shared);
+    assert!(merge::holds(&shared, false, &pre(), CMD).unwrap());
+    assert_eq!(merge::put(&shared, false, &pre(), CMD).unwrap().0, shared);
+    assert_eq!(merge::take(&shared, false, &pre(), CMD).unwrap().0, shared);
+    // A group running something else is not lspgate's: setup's goes beside it.
+    let v = put(&old.replace("/old/lspgate", "other"), false, &pre());
+    assert_eq!(parsed(&v, false)["hooks"]["PreToolUse"][2], pre_value());
 }
 
 fn pre_value() -> Value {
@@ -197,6 +267,38 @@ fn pre_value() -> Value {
         Entry::Hook { value, .. } => value.value(),
         Entry::Member { .. } => Value::Null,
     }
+}
+
+#[test]
+fn duplicate_keys_are_read_as_harnesses_read_them_the_last_one() {
+    let ours = format!("{{\"command\": \"{CMD}\", \"args\": [\"serve\"]}}");
+    let theirs = "{\"command\": \"mine\"}";
+    // The last one is setup's: set up already; a remove takes it, then leaves the user's.
+    let last_ours = format!("{{\"mcpServers\": {{\"lspgate\": {theirs}, \"lspgate\": {ours}}}}}");
+    assert_eq!(put(&last_ours, false, &mcp()), last_ours);
+    let (text, left) = merge::take(&last_ours, false, &mcp(), CMD).unwrap();
+    assert_eq!(
+        text,
+        format!("{{\"mcpServers\": {{\"lspgate\": {theirs}}}}}")
+    );
+    assert!(left.is_some());
+    // The last one is the user's: it is the one the harness runs, kept and left.
+    let last_theirs = format!("{{\"mcpServers\": {{\"lspgate\": {ours}, \"lspgate\": {theirs}}}}}");
+    let (text, kept) = merge::put(&last_theirs, false, &mcp(), CMD).unwrap();
+    assert_eq!(text, last_theirs);
+    assert!(kept.is_some());
+    assert!(!merge::holds(&last_theirs, false, &mcp(), CMD).unwrap());
+    let (text, left) = merge::take(&last_theirs, false, &mcp(), CMD).unwrap();
+    assert_eq!(text, last_theirs);
+    assert!(left.is_some());
+    // Along the path too: the last `mcpServers` is the one written into.
+    let two = "{\"mcpServers\": {\"a\": {}}, \"mcpServers\": {\"b\": {}}}";
+    let text = put(two, false, &mcp());
+    assert!(
+        text.starts_with("{\"mcpServers\": {\"a\": {}}, \"mcpServers\": {\"b\": {}, \"lspgate\""),
+        "{text}"
+    );
+    assert_eq!(take(&text, false, &mcp()), two);
 }
 
 #[test]
@@ -208,19 +310,36 @@ fn windows_line_ends_stay_windows_line_ends() {
         text.matches("\r\n").count(),
         "{text:?}"
     );
+    // A comment closing the last item's line: the new item goes before its `\r\n`.
+    for original in [
+        "{\r\n  \"a\": 1 // c\r\n}\r\n",
+        "{\r\n  \"a\": 1, // c\r\n}\r\n",
+        "{\r\n  \"a\": 1 /* c */\r\n}\r\n",
+    ] {
+        let text = round_trip(original, true, &[mcp(), post()]);
+        assert!(!text.contains("\r\r"), "{text:?}");
+        assert_eq!(
+            text.matches('\n').count(),
+            text.matches("\r\n").count(),
+            "{text:?}"
+        );
+    }
+    let text = put("{\r\n  \"a\": 1 // c\r\n}\r\n", true, &mcp());
+    assert!(
+        text.starts_with("{\r\n  \"a\": 1, // c\r\n  \"mcpServers\": {\r\n"),
+        "{text:?}"
+    );
 }
 
 #[test]
 fn existing_empty_containers_and_wrong_shapes() {
     // Emptied containers go: one that was empty before setup too (nothing says who made it).
-    let text = merge::put(
+    let text = put(
         "{\n  \"mcpServers\": {},\n  \"k\": null\n}\n",
         false,
         &mcp(),
-        CMD,
-    )
-    .unwrap();
-    let back = merge::take(&text, false, &mcp(), CMD).unwrap();
+    );
+    let back = take(&text, false, &mcp());
     assert_eq!(back, "{\n  \"k\": null\n}\n");
     round_trip("{\"hooks\": {\"Stop\": []}}", false, &[pre(), post()]);
     round_trip("{\"a\": 1,}", true, &[pre(), mcp()]);
@@ -257,13 +376,17 @@ fn indentation_is_guessed_from_the_file() {
 }
 
 fn codex() -> Vec<Entry> {
+    codex_for(CMD)
+}
+
+fn codex_for(cmd: &str) -> Vec<Entry> {
     [
         Put::Mcp(&["mcp_servers"], Mcp::Plain),
         Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Codex),
         Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Codex),
     ]
     .iter()
-    .map(|p| table::entry(p, CMD))
+    .map(|p| table::entry(p, cmd))
     .collect()
 }
 
@@ -274,13 +397,9 @@ fn toml_gets_a_block_at_its_end_and_loses_it_again() {
         "model = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"x\"\n",
         "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ncommand = \"audit\"",
     ] {
-        let text = block::put(original, &codex(), CMD).unwrap();
+        let text = toml_put(original, CMD);
         assert!(text.starts_with(original));
-        assert_eq!(
-            block::put(&text, &codex(), CMD).unwrap(),
-            text,
-            "not idempotent"
-        );
+        assert_eq!(toml_put(&text, CMD), text, "not idempotent");
         let doc = block::parse(&text).unwrap();
         for e in codex() {
             assert!(block::holds(&doc, &e), "{e:?} not in\n{text}");
@@ -290,21 +409,89 @@ fn toml_gets_a_block_at_its_end_and_loses_it_again() {
         let last = &hooks[hooks.as_array().unwrap().len() - 1];
         assert_eq!(last["matcher"], "^(apply_patch|Bash)$");
         assert_eq!(last["hooks"][0]["timeout"], 10);
-        assert_eq!(block::take(&text), original);
+        assert_eq!(block::take(&text, &codex()), (original.to_string(), vec![]));
     }
 }
 
+/// `text` with lspgate's block put in, running `cmd`, nothing left as it was.
+fn toml_put(text: &str, cmd: &str) -> String {
+    let entries: Vec<Entry> = codex_for(cmd);
+    let (text, kept) = block::put(text, &entries, cmd).unwrap();
+    assert!(kept.is_empty(), "{kept:?} kept in\n{text}");
+    text
+}
+
 #[test]
-fn toml_entries_the_user_wrote_are_kept_and_stale_blocks_replaced() {
+fn toml_entries_the_user_wrote_are_kept_and_so_are_blocks_that_differ() {
     let own = "[mcp_servers.lspgate]\ncommand = \"mine\"\n";
-    let text = block::put(own, &codex(), CMD).unwrap();
+    let (text, kept) = block::put(own, &codex(), CMD).unwrap();
     assert_eq!(text.matches("[mcp_servers.lspgate]").count(), 1);
     assert!(text.contains("[[hooks.PreToolUse]]"));
-    let stale = block::put("a = 1\n", &codex(), "/old/lspgate").unwrap();
-    let fresh = block::put(&stale, &codex(), CMD).unwrap();
-    assert!(fresh.starts_with("a = 1\n\n# >>> lspgate setup"));
-    assert!(!fresh.contains("/old/"));
-    assert_eq!(block::take(&fresh), "a = 1\n");
+    assert_eq!(kept, ["your lspgate entry `mcp_servers.lspgate`"]);
+    // A block setup wrote for another command differs from what it writes: kept, and left by
+    // a remove.
+    let stale = toml_put("a = 1\n", "/old/lspgate");
+    let (text, kept) = block::put(&stale, &codex(), CMD).unwrap();
+    assert_eq!(text, stale);
+    assert_eq!(kept, [block::NAMED]);
+    assert_eq!(
+        block::take(&stale, &codex()),
+        (stale.clone(), vec![block::NAMED.to_string()])
+    );
+    assert_eq!(block::take(&stale, &codex_for("/old/lspgate")).0, "a = 1\n");
+}
+
+#[test]
+fn a_block_the_user_changed_survives_setup_and_remove() {
+    let text = toml_put("a = 1\n", CMD);
+    let changed = text.replace(
+        "args = [\"serve\"]\n",
+        "args = [\"serve\"]\nenv = { X = \"1\" }\n",
+    );
+    assert_ne!(changed, text);
+    let (again, kept) = block::put(&changed, &codex(), CMD).unwrap();
+    assert_eq!(again, changed, "setup reverted the user's change");
+    assert_eq!(kept, [block::NAMED]);
+    let (back, left) = block::take(&changed, &codex());
+    assert_eq!(back, changed, "remove took the user's block");
+    assert_eq!(left, [block::NAMED]);
+    // A block as setup wrote it, for entries the rest of the file has since, is setup's own:
+    // rewritten without them.
+    let mine = "[[hooks.PreToolUse]]\nmatcher = \"x\"\n[[hooks.PreToolUse.hooks]]\ncommand = \"lspgate hook pre-edit --format codex\"\n";
+    let both = format!("{mine}\n{}", &text["a = 1\n\n".len()..]);
+    let (fewer, kept) = block::put(&both, &codex(), CMD).unwrap();
+    assert_eq!(kept, ["your lspgate hook group in `hooks.PreToolUse`"]);
+    assert!(fewer.starts_with(mine));
+    assert_eq!(fewer.matches("hook pre-edit").count(), 1, "{fewer}");
+    assert_eq!(block::take(&fewer, &codex()).0, mine);
+}
+
+#[test]
+fn toml_blocks_take_the_files_line_ends() {
+    let original = "model = \"o3\"\r\n[mcp_servers.docs]\r\ncommand = \"docs\"\r\n";
+    let text = toml_put(original, CMD);
+    assert!(text.starts_with(original));
+    assert!(text.contains("\r\n\r\n# >>> lspgate setup"), "{text:?}");
+    assert_eq!(
+        text.matches('\n').count(),
+        text.matches("\r\n").count(),
+        "{text:?}"
+    );
+    assert_eq!(toml_put(&text, CMD), text, "not idempotent");
+    assert_eq!(block::take(&text, &codex()), (original.to_string(), vec![]));
+    // One with no line end at its end.
+    let bare = "model = \"o3\"\r\nx = 1";
+    let text = toml_put(bare, CMD);
+    assert!(
+        text.starts_with("model = \"o3\"\r\nx = 1\r\n# >>> lspgate setup"),
+        "{text:?}"
+    );
+    assert_eq!(block::take(&text, &codex()).0, bare);
+    // A block written with `\n` in a file since turned to `\r\n` is still setup's own.
+    let lf = toml_put("a = 1\n", CMD);
+    let crlf = lf.replace('\n', "\r\n");
+    assert_eq!(toml_put(&crlf, CMD), crlf);
+    assert_eq!(block::take(&crlf, &codex()).0, "a = 1\r\n");
 }
 
 #[test]
