@@ -9,7 +9,7 @@
 //! each hook checked.
 //!
 //! Run: `cargo bench --bench hooks` (pyright from `.tools/`, see scripts/). `BENCH_ROUNDS`
-//! rounds per edit (default 20; each edits twice).
+//! rounds per edit (default 15, as in docs/performance.md; each edits twice).
 
 mod common;
 
@@ -130,7 +130,7 @@ fn main() {
     let rounds: usize = std::env::var("BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(30);
+        .unwrap_or(15);
     // A copy: the bench writes to it.
     let source = common::django(&repo);
     let copy = tempfile::Builder::new()
