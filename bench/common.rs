@@ -322,3 +322,21 @@ pub fn django(repo: &Path) -> std::path::PathBuf {
     }
     dir
 }
+
+/// Whether the bench `name` runs: pyright is on `path`, and this is not `cargo test`'s smoke
+/// run of a debug build (`BENCH_CALLS` under 100), which skips the real workspace (it takes
+/// minutes). Says why not.
+pub fn pyright_bench_runs(name: &str, path: &str) -> bool {
+    if on_path(path, "pyright-langserver", &[]).is_none() {
+        println!("pyright not found: run scripts/install-test-servers.sh to bench it");
+        return false;
+    }
+    if cfg!(debug_assertions) {
+        println!("(a debug build, as `cargo test` makes it: figures are not representative)");
+        if std::env::var("BENCH_CALLS").is_ok_and(|v| v.parse().unwrap_or(0) < 100) {
+            println!("{name} bench skipped in the smoke run (BENCH_CALLS < 100)");
+            return false;
+        }
+    }
+    true
+}

@@ -116,16 +116,8 @@ fn main() {
         repo.join(".tools/venv/bin").display(),
         common::tools_path()
     );
-    if common::on_path(&path, "pyright-langserver", &[]).is_none() {
-        println!("pyright not found: run scripts/install-test-servers.sh to bench it");
+    if !common::pyright_bench_runs("hooks", &path) {
         return;
-    }
-    if cfg!(debug_assertions) {
-        println!("(a debug build, as `cargo test` makes it: figures are not representative)");
-        if std::env::var("BENCH_CALLS").is_ok_and(|v| v.parse().unwrap_or(0) < 100) {
-            println!("hooks bench skipped in the smoke run (BENCH_CALLS < 100)");
-            return;
-        }
     }
     let rounds: usize = std::env::var("BENCH_ROUNDS")
         .ok()

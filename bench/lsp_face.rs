@@ -538,17 +538,8 @@ fn main() {
         repo.join(".tools/venv/bin").display(),
         common::tools_path()
     );
-    if common::on_path(&path, "pyright-langserver", &[]).is_none() {
-        println!("pyright not found: run scripts/install-test-servers.sh to bench it");
+    if !common::pyright_bench_runs("lsp_face", &path) {
         return;
-    }
-    if cfg!(debug_assertions) {
-        println!("(a debug build, as `cargo test` makes it: figures are not representative)");
-        // The smoke run of `cargo test` skips the real workspace: it takes minutes.
-        if std::env::var("BENCH_CALLS").is_ok_and(|v| v.parse().unwrap_or(0) < 100) {
-            println!("lsp_face bench skipped in the smoke run (BENCH_CALLS < 100)");
-            return;
-        }
     }
     let root = common::django(&repo);
     let refs_at = position(&root, MODULE, "class cached_property", "cached_property");

@@ -99,17 +99,8 @@ fn four(root: &Path, path: &str, env: &[(&str, &str)], daemon: bool, runtime: &P
 fn main() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let path = common::tools_path();
-    if common::on_path(&path, "pyright-langserver", &[]).is_none() {
-        println!("pyright not found: run scripts/install-test-servers.sh to bench it");
+    if !common::pyright_bench_runs("sessions", &path) {
         return;
-    }
-    if cfg!(debug_assertions) {
-        println!("(a debug build, as `cargo test` makes it: figures are not representative)");
-        // The smoke run of `cargo test` skips the real workspace: it takes minutes.
-        if std::env::var("BENCH_CALLS").is_ok_and(|v| v.parse().unwrap_or(0) < 100) {
-            println!("sessions bench skipped in the smoke run (BENCH_CALLS < 100)");
-            return;
-        }
     }
     let root = django(&repo);
     let runtime = tempfile::tempdir().unwrap();

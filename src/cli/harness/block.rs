@@ -135,15 +135,16 @@ pub fn put(text: &str, entries: &[Entry], cmd: &str) -> Result<(String, Vec<Stri
     Ok((out, kept))
 }
 
+/// The value `entry`'s path leads to in `doc`, if there is one.
+fn parent<'a>(doc: &'a Value, entry: &Entry) -> Option<&'a Value> {
+    entry.path().iter().try_fold(doc, |node, key| node.get(key))
+}
+
 /// Whether `doc` holds `entry` (a hook: any group running lspgate's hook, or equal to it).
 pub fn has(doc: &Value, entry: &Entry, cmd: &str) -> bool {
-    let mut node = doc;
-    for key in entry.path() {
-        match node.get(key) {
-            Some(n) => node = n,
-            None => return false,
-        }
-    }
+    let Some(node) = parent(doc, entry) else {
+        return false;
+    };
     match entry {
         Entry::Member { key, .. } => node.get(key).is_some(),
         Entry::Hook { value, .. } => node.as_array().is_some_and(|groups| {
@@ -156,13 +157,9 @@ pub fn has(doc: &Value, entry: &Entry, cmd: &str) -> bool {
 
 /// Whether `doc` holds `entry` exactly as `put` writes it.
 pub fn holds(doc: &Value, entry: &Entry) -> bool {
-    let mut node = doc;
-    for key in entry.path() {
-        match node.get(key) {
-            Some(n) => node = n,
-            None => return false,
-        }
-    }
+    let Some(node) = parent(doc, entry) else {
+        return false;
+    };
     match entry {
         Entry::Member { key, value, .. } => node.get(key) == Some(&value.value()),
         Entry::Hook { value, .. } => node

@@ -14,11 +14,7 @@ use crate::ops::hook::Before;
 
 /// The content before the write of each file `files` names, as far as `event` tells.
 pub fn of(format: Format, event: &Value, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
-    let input = match event.get("tool_input") {
-        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::Null),
-        Some(v) => v.clone(),
-        None => Value::Null,
-    };
+    let input = super::event::tool_input(event);
     let tool = event.get("tool_name").and_then(Value::as_str).unwrap_or("");
     let mut out = Vec::new();
     match format {

@@ -207,7 +207,7 @@ fn detect(v: &Value) -> Option<Format> {
 }
 
 /// The tool's input (an object; Cursor may send it as a JSON string).
-fn tool_input(v: &Value) -> Value {
+pub(super) fn tool_input(v: &Value) -> Value {
     match v.get("tool_input") {
         Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::Null),
         Some(other) => other.clone(),
