@@ -191,7 +191,7 @@ async fn a_background_check_reports_progress_and_ends_with_the_foreground_report
     assert_eq!(done["state"], "succeeded", "{done}");
     assert!(progressed > 0, "no progress reported in {polls} polls");
     let report = &done["result"];
-    assert_eq!(report["version"], 1);
+    assert_eq!(report["version"], 2, "{report}");
     assert_eq!(report["summary"]["files"], n + 1, "{report}");
     assert_eq!(report["summary"]["errors"], 1, "{report}");
     assert_eq!(done["progress"]["done"], n + 1, "{done}");

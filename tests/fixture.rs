@@ -25,10 +25,12 @@ async fn log_shows(path: &Path, cond: impl Fn(&str) -> bool) -> String {
 }
 
 const EMOJI_LINE: &str = "x = \"😀é\"; target = 1\n";
+/// `ERROR` at code-point columns 11 to 16 (after an emoji and an accented letter).
+const EMOJI_ERROR_LINE: &str = "y = \"😀é\"; ERROR\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn positions_follow_the_negotiated_encoding() {
-    let ws = workspace(&[("a.py", EMOJI_LINE)]);
+    let ws = workspace(&[("a.py", format!("{EMOJI_LINE}{EMOJI_ERROR_LINE}"))]);
     // `target` is at code-point column 11: byte 14 in UTF-8, unit 11 in UTF-16.
     for (flag, expect) in [("--utf8", "at=0:14"), ("--utf16", "at=0:11")] {
         let gate = Gate::start(ws.path(), &[], &[FIXTURE, flag]).await;
@@ -49,11 +51,26 @@ async fn positions_follow_the_negotiated_encoding() {
                 json!({"file": "a.py", "line": 1, "column": 11}),
             )
             .await;
-        let l = &refs["locations"][0];
+        let l = &locs(&refs["files"])[0];
         assert_eq!(
-            (l["column"].as_u64(), l["end_column"].as_u64()),
-            (Some(11), Some(17)),
-            "{flag}"
+            (l["line"].as_u64(), l["column"].as_u64(), l["text"].as_str()),
+            (Some(1), Some(11), Some(EMOJI_LINE.trim())),
+            "{flag}: {refs}"
+        );
+        // Locations carry no end (shapes v2); a diagnostic's end is converted the same way.
+        let (d, text) = gate.ok("diagnostics", json!({"file": "a.py"})).await;
+        let found = diags(&d["files"]);
+        assert_eq!(found.len(), 1, "{flag}: {text}");
+        let e = &found[0];
+        assert_eq!(
+            (
+                e["line"].as_u64(),
+                e["column"].as_u64(),
+                e["end_line"].as_u64(),
+                e["end_column"].as_u64()
+            ),
+            (Some(2), Some(11), Some(2), Some(16)),
+            "{flag}: {text}"
         );
         gate.stop().await;
     }
@@ -324,10 +341,10 @@ async fn diagnostics_are_fresh_with_versioned_unversioned_and_pulled_reports() {
         let ws = workspace(&[("a.py", "ok = 1\nERROR here\n")]);
         let gate = Gate::start(ws.path(), &[], &[FIXTURE, flag]).await;
         let (d, text) = gate.ok("diagnostics", json!({"file": "a.py"})).await;
-        let diags = d["files"][0]["diagnostics"].as_array().unwrap();
-        assert_eq!(diags.len(), 1, "{flag}: {text}");
+        let found = diags(&d["files"]);
+        assert_eq!(found.len(), 1, "{flag}: {text}");
         assert_eq!(
-            (diags[0]["line"].as_u64(), diags[0]["column"].as_u64()),
+            (found[0]["line"].as_u64(), found[0]["column"].as_u64()),
             (Some(2), Some(1))
         );
         assert_eq!(text, "a.py:2:1 error [E1]: found ERROR");
@@ -339,7 +356,7 @@ async fn diagnostics_are_fresh_with_versioned_unversioned_and_pulled_reports() {
             };
             std::fs::write(ws.path().join("a.py"), body).unwrap();
             let (d, text) = gate.ok("diagnostics", json!({"file": "a.py"})).await;
-            let n = d["files"][0]["diagnostics"].as_array().unwrap().len();
+            let n = diags(&d["files"]).len();
             assert_eq!(
                 n,
                 body.matches("ERROR").count(),
@@ -471,14 +488,7 @@ async fn diagnostics_resources_hold_every_diagnostic() {
             serde_json::from_str::<serde_json::Value>(text).unwrap()
         }
     };
-    let count = |v: &serde_json::Value| -> usize {
-        v["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["diagnostics"].as_array().unwrap().len())
-            .sum()
-    };
+    let count = |v: &serde_json::Value| -> usize { diags(&v["files"]).len() };
     let file = read("lspgate://diagnostics/a.py").await;
     assert_eq!(count(&file), 250, "{file}");
     let all = read("lspgate://diagnostics").await;

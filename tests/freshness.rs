@@ -30,9 +30,7 @@ fn write(path: &Path, text: &str, round: usize) {
 }
 
 fn messages(d: &Value) -> Vec<String> {
-    d["files"][0]["diagnostics"]
-        .as_array()
-        .unwrap()
+    diags(&d["files"])
         .iter()
         .filter(|x| x["severity"] == "error")
         .map(|x| x["message"].as_str().unwrap().to_string())
@@ -115,7 +113,7 @@ async fn run_story(gate: &Gate, root: &Path, s: &Story<'_>) {
                 json!({"file": module, "line": 1, "symbol": (s.symbol)(round)}),
             )
             .await;
-        if !files_of(&refs["locations"]).contains(&s.importer.to_string()) {
+        if !files_of(&refs["files"]).contains(&s.importer.to_string()) {
             stale.push(format!("round {round} references: {text}"));
         }
         // …and deleted: the importer says so.

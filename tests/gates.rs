@@ -34,16 +34,12 @@ fn check_exit_codes_json_sarif_and_changed() {
     let (code, out, err) = lspgate_cli(ws.path(), &["check", "--json"]);
     assert_eq!(code, 1, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(report["version"], 1);
+    assert_eq!(report["version"], 2);
     assert_eq!(report["ok"], false);
     assert_eq!(report["summary"]["files"], 4, "{report}");
     assert_eq!(report["summary"]["errors"], 1);
-    let issue = report["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["severity"] == "error")
-        .unwrap();
+    let issues = diags(&report["files"]);
+    let issue = issues.iter().find(|i| i["severity"] == "error").unwrap();
     assert_eq!(
         (
             issue["file"].as_str(),
@@ -96,11 +92,10 @@ fn check_exit_codes_json_sarif_and_changed() {
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["summary"]["files"], 1, "{report}");
     assert!(
-        report["issues"]
-            .as_array()
-            .unwrap()
+        diags(&report["files"])
             .iter()
-            .all(|i| i["file"] == "shop/report.py")
+            .all(|i| i["file"] == "shop/report.py"),
+        "{report}"
     );
 
     // Paths and globs narrow the scope.
@@ -165,7 +160,7 @@ fn check_changed_runs_nothing_the_repository_configures() {
     assert_eq!(code, 1, "{out}{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["summary"]["files"], 1, "{report}");
-    assert_eq!(report["issues"][0]["file"], "shop/report.py", "{report}");
+    assert_eq!(report["files"][0]["file"], "shop/report.py", "{report}");
     // The same repository does run them for a plain `git status`: the test can fail.
     git(ws.path(), &["status", "--porcelain"]);
     assert!(std::path::Path::new(&mark("fsmonitor")).exists());
@@ -484,7 +479,7 @@ async fn a_task_that_cannot_run_or_fails_unparsed_is_not_a_pass() {
     let (code, out, err) = cli(&["check", "--json", "--task", "finds"]);
     assert_eq!(code, 1, "{out}{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(report["issues"][0]["origin"], "finds", "{report}");
+    assert_eq!(diags(&report["files"])[0]["origin"], "finds", "{report}");
     assert!(report.get("unchecked").is_none(), "{report}");
 
     let gate = Gate::start_trusted(ws.path(), &[], &[FIXTURE]).await;
@@ -538,10 +533,8 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     };
     let build = run("build");
     assert_eq!(build["ok"], false, "{build}");
-    let d = build["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let d = diags(&build["diagnostics"])
+        .into_iter()
         .find(|d| d["code"] == "E0308")
         .unwrap_or_else(|| panic!("{build}"));
     assert_eq!(
@@ -551,12 +544,9 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     assert_eq!(d["origin"], "build");
 
     let cc = run("cc");
-    let d = &cc["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let d = diags(&cc["diagnostics"])
+        .into_iter()
         .find(|d| d["severity"] == "error")
-        .cloned()
         .unwrap_or_else(|| panic!("{cc}"));
     assert_eq!(
         (d["file"].as_str(), d["line"].as_u64()),
@@ -565,12 +555,9 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
 
     require("nim");
     let nim = run("nim");
-    let d = nim["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let d = diags(&nim["diagnostics"])
+        .into_iter()
         .find(|d| d["severity"] == "error")
-        .cloned()
         .unwrap_or_else(|| panic!("{nim}"));
     assert_eq!(
         (
@@ -582,7 +569,10 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     );
 
     let custom = run("custom");
-    assert_eq!(custom["diagnostics"][0]["message"], "custom failure");
+    assert_eq!(
+        diags(&custom["diagnostics"])[0]["message"],
+        "custom failure"
+    );
 
     // check --task merges a task's findings with the servers'.
     let (code, out, _) = lspgate_cli(
@@ -602,11 +592,7 @@ fn tasks_from_cargo_gcc_and_nim_are_parsed() {
     assert_eq!(code, 1);
     let report: Value = serde_json::from_str(&out).unwrap();
     assert!(
-        report["issues"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|i| i["origin"] == "cc"),
+        diags(&report["files"]).iter().any(|i| i["origin"] == "cc"),
         "{report}"
     );
     let (code, _, err) = lspgate_cli(dir, &["run-task", "nothing"]);
@@ -736,7 +722,7 @@ async fn check_over_mcp_reports_progress() {
     let report = r.structured_content.clone().unwrap();
     assert_eq!(report["ok"], false, "{report}");
     assert_eq!(report["summary"]["files"], 5);
-    assert_eq!(report["issues"][0]["file"], "f3.py");
+    assert_eq!(report["files"][0]["file"], "f3.py", "{report}");
     let progress = gate.wait_for_progress(6).await;
     // The total at once, then one per file, up to the total, all before the result (rmcp's client puts its own token
     // on the request, and runs its handlers concurrently, so arrival order is not checked).

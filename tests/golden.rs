@@ -238,21 +238,23 @@ fn the_tool_list_fits_its_budget() {
 #[test]
 fn the_output_check_can_fail() {
     let edit = tools::by_name("edit").unwrap().output_schema();
-    let diag = json!({"file": "a.py", "severity": "error", "line": 1, "column": 1,
-                      "end_line": 1, "end_column": 2, "message": "m"});
+    let diag = json!({"file": "a.py", "diagnostics": [
+        {"severity": "error", "source": "Pyright", "items": [[1, 1, 1, 2, "m"]]}]});
     let good = json!({"applied": true, "changed": true, "files": [], "diff": "",
                       "edit_id": 3, "introduced": [diag]});
     assert_eq!(common::conforms(edit, edit, &good, ""), Ok(()));
     let mut bad_severity = good.clone();
-    bad_severity["introduced"][0]["severity"] = json!("fatal");
+    bad_severity["introduced"][0]["diagnostics"][0]["severity"] = json!("fatal");
     let mut bad_type = good.clone();
     bad_type["edit_id"] = json!("3");
     let mut missing = good.clone();
-    missing["introduced"][0]
+    missing["introduced"][0]["diagnostics"][0]["items"][0] = json!([1, 1, 1, 2]);
+    let mut no_group = good.clone();
+    no_group["introduced"][0]
         .as_object_mut()
         .unwrap()
-        .remove("message");
-    for bad in [bad_severity, bad_type, missing] {
+        .remove("diagnostics");
+    for bad in [bad_severity, bad_type, missing, no_group] {
         assert!(common::conforms(edit, edit, &bad, "").is_err(), "{bad}");
     }
 }

@@ -46,7 +46,8 @@ fn at<'a>(locs: &'a [Value], suffix: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-/// A location outside the root: no text, the marker, the server's position + 1.
+/// A location outside the root (flattened by `locs`): no text, the marker, the server's
+/// position + 1.
 fn assert_omitted(what: &str, l: &Value) {
     assert_eq!(l["text"], "", "{what}: {l}");
     assert_eq!(l["text_omitted"], "outside_root", "{what}: {l}");
@@ -55,7 +56,20 @@ fn assert_omitted(what: &str, l: &Value) {
         (Some(1), Some(1)),
         "{what}: {l}"
     );
-    assert_eq!(l["end_column"].as_u64(), Some(5), "{what}: {l}");
+}
+
+/// `file`'s group in a v2 location list (`files`): one, its one position without text, and
+/// the marker.
+fn assert_omitted_group(what: &str, files: &Value, file: &str) {
+    let groups: Vec<&Value> = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["file"] == file)
+        .collect();
+    assert_eq!(groups.len(), 1, "{what}: {file} in {files}");
+    assert_eq!(groups[0]["at"], json!([[1, 1]]), "{what}: {file}");
+    assert_eq!(groups[0]["text_omitted"], "outside_root", "{what}: {file}");
 }
 
 /// A workspace `ws` (`a.py`; `out`, a symlink to the folder `outside` beside it, which holds
@@ -111,8 +125,8 @@ async fn locations_outside_the_root_carry_no_text_and_say_why() {
             let (r, text) = gate.ok(tool, args.clone()).await;
             let what = format!("{tool} (terse {terse})");
             assert_nothing_outside(&what, &r, &text);
-            let locs = r["locations"].as_array().unwrap();
-            let own = at(locs, "a.py");
+            let list = locs(&r["files"]);
+            let own = at(&list, "a.py");
             assert!(!own.is_empty(), "{what}: {r}");
             for l in own {
                 assert!(
@@ -127,12 +141,13 @@ async fn locations_outside_the_root_carry_no_text_and_say_why() {
                 ("out/secret.txt", 1),
                 (outside.as_str(), 1),
             ] {
-                let found: Vec<_> = locs.iter().filter(|l| l["file"] == file).collect();
+                let found: Vec<_> = list.iter().filter(|l| l["file"] == file).collect();
                 assert_eq!(found.len(), n, "{what}: {file} in {r}");
                 assert_omitted(&format!("{what}: {file}"), found[0]);
+                assert_omitted_group(&what, &r["files"], file);
             }
             // Through an in-root symlink that stays inside: read.
-            let inner = at(locs, "in/inside.txt");
+            let inner = at(&list, "in/inside.txt");
             assert_eq!(inner.len(), 1, "{what}: {r}");
             assert_eq!(inner[0]["text"], "inner line stays", "{what}");
             assert!(inner[0].get("text_omitted").is_none(), "{what}");
@@ -152,17 +167,32 @@ async fn locations_outside_the_root_carry_no_text_and_say_why() {
             .await;
         assert_nothing_outside("workspace_symbols", &r, &text);
         let syms = r["symbols"].as_array().unwrap();
+        // A workspace symbol (shapes v2) is `{name, kind, container?, file, at}`: its file and
+        // position are kept; no source text at all, so none to omit.
         for file in ["/etc/passwd", "out/secret.txt", outside.as_str()] {
             let found: Vec<_> = syms.iter().filter(|l| l["file"] == file).collect();
             assert_eq!(found.len(), 1, "workspace_symbols: {file} in {r}");
-            assert_omitted(&format!("workspace_symbols: {file}"), found[0]);
+            assert_eq!(found[0]["at"], json!([1, 1]), "workspace_symbols: {file}");
         }
         assert!(
-            syms.iter()
-                .filter(|l| l["file"] == "a.py")
-                .all(|l| l.get("text_omitted").is_none()),
-            "{r}"
+            syms.iter().any(|l| l["file"] == "a.py"),
+            "workspace_symbols: {r}"
         );
+        for l in syms {
+            let mut keys: Vec<&str> = l
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .filter(|k| *k != "container")
+                .collect();
+            keys.sort();
+            assert_eq!(
+                keys,
+                ["at", "file", "kind", "name"],
+                "workspace_symbols: {l}"
+            );
+        }
     }
     gate.stop().await;
 }
@@ -185,12 +215,21 @@ async fn clangd_jumping_out_of_the_root_reads_nothing_there() {
         )
         .await;
     assert_nothing_outside("definition of an include of /etc/passwd", &r, &text);
-    let locs = r["locations"].as_array().unwrap();
-    assert_eq!(locs.len(), 1, "{r}");
-    assert_eq!(locs[0]["file"], "/etc/passwd", "{r}");
-    assert_eq!(locs[0]["text"], "", "{r}");
-    assert_eq!(locs[0]["text_omitted"], "outside_root", "{r}");
-    assert_eq!(locs[0]["line"], 1, "{r}");
+    assert_eq!(r["files"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(r["files"][0]["file"], "/etc/passwd", "{r}");
+    assert_eq!(r["files"][0]["text_omitted"], "outside_root", "{r}");
+    // Positions without text.
+    let group = r["files"][0]["at"].as_array().unwrap();
+    assert!(
+        group.iter().all(|p| p.as_array().unwrap().len() == 2),
+        "{r}"
+    );
+    let list = locs(&r["files"]);
+    assert_eq!(list.len(), 1, "{r}");
+    assert_eq!(list[0]["file"], "/etc/passwd", "{r}");
+    assert_eq!(list[0]["text"], "", "{r}");
+    assert_eq!(list[0]["text_omitted"], "outside_root", "{r}");
+    assert_eq!(list[0]["line"], 1, "{r}");
     assert!(
         text.contains("not read: outside the workspace root"),
         "{text}"
@@ -203,9 +242,20 @@ async fn clangd_jumping_out_of_the_root_reads_nothing_there() {
             json!({"file": "main.c", "line": 2, "symbol": "printf", "kind": "declaration"}),
         )
         .await;
-    let locs = r["locations"].as_array().unwrap();
-    assert!(!locs.is_empty(), "{text}");
-    for l in locs {
+    for g in r["files"].as_array().unwrap() {
+        assert_eq!(g["text_omitted"], "outside_root", "{r}");
+        assert!(
+            g["at"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|p| p.as_array().unwrap().len() == 2),
+            "{r}"
+        );
+    }
+    let list = locs(&r["files"]);
+    assert!(!list.is_empty(), "{text}");
+    for l in &list {
         let file = l["file"].as_str().unwrap();
         assert!(file.starts_with("/usr/include/"), "{r}");
         assert_eq!(l["text"], "", "{r}");

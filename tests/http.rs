@@ -543,6 +543,10 @@ fn python_client_works_with_the_token_and_is_refused_without() {
                 session["capabilities"]["experimental"]["lspgate"]["max_frame"], 2097152,
                 "{mode}: {session}"
             );
+            assert_eq!(
+                session["capabilities"]["experimental"]["lspgate"]["shapes"], 2,
+                "{mode}: {session}"
+            );
             let tools: Vec<&str> = session["tools"]
                 .as_array()
                 .unwrap()
@@ -560,7 +564,7 @@ fn python_client_works_with_the_token_and_is_refused_without() {
             );
             assert!(r[0]["text"].as_str().unwrap().contains("word=hello"));
             assert_eq!(
-                r[1]["structured"]["files"][0]["diagnostics"][0]["message"],
+                diags(&r[1]["structured"]["files"])[0]["message"],
                 "found ERROR"
             );
         }
@@ -991,6 +995,7 @@ async fn initialize_reports_the_limits_over_stdio_too() {
     let limits = &caps["experimental"]["lspgate"];
     assert_eq!(limits["max_frame"], 100000, "{caps}");
     assert_eq!(limits["max_output"], 20000, "{caps}");
+    assert_eq!(limits["shapes"], 2, "{caps}");
 }
 
 /// Resources over HTTP, through the daemon's shared workspace: a Python client subscribed to a
@@ -1025,7 +1030,7 @@ fn an_http_client_subscribed_to_a_files_diagnostics_hears_a_plain_write() {
     );
     assert_eq!(session["updated"][0], uri, "{session}");
     let read: Value = serde_json::from_str(session["read"].as_str().unwrap()).unwrap();
-    let diags = &read["files"][0]["diagnostics"];
-    assert_eq!(diags[0]["line"], 2, "{read}");
-    assert_eq!(diags[0]["message"], "found ERROR", "{read}");
+    let found = diags(&read["files"]);
+    assert_eq!(found[0]["line"], 2, "{read}");
+    assert_eq!(found[0]["message"], "found ERROR", "{read}");
 }

@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 fn diag_lines(d: &Value) -> Vec<(u64, String)> {
-    d["files"][0]["diagnostics"]
-        .as_array()
-        .unwrap()
+    diags(&d["files"])
         .iter()
         .map(|x| {
             (
@@ -83,12 +81,8 @@ async fn every_language_is_answered_by_its_own_server() {
     // Shell: by extension, and by shebang for an extension-less script; shellcheck via the server.
     for file in ["scripts/deploy.sh", "scripts/release"] {
         let (d, text) = gate.ok("diagnostics", json!({"file": file})).await;
-        let codes: Vec<&str> = d["files"][0]["diagnostics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|x| x["code"].as_str())
-            .collect();
+        let found = diags(&d["files"]);
+        let codes: Vec<&str> = found.iter().filter_map(|x| x["code"].as_str()).collect();
         assert!(codes.contains(&"SC2086"), "{file}: {text}");
     }
     let (syms, _) = gate
@@ -179,14 +173,14 @@ async fn two_servers_for_python_merge_their_diagnostics() {
     let (d, text) = gate
         .ok("diagnostics", json!({"file": "app.py", "source": buffer}))
         .await;
-    let diags = d["files"][0]["diagnostics"].as_array().unwrap();
-    let sources: Vec<&str> = diags.iter().filter_map(|x| x["source"].as_str()).collect();
+    let found = diags(&d["files"]);
+    let sources: Vec<&str> = found.iter().filter_map(|x| x["source"].as_str()).collect();
     assert!(
-        diags.iter().any(|x| x["line"] == 1 && x["code"] == "F401"),
+        found.iter().any(|x| x["line"] == 1 && x["code"] == "F401"),
         "ruff's unused import missing: {text}"
     );
     assert!(
-        diags
+        found
             .iter()
             .any(|x| x["line"] == 2 && x["code"] == "reportAssignmentType"),
         "pyright's error missing: {text}"

@@ -14,6 +14,9 @@ async fn bad_frames_get_errors_and_the_session_goes_on() {
 
     let init = raw.initialize().await;
     assert_eq!(init["result"]["serverInfo"]["name"], "lspgate");
+    // The result shapes' version (protocol §1): 2, lists grouped per file.
+    let limits = &init["result"]["capabilities"]["experimental"]["lspgate"];
+    assert_eq!(limits["shapes"], 2, "{init}");
 
     raw.send("{this is not json").await;
     let r = raw.recv().await;

@@ -8,11 +8,10 @@ use serde_json::json;
 
 /// Pyright's own diagnostics (ruff, when installed, reports on the same files).
 fn pyright_only(d: &serde_json::Value) -> serde_json::Value {
-    let all = d["files"][0]["diagnostics"].as_array().unwrap();
+    let all = group_diags(&d["files"][0]["diagnostics"]);
     serde_json::Value::Array(
-        all.iter()
+        all.into_iter()
             .filter(|x| x["source"] == "Pyright")
-            .cloned()
             .collect(),
     )
 }
@@ -48,7 +47,7 @@ async fn pyright_reading_tools() {
         .await;
     assert_eq!(refs["total"], 6, "{text}");
     assert_eq!(
-        files_of(&refs["locations"]),
+        files_of(&refs["files"]),
         ["app.py", "shop/pricing.py", "shop/report.py"]
     );
     assert!(text.contains("shop/report.py\n  3:26 from shop.pricing import compute\n  7:16 return sum(compute(p, 7) for p in prices)"), "{text}");
@@ -58,7 +57,7 @@ async fn pyright_reading_tools() {
             json!({"file": "shop/pricing.py", "line": 4, "symbol": "compute", "limit": 4}),
         )
         .await;
-    assert_eq!(page["locations"].as_array().unwrap().len(), 4);
+    assert_eq!(locs(&page["files"]).len(), 4, "{page}");
     assert_eq!(page["next_cursor"], "4");
     let (rest, _) = gate
         .ok(
@@ -66,7 +65,7 @@ async fn pyright_reading_tools() {
             json!({"file": "shop/pricing.py", "line": 4, "symbol": "compute", "cursor": "4"}),
         )
         .await;
-    assert_eq!(rest["locations"].as_array().unwrap().len(), 2);
+    assert_eq!(locs(&rest["files"]).len(), 2, "{rest}");
 
     // Non-ASCII before the symbol: the emoji is 2 UTF-16 units but 1 column for agents.
     let line7 = "    label = \"Total: 😀\"; total = cart.total()";
@@ -98,7 +97,7 @@ async fn pyright_reading_tools() {
             json!({"file": "app.py", "line": 12, "symbol": "compute"}),
         )
         .await;
-    let loc = &d["locations"][0];
+    let loc = &locs(&d["files"])[0];
     assert_eq!(
         (
             loc["file"].as_str(),
@@ -117,15 +116,16 @@ async fn pyright_reading_tools() {
             json!({"file": "app.py", "line": 5, "symbol": "cart", "kind": "type_definition"}),
         )
         .await;
-    assert_eq!(d["locations"][0]["file"], "shop/pricing.py");
-    assert_eq!(d["locations"][0]["line"], 9);
+    let loc = &locs(&d["files"])[0];
+    assert_eq!(loc["file"], "shop/pricing.py");
+    assert_eq!(loc["line"], 9);
     let (d, _) = gate
         .ok(
             "definition",
             json!({"file": "app.py", "line": 1, "symbol": "Cart", "kind": "declaration"}),
         )
         .await;
-    assert_eq!(d["locations"][0]["line"], 9);
+    assert_eq!(locs(&d["files"])[0]["line"], 9);
 
     let (syms, text) = gate
         .ok("document_symbols", json!({"file": "shop/pricing.py"}))
@@ -140,8 +140,8 @@ async fn pyright_reading_tools() {
     assert_eq!(
         (
             cart["kind"].as_str(),
-            cart["line"].as_u64(),
-            cart["end_line"].as_u64()
+            cart["at"][0].as_u64(),
+            cart["at"][2].as_u64()
         ),
         (Some("class"), Some(9), Some(19))
     );
@@ -165,7 +165,8 @@ async fn pyright_reading_tools() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|s| s["name"] == "Cart" && s["file"] == "shop/pricing.py" && s["line"] == 9)
+            .any(|s| s["name"] == "Cart" && s["file"] == "shop/pricing.py" && s["at"][0] == 9),
+        "{ws_syms}"
     );
 
     let line12 =
@@ -204,8 +205,9 @@ async fn pyright_reading_tools() {
         .iter()
         .find(|c| c["name"] == "weekly")
         .unwrap();
-    assert_eq!(weekly["call_sites"][0]["file"], "shop/report.py");
-    assert_eq!(weekly["call_sites"][0]["line"], 7);
+    let site = &locs(&weekly["call_sites"])[0];
+    assert_eq!(site["file"], "shop/report.py");
+    assert_eq!(site["line"], 7);
 
     // Completions in an unsaved buffer: the disk never sees it.
     let app = std::fs::read_to_string(ws.path().join("app.py")).unwrap();
@@ -220,7 +222,7 @@ async fn pyright_reading_tools() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| i["label"].as_str().unwrap())
+        .map(|i| i[0].as_str().unwrap())
         .collect();
     assert!(
         labels.contains(&"add") && labels.contains(&"total"),

@@ -39,9 +39,7 @@ async fn django_check_around_a_shell_edit_equals_a_fresh_check() {
     let (after, after_text) = gate.ok("check", scope.clone()).await;
     gate.stop().await;
     let missing = |r: &Value| {
-        r["issues"]
-            .as_array()
-            .unwrap()
+        diags(&r["files"])
             .iter()
             .filter(|i| i["message"].as_str().unwrap().contains("owner_hint"))
             .count()
@@ -164,7 +162,7 @@ fn outline(symbols: &Value) -> Vec<(usize, String, String, u64)> {
                 depth,
                 s["name"].as_str().unwrap().to_string(),
                 s["kind"].as_str().unwrap().to_string(),
-                s["line"].as_u64().unwrap(),
+                s["at"][0].as_u64().unwrap(),
             ));
             walk(&s["children"], depth + 1, out);
         }
@@ -196,7 +194,7 @@ async fn django_outline_is_ordered_without_locals_and_pages() {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|s| s["line"].as_u64().unwrap())
+            .map(|s| s["at"][0].as_u64().unwrap())
             .collect();
         lines.windows(2).all(|w| w[0] <= w[1])
             && list

@@ -13,13 +13,13 @@ async fn typescript_tools() {
     let gate = Gate::start(ws.path(), &[], &[]).await;
 
     let (d, text) = gate.ok("diagnostics", json!({"file": "src/main.ts"})).await;
-    let diags = d["files"][0]["diagnostics"].as_array().unwrap();
-    assert_eq!(diags.len(), 1, "{text}");
+    let found = diags(&d["files"]);
+    assert_eq!(found.len(), 1, "{text}");
     assert_eq!(
-        (diags[0]["line"].as_u64(), diags[0]["column"].as_u64()),
+        (found[0]["line"].as_u64(), found[0]["column"].as_u64()),
         (Some(5), Some(14))
     );
-    assert_eq!(diags[0]["code"], "2322");
+    assert_eq!(found[0]["code"], "2322");
 
     let (refs, text) = gate
         .ok(
@@ -29,7 +29,7 @@ async fn typescript_tools() {
         .await;
     assert_eq!(refs["total"], 6, "{text}");
     assert_eq!(
-        files_of(&refs["locations"]),
+        files_of(&refs["files"]),
         ["src/main.ts", "src/report.ts", "src/shapes.ts"]
     );
 
@@ -57,9 +57,10 @@ async fn typescript_tools() {
             json!({"file": "src/main.ts", "line": 4, "symbol": "totalArea"}),
         )
         .await;
-    assert_eq!(d["locations"][0]["file"], "src/shapes.ts");
-    assert_eq!(d["locations"][0]["line"], 13);
-    assert_eq!(d["locations"][0]["column"], 17);
+    let at = locs(&d["files"]);
+    assert_eq!(at[0]["file"], "src/shapes.ts");
+    assert_eq!(at[0]["line"], 13);
+    assert_eq!(at[0]["column"], 17);
     // typescript-language-server offers no declarationProvider: said, not faked.
     let (code, _) = gate
         .err(
@@ -74,12 +75,14 @@ async fn typescript_tools() {
             json!({"file": "src/main.ts", "line": 3, "symbol": "label", "kind": "type_definition"}),
         )
         .await;
-    assert!(d["locations"].is_array());
+    assert!(d["files"].is_array());
+    locs(&d["files"]);
     let (d, text) = gate
         .ok("definition", json!({"file": "src/shapes.ts", "line": 1, "symbol": "Shape", "kind": "implementation"}))
         .await;
-    assert_eq!(d["locations"][0]["line"], 5, "{text}");
-    assert_eq!(d["locations"][0]["file"], "src/shapes.ts");
+    let at = locs(&d["files"]);
+    assert_eq!(at[0]["line"], 5, "{text}");
+    assert_eq!(at[0]["file"], "src/shapes.ts");
 
     let (syms, _) = gate
         .ok("document_symbols", json!({"file": "src/shapes.ts"}))
@@ -133,7 +136,7 @@ async fn typescript_tools() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| i["label"].as_str().unwrap())
+        .map(|i| i[0].as_str().unwrap())
         .collect();
     assert!(
         labels.contains(&"area") && labels.contains(&"radius"),
@@ -171,11 +174,8 @@ async fn typescript_tools() {
     )
     .unwrap();
     let (d, text) = gate.ok("diagnostics", json!({"file": "src/main.ts"})).await;
-    assert_eq!(
-        d["files"][0]["diagnostics"].as_array().unwrap().len(),
-        0,
-        "{text}"
-    );
+    assert_eq!(d["files"][0]["file"], "src/main.ts", "{text}");
+    assert_eq!(diags(&d["files"]).len(), 0, "{text}");
 
     let (code, _) = gate
         .err(
@@ -236,7 +236,8 @@ async fn a_check_opens_no_file_beyond_one_per_project() {
     let (report, text) = gate.ok("check", json!({})).await;
     assert_eq!(report["summary"]["files"], 81, "{text}");
     assert_eq!(report["summary"]["errors"], 1, "{text}");
-    assert_eq!(report["issues"][0]["file"], "src/bad.ts", "{text}");
+    assert_eq!(report["files"][0]["file"], "src/bad.ts", "{text}");
+    assert_eq!(diags(&report["files"]).len(), 1, "{text}");
     let sent = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         sent.matches("\"textDocument/didOpen\"").count(),

@@ -119,6 +119,11 @@ impl McpServer {
             "max_inflight".into(),
             Value::from(self.engine.shared().activities.max_inflight()),
         );
+        // The result shapes' version (protocol §1): 2, lists grouped per file.
+        m.insert(
+            "shapes".into(),
+            Value::from(crate::ops::types::compact::SHAPES),
+        );
         m
     }
 

@@ -131,14 +131,16 @@ fn failure(uri: &str, e: ToolError) -> McpError {
 /// whole set, and a change past the tool's default page is a change.
 async fn content(engine: &Engine, target: &Target) -> Result<Value, ToolError> {
     let all = u32::MAX;
+    // Every severity, whatever the session's terse default (terse leaves info and hints out).
     let out = match target {
         Target::Servers => tools::call_for_resource(engine, "servers", json!({})).await?,
         Target::Diagnostics => {
-            tools::call_for_resource(engine, "diagnostics", json!({"limit": all})).await?
+            let args = json!({"limit": all, "terse": false});
+            tools::call_for_resource(engine, "diagnostics", args).await?
         }
         Target::FileDiagnostics(f) => {
-            tools::call_for_resource(engine, "diagnostics", json!({"file": f, "limit": all}))
-                .await?
+            let args = json!({"file": f, "limit": all, "terse": false});
+            tools::call_for_resource(engine, "diagnostics", args).await?
         }
         Target::Events => {
             let page = engine.shared().events().tail(EVENTS_SHOWN as usize).await?;

@@ -24,7 +24,14 @@ impl Engine {
         positive(p.limit, "limit")?;
         cursor_start(p.cursor.as_deref())?;
         let (limit, cursor) = (p.limit, p.cursor.clone());
+        let terse = p.terse.unwrap_or(self.options().terse);
         let mut out = self.all_diagnostics_with_progress(p, progress).await?;
+        if terse {
+            // Terse lists errors and warnings only, in the text and the structured answer alike.
+            for f in &mut out.files {
+                f.diagnostics.retain(|d| d.severity <= Severity::Warning);
+            }
+        }
         if out.files.iter().all(|f| f.diagnostics.is_empty()) {
             // Nothing to page; a file asked for stays listed, with no problems.
             return Ok(out);

@@ -278,9 +278,6 @@ impl Render for DiagnosticsResult {
         let mut shown = 0;
         for f in &self.files {
             for d in &f.diagnostics {
-                if terse && d.severity > crate::lsp::wire::Severity::Warning {
-                    continue;
-                }
                 shown += 1;
                 if terse {
                     let _ = writeln!(out, "{}:{}:{} {}", f.file, d.line, d.column, d.message);
@@ -464,9 +461,6 @@ impl Render for CheckReport {
             let _ = writeln!(out, "note: {n}");
         }
         for i in &self.issues {
-            if terse && i.diag.severity > crate::lsp::wire::Severity::Warning {
-                continue;
-            }
             if terse {
                 let _ = writeln!(
                     out,
@@ -653,8 +647,9 @@ mod tests {
         assert!(full.contains("  1:5 total = compute(x, y)"), "{full}");
         assert_eq!(r.render(true), "a.c 1:5\n/usr/include/stdio.h 3:5");
         let json = serde_json::to_value(&r).unwrap_or_default();
-        assert_eq!(json["locations"][1]["text_omitted"], "outside_root");
-        assert!(json["locations"][0].get("text_omitted").is_none(), "{json}");
+        assert_eq!(json["files"][1]["text_omitted"], "outside_root");
+        assert_eq!(json["files"][1]["at"], serde_json::json!([[3, 5]]));
+        assert!(json["files"][0].get("text_omitted").is_none(), "{json}");
     }
 
     #[test]

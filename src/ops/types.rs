@@ -249,6 +249,8 @@ pub struct HoverResult {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LocationsResult {
+    #[serde(rename = "files", serialize_with = "compact::locations")]
+    #[schemars(with = "Vec<compact::FilePositionsShape>")]
     pub locations: Vec<Loc>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
@@ -258,6 +260,8 @@ pub struct LocationsResult {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ReferencesResult {
+    #[serde(rename = "files", serialize_with = "compact::locations")]
+    #[schemars(with = "Vec<compact::FilePositionsShape>")]
     pub locations: Vec<Loc>,
     pub total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -268,17 +272,16 @@ pub struct ReferencesResult {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+/// An outline's symbol; written as `{name, kind, at: [line, column, end_line], detail?,
+/// children?}`.
+#[derive(Debug, Clone)]
 pub struct Symbol {
     pub name: String,
     pub kind: String,
     pub line: u32,
     pub column: u32,
     pub end_line: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schemars(with = "Option<Vec<serde_json::Value>>")]
     pub children: Vec<Symbol>,
 }
 
@@ -299,13 +302,13 @@ pub struct DocumentSymbolsResult {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+/// A symbol found in the workspace; written as `{name, kind, container?, file, at: [line,
+/// column]}`.
+#[derive(Debug, Clone)]
 pub struct WorkspaceSymbol {
     pub name: String,
     pub kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
-    #[serde(flatten)]
     pub loc: Loc,
 }
 
@@ -335,11 +338,11 @@ pub struct SignatureHelpResult {
     pub signatures: Vec<Signature>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+/// Written as `["label", "kind", "detail"?]` (`compact`).
+#[derive(Debug, Clone)]
 pub struct CompletionItem {
     pub label: String,
     pub kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 
@@ -353,11 +356,12 @@ pub struct CompletionsResult {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+/// A caller or callee; written as `{name, kind, file, at: [line, column], call_sites: [{file,
+/// at}]}`.
+#[derive(Debug, Clone)]
 pub struct Call {
     pub name: String,
     pub kind: String,
-    #[serde(flatten)]
     pub loc: Loc,
     pub call_sites: Vec<Loc>,
 }
@@ -397,6 +401,8 @@ pub struct FileDiagnostics {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DiagnosticsResult {
+    #[serde(serialize_with = "compact::file_diagnostics")]
+    #[schemars(with = "Vec<compact::FileDiagnosticsShape>")]
     pub files: Vec<FileDiagnostics>,
     /// Diagnostics in all files.
     pub total: usize,
@@ -580,10 +586,18 @@ pub struct EditResult {
     /// Unified diff of the change.
     pub diff: String,
     /// Diagnostics the change introduced (after applying).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "compact::some_file_diags"
+    )]
+    #[schemars(with = "Option<Vec<compact::FileDiagnosticsShape>>")]
     pub introduced: Option<Vec<FileDiag>>,
     /// Diagnostics the change resolved (after applying).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "compact::some_file_diags"
+    )]
+    #[schemars(with = "Option<Vec<compact::FileDiagnosticsShape>>")]
     pub resolved: Option<Vec<FileDiag>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
@@ -622,7 +636,11 @@ pub struct CodeActionsResult {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct WhatIfResult {
+    #[serde(serialize_with = "compact::file_diags")]
+    #[schemars(with = "Vec<compact::FileDiagnosticsShape>")]
     pub introduced: Vec<FileDiag>,
+    #[serde(serialize_with = "compact::file_diags")]
+    #[schemars(with = "Vec<compact::FileDiagnosticsShape>")]
     pub resolved: Vec<FileDiag>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hover_at_probe: Option<String>,
@@ -632,5 +650,6 @@ pub struct WhatIfResult {
     pub reason: Option<String>,
 }
 
+pub mod compact;
 mod gates;
 pub use gates::*;

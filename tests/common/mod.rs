@@ -592,9 +592,7 @@ pub fn real_project(name: &str) -> tempfile::TempDir {
 /// A `check` report reduced to what two reports of the same tree must share: the summary and
 /// every issue (file, position, severity, origin, message), sorted.
 pub fn findings(report: &Value) -> (Value, Vec<String>) {
-    let mut issues: Vec<String> = report["issues"]
-        .as_array()
-        .unwrap()
+    let mut issues: Vec<String> = diags(&report["files"])
         .iter()
         .map(|i| {
             format!(
@@ -610,6 +608,114 @@ pub fn findings(report: &Value) -> (Value, Vec<String>) {
         .collect();
     issues.sort();
     (report["summary"].clone(), issues)
+}
+
+/// Locations in the v2 shape (`[{file, at: [[line, column, text?]], text_omitted?}]`, a
+/// result's `files` or a call's `call_sites`), one object each as v1 wrote them: `{file, line,
+/// column, text, text_omitted?}` (a position without text has its line's, said before it).
+/// Also checks the shape: every `at` entry is `[line, column]` or `[line, column, text]`, and
+/// a line's text is said once, on its first position.
+pub fn locs(files: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    for group in files
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {files}"))
+    {
+        let file = group["file"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no file: {group}"));
+        let omitted = group.get("text_omitted").cloned();
+        let mut last: Option<(u64, String)> = None;
+        for at in group["at"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no at: {group}"))
+        {
+            let at = at.as_array().unwrap();
+            let (line, column) = (at[0].as_u64().unwrap(), at[1].as_u64().unwrap());
+            let text = match at.get(2) {
+                Some(t) => {
+                    assert!(
+                        last.as_ref().is_none_or(|(l, _)| *l != line),
+                        "line {line}'s text said twice in {group}"
+                    );
+                    t.as_str().unwrap().to_string()
+                }
+                None if omitted.is_some() => String::new(),
+                None => match &last {
+                    Some((l, t)) if *l == line => t.clone(),
+                    _ => panic!("position {line}:{column} has no text in {group}"),
+                },
+            };
+            last = Some((line, text.clone()));
+            let mut v =
+                serde_json::json!({"file": file, "line": line, "column": column, "text": text});
+            if let Some(why) = &omitted {
+                v["text_omitted"] = why.clone();
+            }
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Diagnostics in the v2 shape (`[{file, diagnostics: [{severity, source?, origin?, items:
+/// [[line, column, end_line, end_column, message, code?]]}]}]`), one object each as v1 wrote
+/// them: `{file, severity, line, column, end_line, end_column, message, code?, source?,
+/// origin}` (origin `lsp` when the group has none), in file then position order.
+pub fn diags(files: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    for f in files
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {files}"))
+    {
+        let file = f["file"].as_str().unwrap_or_else(|| panic!("no file: {f}"));
+        for d in group_diags(&f["diagnostics"]) {
+            let mut d = d;
+            d["file"] = Value::from(file);
+            out.push(d);
+        }
+    }
+    out.sort_by_key(|d| {
+        (
+            d["file"].as_str().unwrap().to_string(),
+            d["line"].as_u64(),
+            d["column"].as_u64(),
+        )
+    });
+    out
+}
+
+/// One file's diagnostic groups (`[{severity, source?, origin?, items}]`, e.g.
+/// `explain_failure`'s), one object each, in position order.
+pub fn group_diags(groups: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    for g in groups
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {groups}"))
+    {
+        for item in g["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no items: {g}"))
+        {
+            let item = item.as_array().unwrap();
+            assert!(item.len() == 5 || item.len() == 6, "{item:?}");
+            let mut d = serde_json::json!({
+                "severity": g["severity"],
+                "line": item[0], "column": item[1], "end_line": item[2], "end_column": item[3],
+                "message": item[4],
+                "origin": g.get("origin").cloned().unwrap_or(Value::from("lsp")),
+            });
+            if let Some(code) = item.get(5) {
+                d["code"] = code.clone();
+            }
+            if let Some(source) = g.get("source") {
+                d["source"] = source.clone();
+            }
+            out.push(d);
+        }
+    }
+    out.sort_by_key(|d| (d["line"].as_u64(), d["column"].as_u64()));
+    out
 }
 
 /// A number no other test's `sleep` uses, so its processes can be told apart.

@@ -663,10 +663,17 @@ fn check_report(
         unchecked: tally.not_checked,
     };
     let found_any = issues.iter().any(|i| i.diag.severity <= fail_at);
+    // Listed (text and structured alike): errors and warnings, and lesser findings only when
+    // the asked severity reaches them (215 deprecation hints are not a check's news).
+    let listed = fail_at.max(Severity::Warning);
+    let issues: Vec<CheckIssue> = issues
+        .into_iter()
+        .filter(|i| i.diag.severity <= listed)
+        .collect();
     let reason = (!unchecked.is_empty()).then(|| reasons(&unchecked));
     let (issues, total, next_cursor) = paginate(issues, p.limit, p.cursor.as_deref(), 200)?;
     Ok(CheckReport {
-        version: 1,
+        version: 2,
         ok: !found_any && unchecked.is_empty(),
         summary,
         issues,

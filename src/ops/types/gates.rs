@@ -82,6 +82,13 @@ pub struct CheckReport {
     pub version: u32,
     pub ok: bool,
     pub summary: CheckSummary,
+    /// The issues of this page, grouped per file (`compact`).
+    #[serde(
+        rename = "files",
+        serialize_with = "compact::issues",
+        deserialize_with = "compact::read_issues"
+    )]
+    #[schemars(with = "Vec<compact::FileDiagnosticsShape>")]
     pub issues: Vec<CheckIssue>,
     /// Issues found in all; `issues` is one page of them.
     pub total: usize,
@@ -124,6 +131,8 @@ pub struct RunTaskResult {
     pub exit_code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
+    #[serde(serialize_with = "compact::issues")]
+    #[schemars(with = "Vec<compact::FileDiagnosticsShape>")]
     pub diagnostics: Vec<CheckIssue>,
     pub command: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -156,6 +165,8 @@ pub struct ExplainResult {
     pub verdict: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub culprit: Option<Culprit>,
+    #[serde(serialize_with = "compact::diag_groups")]
+    #[schemars(with = "Vec<compact::DiagGroupShape>")]
     pub diagnostics: Vec<Diag>,
 }
 
