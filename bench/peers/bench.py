@@ -119,6 +119,7 @@ class Row:
     rss_mib: float | None = None
     chars_per_ref: float | None = None
     chars_per_ref_terse: float | None = None
+    structured_bytes: int | None = None
     tool_list: dict | None = None
     notes: list = field(default_factory=list)
 
@@ -306,11 +307,15 @@ async def run_bridge(bridge: Bridge, ws: Path, args) -> Row:
                 if n:
                     row.chars_per_ref = len(text) / n
                 row.refs_ms = await timed(session, bridge.refs, args.refs_calls)
+                content = getattr(result, "structured_content", None)
+                if content is not None:
+                    # As it crosses the wire: compact JSON.
+                    row.structured_bytes = len(json.dumps(content, separators=(",", ":")))
                 validation = client_validation_ms(schemas.get(bridge.refs[0]), result)
                 if validation is not None:
                     row.notes.append(
                         f"{validation:.2f} ms of each warm references call is the MCP client validating "
-                        f"the {len(json.dumps(result.structured_content)):,}-byte structured result "
+                        f"the {row.structured_bytes or 0:,}-byte structured result "
                         "against the tool's output schema (a compiled validator, as the SDK caches it)"
                     )
                 if bridge.terse_refs is not None:
@@ -652,12 +657,12 @@ def main() -> int:
     )
     print(
         "| bridge | warm hover | warm references | first references call | fresh after an on-disk edit "
-        "| RSS (bridge only) | characters per reference (terse) |"
+        "| RSS (bridge only) | characters per reference (terse) | structured references answer |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if r.status != "ok":
-            print(f"| {r.name} | {r.status} | | | | | |")
+            print(f"| {r.name} | {r.status} | | | | | | |")
             continue
         cpr = "n/a" if r.chars_per_ref is None else f"{r.chars_per_ref:.0f}"
         if r.chars_per_ref_terse is not None:
@@ -667,7 +672,13 @@ def main() -> int:
             first += f", {r.first_refs_ms / 1000:.1f} s after start"
         rss = "n/a" if r.rss_mib is None else f"{r.rss_mib:.1f} MiB"
         hover = fmt_ms(r.hover_ms, base_h) if r.hover_ms is not None else "no hover tool"
-        print(f"| {r.name} | {hover} | {fmt_ms(r.refs_ms, base_r)} | {first} | {r.fresh} | {rss} | {cpr} |")
+        structured = "none" if r.structured_bytes is None else f"{r.structured_bytes:,} bytes"
+        if r.name == "bare LSP client, no bridge":
+            structured = "n/a"
+        print(
+            f"| {r.name} | {hover} | {fmt_ms(r.refs_ms, base_r)} | {first} | {r.fresh} | {rss} | {cpr} "
+            f"| {structured} |"
+        )
     for r in rows:
         for n in r.notes:
             print(f"- {r.name}: {n}")
@@ -693,6 +704,17 @@ def main() -> int:
         ("first references call complete", gate.first_refs == "complete", gate.first_refs),
         ("fresh after any change on disk (same-size, mtime kept)", gate.fresh == "yes", gate.fresh),
         ("peak RSS at most 8 MiB", (gate.rss_mib or 99) <= 8, f"{gate.rss_mib:.1f} MiB"),
+        (
+            "the leanest bridge (peak RSS)",
+            all(r.rss_mib is None or (gate.rss_mib or 99) <= r.rss_mib for r in peers),
+            f"{gate.rss_mib:.1f} MiB vs "
+            + ", ".join(f"{r.name} {r.rss_mib:.1f}" for r in peers if r.rss_mib is not None),
+        ),
+        (
+            f"structured references answer at most 4 KB ({EXPECTED_REFS + 1} references)",
+            (gate.structured_bytes or 1 << 30) <= 4096,
+            f"{gate.structured_bytes:,} bytes" if gate.structured_bytes else "none",
+        ),
         ("at most 40 characters per reference", (gate.chars_per_ref or 99) <= 40, f"{gate.chars_per_ref:.0f}"),
         ("at most 12 with terse", (gate.chars_per_ref_terse or 99) <= 12, f"{gate.chars_per_ref_terse:.0f}"),
     ]
