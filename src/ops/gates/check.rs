@@ -214,6 +214,7 @@ impl Engine {
         progress(0, total);
         let _batch = self.registry.batch(total);
         let mut plan = self.plan_files(files).await;
+        let overlaid_before = self.overlaid();
         let survey = self.survey(&plan).await;
         let passes = self.start_passes(&plan, whole).await;
         // Files no pass covers first, so they keep the servers busy while the passes run.
@@ -241,10 +242,25 @@ impl Engine {
             .collect()
             .await;
         // What changed during the check is delivered now: its answers are kept only when
-        // nothing was.
+        // nothing was, and no client's unsaved buffer stood in a server for a file (an
+        // importer's answer may have been computed on it).
         self.registry.sync().await;
-        survey.keep(&self.registry);
+        if overlaid_before || self.overlaid() {
+            tracing::debug!("an overlay was in place during the check: its answers are not kept");
+        } else {
+            survey.keep(&self.registry);
+        }
         self.findings(results)
+    }
+
+    /// Whether a running server holds a document at a client's unsaved text (an overlay).
+    fn overlaid(&self) -> bool {
+        self.registry.running().iter().any(|s| {
+            s.docs
+                .open_paths()
+                .iter()
+                .any(|(p, _)| !s.docs.shows_disk(p, None))
+        })
     }
 
     /// What this check knows of the workspace's source files, to reuse earlier answers
