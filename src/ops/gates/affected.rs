@@ -267,7 +267,8 @@ fn parse(root: &Path, path: &Path, family: Family, text: Option<&str>, content: 
             let dir = path.parent().unwrap_or(root);
             let mut targets = Vec::new();
             let mut open = false;
-            for spec in script_specifiers(text) {
+            let code = super::declarations::script_code(text);
+            for spec in script_specifiers(&code) {
                 if spec.is_empty() || spec.contains(char::is_whitespace) {
                     continue;
                 }
@@ -549,7 +550,11 @@ mod tests {
         );
         write("mid.ts", "export { f } from './core';\n");
         write("user.ts", "import { f } from './mid';\nf(1);\n");
-        write("other.ts", "export const x = 1;\n");
+        // An example in a doc comment is no import (it would make the file depend on any).
+        write(
+            "other.ts",
+            "/** `import { x } from 'aliased'` */\nexport const x = 1;\n",
+        );
         let root_ = Root::new(root).unwrap();
         let answers = Arc::new(Answers::default());
         let key = |s: &Survey, p: &str| s.keys[&root_.path().join(p)];

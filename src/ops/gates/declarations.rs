@@ -182,6 +182,16 @@ fn param_annotated(mask: &[char]) -> bool {
 /// Comments out (doc comments kept), literals masked; regular expressions told from division
 /// by what comes before them. Template literals are masked whole, their `${…}` too.
 fn script_clean(text: &str) -> Clean {
+    script_clean_with(text, true)
+}
+
+/// A script's code without any comment (doc comments too): where its imports are read, so
+/// that an example in a doc comment (`import { map } from 'rxjs'`) is no import.
+pub fn script_code(text: &str) -> String {
+    script_clean_with(text, false).text.into_iter().collect()
+}
+
+fn script_clean_with(text: &str, keep_docs: bool) -> Clean {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Clean {
         text: Vec::with_capacity(chars.len()),
@@ -201,7 +211,7 @@ fn script_clean(text: &str) -> Clean {
             continue;
         }
         if c == '/' && next == Some('*') {
-            let doc = chars.get(i + 2) == Some(&'*') && chars.get(i + 3) != Some(&'/');
+            let doc = keep_docs && chars.get(i + 2) == Some(&'*') && chars.get(i + 3) != Some(&'/');
             let start = i;
             i += 2;
             while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
