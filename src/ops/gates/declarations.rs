@@ -20,7 +20,7 @@ pub struct Declarations {
     /// another module or the global scope (`declare global`, `declare module`): what it
     /// declares is seen by every file of its project, importer or not.
     pub global: bool,
-    /// It names files in ways imports do not (`/// <reference path>`): it may depend on any.
+    /// It names files in ways imports do not (`/// <reference path=…>`): it may depend on any.
     pub open: bool,
 }
 
@@ -411,7 +411,8 @@ fn script_parts(text: &str) -> Parts {
     Parts {
         decls,
         global: !(module || cjs) || augments,
-        open: text.contains("<reference"),
+        // `/// <reference lib=…>` and `types=` name no file of the workspace.
+        open: text.contains("<reference path"),
     }
 }
 
@@ -884,6 +885,14 @@ mod tests {
             declarations(
                 Family::Script,
                 "/// <reference path=\"a.d.ts\" />\nexport {};\n"
+            )
+            .unwrap()
+            .open
+        );
+        assert!(
+            !declarations(
+                Family::Script,
+                "/// <reference lib=\"esnext\" />\nexport {};\n"
             )
             .unwrap()
             .open
