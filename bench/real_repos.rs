@@ -235,6 +235,10 @@ struct Case {
     outline: &'static str,
     /// A one-line edit for the warm check: file, text, replacement.
     edit: (&'static str, &'static str, &'static str),
+    /// For re-checks (issue 27): a body-only edit of an annotated function in a widely
+    /// imported module, then a signature change there that breaks its importers.
+    body: (&'static str, &'static str, &'static str),
+    signature: (&'static str, &'static str, &'static str),
 }
 
 const CASES: [Case; 2] = [
@@ -248,6 +252,16 @@ const CASES: [Case; 2] = [
         class: ("django/utils/functional.py", 7, "cached_property"),
         outline: "django/db/models/query.py",
         edit: (
+            "django/utils/functional.py",
+            "    def __init__(self, func):",
+            "    def __init__(self, func, owner_hint):",
+        ),
+        body: (
+            "django/utils/functional.py",
+            "        res = instance.__dict__[self.name] = self.func(instance)",
+            "        value = self.func(instance)\n        res = instance.__dict__[self.name] = value",
+        ),
+        signature: (
             "django/utils/functional.py",
             "    def __init__(self, func):",
             "    def __init__(self, func, owner_hint):",
@@ -266,6 +280,16 @@ const CASES: [Case; 2] = [
             "src/internal/util/isFunction.ts",
             "export function isFunction(value: any): value is (...args: any[]) => any {",
             "export function isFunction(value: any, strict: boolean): value is (...args: any[]) => any {",
+        ),
+        body: (
+            "src/internal/util/lift.ts",
+            "throw new TypeError('Unable to lift unknown Observable type');",
+            "const why = 'Unable to lift unknown Observable type';\n    throw new TypeError(why);",
+        ),
+        signature: (
+            "src/internal/util/lift.ts",
+            "=> (() => void) | void\n):",
+            "=> (() => void) | void,\n  name: string\n):",
         ),
     },
 ];
@@ -443,6 +467,8 @@ fn main() {
             format!("{:.2}×", edited / warm_theirs),
         ));
 
+        recheck(case, &src, &path, &mut rows);
+
         // A new session's first answers.
         let (file, line, name) = case.class;
         let ws = copy(&src);
@@ -536,4 +562,157 @@ fn main() {
             r.repo, r.measure, r.lspgate, r.theirs, r.ratio
         );
     }
+}
+
+/// Applies `(file, old, new)` under `root`.
+fn apply(root: &Path, (file, old, new): (&str, &str, &str)) {
+    let path = root.join(file);
+    let text = std::fs::read_to_string(&path).expect("reading the file to edit");
+    assert!(text.contains(old), "{file}: edit anchor `{old}`");
+    std::fs::write(&path, text.replacen(old, new, 1)).expect("writing the edit");
+}
+
+/// Error lines (file, line) of a check report.
+fn error_lines(report: &Value) -> std::collections::BTreeSet<(String, u64)> {
+    report["issues"]
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|i| i["severity"] == "error")
+        .map(|i| {
+            (
+                i["file"].as_str().unwrap_or("").to_string(),
+                i["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// Error lines (file, line) of tsc's output (`file(line,col): error TS…`).
+fn tsc_error_lines(out: &str) -> std::collections::BTreeSet<(String, u64)> {
+    out.lines()
+        .filter(|l| l.contains("): error TS"))
+        .filter_map(|l| {
+            let (file, rest) = l.split_once('(')?;
+            let line = rest.split(',').next()?.parse().ok()?;
+            Some((file.to_string(), line))
+        })
+        .collect()
+}
+
+/// Re-checks in one session after a plain write (issue 27): a body-only edit, then a signature
+/// change, each timed with reuse and with every file asked again (`LSPGATE_RECHECK=all`, as
+/// before), against the CLI run after the same edit (tsc with its incremental build info).
+fn recheck(case: &Case, src: &Path, path: &str, rows: &mut Vec<Row>) {
+    let scope = if case.paths.is_empty() {
+        json!({"limit": 100000})
+    } else {
+        json!({"paths": case.paths, "limit": 100000})
+    };
+    // (edited seconds, report) for the body edit and the signature change, per mode.
+    let mut measured: Vec<(f64, Value, f64, Value)> = Vec::new();
+    for every in [false, true] {
+        let ws = copy(src);
+        let flags = config(case, ws.path());
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let env: &[(&str, &str)] = if every {
+            &[("LSPGATE_RECHECK", "all")]
+        } else {
+            &[]
+        };
+        let mut gate = Gate::start_with(&flags, &[], ws.path(), path, env);
+        call(&mut gate, "check", scope.clone());
+        call(&mut gate, "check", scope.clone());
+        apply(ws.path(), case.body);
+        let (body, _, body_secs) = call(&mut gate, "check", scope.clone());
+        apply(ws.path(), case.signature);
+        let (sig, _, sig_secs) = call(&mut gate, "check", scope.clone());
+        stop(gate);
+        measured.push((body_secs, body, sig_secs, sig));
+    }
+    let [
+        (body_secs, body, sig_secs, sig),
+        (body_all, body_ref, sig_all, sig_ref),
+    ] = <[_; 2]>::try_from(measured).unwrap_or_else(|_| unreachable!("two modes"));
+    let same = |a: &Value, b: &Value| {
+        if error_lines(a) == error_lines(b) {
+            "same errors"
+        } else {
+            "ERRORS DIFFER"
+        }
+    };
+    // The CLI after the same edits, warm (tsc: its build info from a first run); pyright has
+    // no warm mode.
+    let (cli_body, cli_sig, cli_errors) = if case.cold_leftovers.is_empty() {
+        (None, None, None)
+    } else {
+        let ws = copy(src);
+        let run = || {
+            timed(
+                Command::new(case.cli[0])
+                    .args(&case.cli[1..])
+                    .current_dir(ws.path())
+                    .env("PATH", path),
+            )
+        };
+        run();
+        apply(ws.path(), case.body);
+        let b = run();
+        apply(ws.path(), case.signature);
+        let s = run();
+        (Some(b.wall), Some(s.wall), Some(tsc_error_lines(&s.stdout)))
+    };
+    let reused = |r: &Value| r["summary"]["reused"].as_u64().unwrap_or(0);
+    rows.push(row(
+        case.repo,
+        &format!(
+            "re-check after a body-only edit of `{}` ({} files reused of {}; {} vs every file asked again)",
+            case.body.0,
+            reused(&body),
+            body["summary"]["files"],
+            same(&body, &body_ref)
+        ),
+        format!("{} (every file asked: {})", fmt_s3(body_secs), fmt_s3(body_all)),
+        cli_body.map_or("n/a".into(), |t| format!("{} (after the same edit)", fmt_s3(t))),
+        match cli_body {
+            Some(t) => format!("{:.2}× ({:.2}× asking every file)", body_secs / t, body_all / t),
+            None => format!("{:.2}× of asking every file", body_secs / body_all),
+        },
+    ));
+    let vs_cli = match &cli_errors {
+        Some(theirs) => {
+            let ours = error_lines(&sig);
+            if &ours == theirs {
+                format!("; the same {} error lines as tsc", ours.len())
+            } else {
+                format!(
+                    "; ERROR LINES DIFFER from tsc: {} ours only, {} tsc's only",
+                    ours.difference(theirs).count(),
+                    theirs.difference(&ours).count()
+                )
+            }
+        }
+        None => String::new(),
+    };
+    rows.push(row(
+        case.repo,
+        &format!(
+            "re-check after a signature change of `{}` ({} errors; {} files reused; {} vs every file asked again{vs_cli})",
+            case.signature.0,
+            sig["summary"]["errors"],
+            reused(&sig),
+            same(&sig, &sig_ref)
+        ),
+        format!("{} (every file asked: {})", fmt_s3(sig_secs), fmt_s3(sig_all)),
+        cli_sig.map_or("n/a".into(), |t| format!("{} (after the same edit)", fmt_s3(t))),
+        match cli_sig {
+            Some(t) => format!("{:.2}× ({:.2}× asking every file)", sig_secs / t, sig_all / t),
+            None => format!("{:.2}× of asking every file", sig_secs / sig_all),
+        },
+    ));
+}
+
+fn fmt_s3(s: f64) -> String {
+    format!("{s:.3} s")
 }

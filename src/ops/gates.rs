@@ -2,8 +2,12 @@
 //! culprit), `shrink` (delta debugging of a failing file in an overlay, the server as the
 //! oracle) and `execute_command`.
 
+mod affected;
 mod batch;
 mod check;
+mod declarations;
+
+pub(crate) use affected::Answers;
 mod scope;
 
 use std::sync::Arc;

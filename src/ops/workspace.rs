@@ -38,6 +38,8 @@ pub struct Workspace {
     pub(crate) held: super::hook::Held,
     /// Each file's imported names, for the hooks' dependents.
     pub(crate) imports: super::hook::Imports,
+    /// Checks' fresh answers, for re-checks that ask only what a change can affect.
+    pub(crate) answers: Arc<super::gates::Answers>,
     /// Keeps what this workspace shares with the others on its root alive.
     _on_root: Arc<OnRoot>,
 }
@@ -99,6 +101,7 @@ impl Workspace {
             edit_lock: on_root.edit_lock.clone(),
             held: Default::default(),
             imports: Default::default(),
+            answers: Default::default(),
             _on_root: on_root,
         });
         ws.recover_edits();

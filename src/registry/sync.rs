@@ -121,6 +121,9 @@ impl Registry {
 pub(super) struct ChangeClock {
     now: std::sync::atomic::AtomicU64,
     at: std::sync::Mutex<std::collections::HashMap<PathBuf, u64>>,
+    /// The highest tick of a change the map has forgotten: `changed_since` of an earlier
+    /// tick may miss files.
+    forgotten: std::sync::atomic::AtomicU64,
 }
 
 /// Files whose latest change the clock remembers, at most (the oldest are forgotten first).
@@ -139,6 +142,8 @@ impl ChangeClock {
             ticks.sort_unstable();
             let keep_from = ticks[ticks.len() - MAX_TRACKED / 2];
             at.retain(|_, t| *t >= keep_from);
+            self.forgotten
+                .fetch_max(keep_from.saturating_sub(1), Ordering::AcqRel);
         }
     }
 }
@@ -152,6 +157,26 @@ impl Registry {
     /// The tick at which `path`'s latest change was delivered, if the clock remembers one.
     pub fn changed_at(&self, path: &std::path::Path) -> Option<u64> {
         self.clock.at.lock().ok()?.get(path).copied()
+    }
+
+    /// `changed_since(since)` when the clock still remembers every file changed after `since`,
+    /// else `None` (older entries were forgotten: anything may have changed).
+    pub fn changed_since_complete(&self, since: u64) -> Option<Vec<PathBuf>> {
+        let forgotten = self
+            .clock
+            .forgotten
+            .load(std::sync::atomic::Ordering::Acquire);
+        if since < forgotten {
+            return None;
+        }
+        let out = self.changed_since(since);
+        // Forgotten meanwhile: the list may miss some.
+        (self
+            .clock
+            .forgotten
+            .load(std::sync::atomic::Ordering::Acquire)
+            <= since)
+            .then_some(out)
     }
 
     /// The files whose latest change was delivered after tick `since`, in path order.

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::super::types::*;
 use super::super::{Engine, MAX_PUSHED_FILES, diags, paginate, text_in_root};
+use super::affected::Survey;
 use super::batch::{self, Pass};
 use super::scope;
 use crate::error::ToolError;
@@ -53,6 +54,8 @@ struct FileCheck {
     problems: Vec<Problem>,
     /// Servers that checked this JavaScript file's syntax only (see `batch`).
     syntax_only: Vec<String>,
+    /// Every server's answer was an earlier fresh one, nothing it depends on having changed.
+    reused: bool,
 }
 
 /// What the servers found in a set of files (`check` without its tasks; `diagnostics` without a
@@ -65,6 +68,8 @@ pub(crate) struct Findings {
     pub checked: usize,
     /// Files some server (or none) could not check.
     pub not_checked: usize,
+    /// Files whose earlier fresh answers were taken because nothing they depend on changed.
+    pub reused: usize,
     /// What could not be checked, one entry per (server, cause); scope notes first.
     pub unchecked: Vec<Unchecked>,
     /// What was checked in a lesser way (JavaScript checked for syntax only).
@@ -117,6 +122,7 @@ impl Engine {
         let tally = Tally {
             checked: found.checked,
             not_checked: found.not_checked,
+            reused: found.reused,
             notes: found.notes,
         };
         check_report(&p, issues, unchecked, tally)
@@ -208,6 +214,8 @@ impl Engine {
         progress(0, total);
         let _batch = self.registry.batch(total);
         let mut plan = self.plan_files(files).await;
+        let overlaid_before = self.overlaid();
+        let survey = self.survey(&plan).await;
         let passes = self.start_passes(&plan, whole).await;
         // Files no pass covers first, so they keep the servers busy while the passes run.
         plan.sort_by_key(|f| {
@@ -217,12 +225,12 @@ impl Engine {
                 .any(|s| passes.contains_key(&batch::key(s)))
         });
         let done = std::sync::atomic::AtomicUsize::new(0);
-        let passes = &passes;
+        let (passes, survey) = (&passes, &survey);
         let results: Vec<FileCheck> = futures::stream::iter(plan)
             .map(|file| {
                 let done = &done;
                 async move {
-                    let r = self.check_file(file, passes).await;
+                    let r = self.check_file(file, passes, survey).await;
                     progress(
                         done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
                         total,
@@ -233,7 +241,51 @@ impl Engine {
             .buffer_unordered(check_parallel())
             .collect()
             .await;
+        // What changed during the check is delivered now: its answers are kept only when
+        // nothing was, and no client's unsaved buffer stood in a server for a file (an
+        // importer's answer may have been computed on it).
+        self.registry.sync().await;
+        if overlaid_before || self.overlaid() {
+            tracing::debug!("an overlay was in place during the check: its answers are not kept");
+        } else {
+            survey.keep(&self.registry);
+        }
         self.findings(results)
+    }
+
+    /// Whether a running server holds a document at a client's unsaved text (an overlay).
+    fn overlaid(&self) -> bool {
+        self.registry.running().iter().any(|s| {
+            s.docs
+                .open_paths()
+                .iter()
+                .any(|(p, _)| !s.docs.shows_disk(p, None))
+        })
+    }
+
+    /// What this check knows of the workspace's source files, to reuse earlier answers
+    /// (`affected`): surveyed once every change before it was delivered. None with
+    /// `LSPGATE_RECHECK=all`.
+    async fn survey(&self, plan: &[Planned]) -> Survey {
+        self.registry.sync().await;
+        let tick = self.registry.tick();
+        let answers = self.answers.clone();
+        let sources = plan.iter().any(|f| {
+            matches!(
+                crate::ops::hook::Family::of(&f.path),
+                Some(crate::ops::hook::Family::Python | crate::ops::hook::Family::Script)
+            )
+        });
+        // LSPGATE_RECHECK=all asks every file every time (to measure what reuse saves).
+        let every = std::env::var_os("LSPGATE_RECHECK").is_some_and(|v| v == "all");
+        if !sources || every {
+            return Survey::none(&answers, tick);
+        }
+        let root = self.root().clone();
+        let fallback = answers.clone();
+        tokio::task::spawn_blocking(move || answers.survey(&root, tick))
+            .await
+            .unwrap_or_else(|_| Survey::none(&fallback, tick))
     }
 
     /// Each file with its language and the servers that serve it.
@@ -302,6 +354,7 @@ impl Engine {
     /// The files' checks as findings: counts, `unchecked` aggregated, syntax-only notes.
     fn findings(&self, results: Vec<FileCheck>) -> Findings {
         let checked = results.iter().filter(|r| r.problems.is_empty()).count();
+        let reused = results.iter().filter(|r| r.reused).count();
         let unchecked = self.aggregate(&results);
         let mut syntax_only: HashMap<String, Vec<String>> = HashMap::new();
         for r in &results {
@@ -322,6 +375,7 @@ impl Engine {
         Findings {
             not_checked: files.len() - checked,
             checked,
+            reused,
             files,
             unchecked,
             notes: batch::syntax_only_notes(syntax_only),
@@ -334,7 +388,14 @@ impl Engine {
     /// are not reported as findings. A server's workspace pass answers for the files it
     /// reported; tsserver is asked about files without their being opened where it knows
     /// them; every other file is leased (opened) and its diagnostics pulled or awaited.
-    async fn check_file(&self, file: Planned, passes: &HashMap<usize, Pass>) -> FileCheck {
+    /// An earlier fresh answer of a server is taken again when nothing the file depends on
+    /// changed since (`survey`); every fresh answer is offered to it.
+    async fn check_file(
+        &self,
+        file: Planned,
+        passes: &HashMap<usize, Pass>,
+        survey: &Survey,
+    ) -> FileCheck {
         let Planned {
             path,
             language,
@@ -347,12 +408,14 @@ impl Engine {
             diags: Vec::new(),
             problems: Vec::new(),
             syntax_only: Vec::new(),
+            reused: false,
         };
         if servers.is_empty() {
             let e = self.registry.no_server(&r.language, &r.path);
             r.problems.push(Problem::of(None, &e));
             return r;
         }
+        let (mut asked, mut taken) = (0, 0);
         for (i, server) in servers.into_iter().enumerate() {
             let server = match server {
                 Ok(s) => s,
@@ -361,9 +424,20 @@ impl Engine {
                     continue;
                 }
             };
-            let found = match self.server_side(&server, &r.path, passes).await {
-                Some(found) => Ok(found),
-                None => self.leased(&server, &r.path, &r.language).await,
+            asked += 1;
+            let generation = server.generation();
+            let found = if let Some(known) = survey.reuse(&self.registry, &server, &r.path) {
+                taken += 1;
+                Ok(known)
+            } else {
+                let found = match self.server_side(&server, &r.path, passes).await {
+                    Some(found) => Ok(found),
+                    None => self.leased(&server, &r.path, &r.language).await,
+                };
+                if let Ok(list) = &found {
+                    survey.fresh(&server, generation, &r.path, list);
+                }
+                found
             };
             match found {
                 Ok(list) => {
@@ -379,6 +453,7 @@ impl Engine {
                 Err(problem) => r.problems.push(problem),
             }
         }
+        r.reused = asked > 0 && taken == asked;
         r.diags.sort_by_key(|d| (d.line, d.column));
         r
     }
@@ -613,6 +688,7 @@ impl CheckReport {
 struct Tally {
     checked: usize,
     not_checked: usize,
+    reused: usize,
     notes: Vec<String>,
 }
 
@@ -661,6 +737,7 @@ fn check_report(
         errors: count(Severity::Error),
         warnings: count(Severity::Warning),
         unchecked: tally.not_checked,
+        reused: tally.reused,
     };
     let found_any = issues.iter().any(|i| i.diag.severity <= fail_at);
     // Listed (text and structured alike): errors and warnings, and lesser findings only when

@@ -45,7 +45,7 @@ pub enum Target {
 
 /// The ways `path` is named by imports: its path without extension (with it, for C), and
 /// its folder's for a package's `__init__` or a script folder's `index`.
-fn keys(path: &Path, family: Family) -> Vec<PathBuf> {
+pub(crate) fn keys(path: &Path, family: Family) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if family == Family::C {
         out.push(path.to_path_buf());
@@ -88,7 +88,7 @@ fn names(target: &Target, root: &Path, keys: &[PathBuf]) -> bool {
 }
 
 /// `path` with `.` and `..` resolved lexically.
-fn normal(path: &Path) -> PathBuf {
+pub(crate) fn normal(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -190,6 +190,15 @@ fn python(text: &str, dir: &Path, out: &mut Vec<Target>) {
 
 /// JavaScript and TypeScript module specifiers on lines that import or re-export.
 fn script(text: &str, dir: &Path, out: &mut Vec<Target>) {
+    for spec in script_specifiers(text) {
+        specifier(spec, dir, out);
+    }
+}
+
+/// The quoted strings of lines that import or re-export (`from`, `require`, `import`), as
+/// written: a file's module specifiers, over-approximate.
+pub(crate) fn script_specifiers(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
     for line in text.lines() {
         if !(line.contains("from") || line.contains("require") || line.contains("import")) {
             continue;
@@ -199,10 +208,11 @@ fn script(text: &str, dir: &Path, out: &mut Vec<Target>) {
             let quote = rest.as_bytes()[start] as char;
             let after = &rest[start + 1..];
             let Some(end) = after.find(quote) else { break };
-            specifier(&after[..end], dir, out);
+            out.push(&after[..end]);
             rest = &after[end + 1..];
         }
     }
+    out
 }
 
 /// A module specifier, its script extension left off: relative ones resolved from `dir`.

@@ -45,6 +45,13 @@ pub struct CheckSummary {
     pub warnings: usize,
     /// How many files in scope were not checked (see `unchecked`).
     pub unchecked: usize,
+    /// Files whose earlier fresh answers were taken because nothing they depend on changed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reused: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What a check could not do, aggregated per server (or task) and cause.
