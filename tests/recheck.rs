@@ -98,46 +98,36 @@ async fn check(gate: &Gate) -> Value {
     }
 }
 
-/// `diagnostics` without a file, as sorted `file:line:col severity message` lines.
+/// `diagnostics` without a file, as sorted `file:line:col severity message` lines (errors and
+/// warnings: what a check lists).
 async fn diagnostics(gate: &Gate) -> Vec<String> {
     let r = gate.call("diagnostics", json!({"limit": 1000})).await;
     let v = r.structured_content.unwrap();
-    let mut out = Vec::new();
-    for f in v["files"].as_array().unwrap() {
-        for d in f["diagnostics"].as_array().unwrap() {
-            out.push(format!(
+    lines(&diags(&v["files"]))
+}
+
+fn lines(list: &[Value]) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .iter()
+        .filter(|d| d["severity"] == "error" || d["severity"] == "warning")
+        .map(|d| {
+            format!(
                 "{}:{}:{} {} {}",
-                f["file"].as_str().unwrap(),
+                d["file"].as_str().unwrap(),
                 d["line"],
                 d["column"],
                 d["severity"].as_str().unwrap(),
                 d["message"].as_str().unwrap()
-            ));
-        }
-    }
+            )
+        })
+        .collect();
     out.sort();
     out
 }
 
 /// A check's issues in `diagnostics`' form.
 fn as_diagnostics(report: &Value) -> Vec<String> {
-    let mut out: Vec<String> = report["issues"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}:{}:{} {} {}",
-                i["file"].as_str().unwrap(),
-                i["line"],
-                i["column"],
-                i["severity"].as_str().unwrap(),
-                i["message"].as_str().unwrap()
-            )
-        })
-        .collect();
-    out.sort();
-    out
+    lines(&diags(&report["files"]))
 }
 
 /// A check's findings without `reused` (which a from-scratch check does not have).
@@ -195,9 +185,7 @@ async fn after(gate: &Gate, root: &Path, what: &str) -> Value {
 }
 
 fn has_error_in(report: &Value, file: &str) -> bool {
-    report["issues"]
-        .as_array()
-        .unwrap()
+    diags(&report["files"])
         .iter()
         .any(|i| i["file"] == file && i["severity"] == "error")
 }

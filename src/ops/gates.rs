@@ -6,6 +6,7 @@ mod affected;
 mod batch;
 mod check;
 mod declarations;
+mod report;
 
 pub(crate) use affected::Answers;
 mod scope;

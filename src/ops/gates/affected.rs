@@ -267,7 +267,7 @@ fn parse(root: &Path, path: &Path, family: Family, text: Option<&str>, content: 
             let dir = path.parent().unwrap_or(root);
             let mut targets = Vec::new();
             let mut open = false;
-            let code = super::declarations::script_code(text);
+            let code = super::declarations::script::script_code(text);
             for spec in script_specifiers(&code) {
                 if spec.is_empty() || spec.contains(char::is_whitespace) {
                     continue;

@@ -1,21 +1,23 @@
-//! `check`: every file in scope (`scope.rs`) through every server that serves it, tasks, and
-//! CheckReport v1 — honest: `ok` only when every file in scope was checked by servers that
-//! answered, every task ran and passed, and nothing was found at the asked severity. What could
-//! not be checked is listed in `unchecked`, aggregated per server (or task) and cause, and
-//! makes `lspgate check` exit 2. Also the report's SARIF. The servers' part (`check_files`)
-//! is also `diagnostics` without a file (`workspace_findings`): the same scope and findings.
+//! `check`: every file in scope (`scope.rs`) through every server that serves it, and tasks;
+//! honest: `ok` only when every file in scope was checked by servers that answered, every task
+//! ran and passed, and nothing was found at the asked severity. What could not be checked is
+//! listed in `unchecked`, aggregated per server (or task) and cause, and makes `lspgate check`
+//! exit 2; the report itself (CheckReport v2, SARIF) is `report.rs`. Earlier fresh answers are
+//! taken again where nothing a file depends on changed (`affected.rs`). The servers' part
+//! (`check_files`) is also `diagnostics` without a file (`workspace_findings`): the same scope
+//! and findings.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde_json::Value;
 
 use super::super::types::*;
 use super::super::{Engine, MAX_PUSHED_FILES, diags, paginate, text_in_root};
 use super::affected::Survey;
 use super::batch::{self, Pass};
+use super::report::{Tally, check_report, files_phrase, lsp_issues, merge_issues, task_failure};
 use super::scope;
 use crate::error::ToolError;
 use crate::gates;
@@ -31,6 +33,10 @@ fn check_parallel() -> usize {
         .filter(|n| *n > 0)
         .unwrap_or(32)
 }
+
+/// A check of fewer files than this (not the whole workspace) neither takes nor keeps earlier
+/// answers.
+const SURVEY_MIN: usize = 32;
 
 /// Files an `unchecked` entry names as examples, at most.
 const EXAMPLES: usize = 5;
@@ -215,7 +221,7 @@ impl Engine {
         let _batch = self.registry.batch(total);
         let mut plan = self.plan_files(files).await;
         let overlaid_before = self.overlaid();
-        let survey = self.survey(&plan).await;
+        let survey = self.survey(&plan, whole).await;
         let passes = self.start_passes(&plan, whole).await;
         // Files no pass covers first, so they keep the servers busy while the passes run.
         plan.sort_by_key(|f| {
@@ -265,8 +271,9 @@ impl Engine {
 
     /// What this check knows of the workspace's source files, to reuse earlier answers
     /// (`affected`): surveyed once every change before it was delivered. None with
-    /// `LSPGATE_RECHECK=all`.
-    async fn survey(&self, plan: &[Planned]) -> Survey {
+    /// `LSPGATE_RECHECK=all`, nor for a check of a few files (`SURVEY_MIN`): the survey reads
+    /// every source file of the workspace, more than asking them costs.
+    async fn survey(&self, plan: &[Planned], whole: bool) -> Survey {
         self.registry.sync().await;
         let tick = self.registry.tick();
         let answers = self.answers.clone();
@@ -278,7 +285,7 @@ impl Engine {
         });
         // LSPGATE_RECHECK=all asks every file every time (to measure what reuse saves).
         let every = std::env::var_os("LSPGATE_RECHECK").is_some_and(|v| v == "all");
-        if !sources || every {
+        if !sources || every || (!whole && plan.len() < SURVEY_MIN) {
             return Survey::none(&answers, tick);
         }
         let root = self.root().clone();
@@ -624,213 +631,5 @@ impl Engine {
         }
         let why = task_failure(task, &run);
         Ok((found, Some(entry("task_failed", why))))
-    }
-}
-
-impl CheckReport {
-    /// `lspgate check`'s exit code: 2 when anything could not be checked (whatever was found
-    /// besides), else 1 when something was found at the asked severity, else 0.
-    pub fn exit_code(&self) -> i32 {
-        if !self.unchecked.is_empty() {
-            2
-        } else if !self.ok {
-            1
-        } else {
-            0
-        }
-    }
-
-    /// The report as SARIF 2.1.0: findings in one run per origin; what could not be checked
-    /// as `toolExecutionNotifications` of lspgate's own run, whose invocation is
-    /// `executionSuccessful: false` then (and every run's with it).
-    pub fn sarif(&self) -> Value {
-        let findings: Vec<gates::sarif::Finding> = self
-            .issues
-            .iter()
-            .map(|i| gates::sarif::Finding {
-                file: &i.file,
-                line: i.diag.line,
-                column: i.diag.column,
-                end_line: i.diag.end_line,
-                end_column: i.diag.end_column,
-                level: match i.diag.severity {
-                    Severity::Error => "error",
-                    Severity::Warning => "warning",
-                    _ => "note",
-                },
-                rule: i.diag.code.as_deref(),
-                message: &i.diag.message,
-                origin: i.diag.source.as_deref().unwrap_or(&i.origin),
-            })
-            .collect();
-        let notifications = self
-            .unchecked
-            .iter()
-            .map(|u| gates::sarif::Notification {
-                id: &u.cause,
-                message: &u.reason,
-                file: u.file.as_deref(),
-                properties: serde_json::to_value(u).unwrap_or(Value::Null),
-            })
-            .collect();
-        gates::sarif::log(
-            &findings,
-            &gates::sarif::Execution {
-                successful: self.unchecked.is_empty(),
-                exit_code: self.exit_code(),
-                notifications,
-            },
-        )
-    }
-}
-
-/// What the servers' part of a check counted, for its report.
-struct Tally {
-    checked: usize,
-    not_checked: usize,
-    reused: usize,
-    notes: Vec<String>,
-}
-
-/// The servers' diagnostics as check issues of origin `lsp`.
-fn lsp_issues(files: Vec<FileDiagnostics>) -> Vec<CheckIssue> {
-    files
-        .into_iter()
-        .flat_map(|f| {
-            let file = f.file;
-            f.diagnostics.into_iter().map(move |diag| CheckIssue {
-                file: file.clone(),
-                diag,
-                origin: "lsp".into(),
-            })
-        })
-        .collect()
-}
-
-/// Merges issues (the same finding from two origins once) and sorts them by file and position.
-fn merge_issues(issues: &mut Vec<CheckIssue>) {
-    let mut seen = HashSet::new();
-    issues.retain(|i| {
-        seen.insert((
-            i.file.clone(),
-            i.diag.line,
-            i.diag.column,
-            i.diag.message.clone(),
-        ))
-    });
-    issues.sort_by(|a, b| {
-        (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
-    });
-}
-
-/// The report of a check: summary, verdict at the asked severity, one page of the issues.
-fn check_report(
-    p: &CheckParams,
-    issues: Vec<CheckIssue>,
-    unchecked: Vec<Unchecked>,
-    tally: Tally,
-) -> Result<CheckReport, ToolError> {
-    let fail_at = p.severity.unwrap_or(Severity::Error);
-    let count = |s: Severity| issues.iter().filter(|i| i.diag.severity == s).count();
-    let summary = CheckSummary {
-        files: tally.checked,
-        errors: count(Severity::Error),
-        warnings: count(Severity::Warning),
-        unchecked: tally.not_checked,
-        reused: tally.reused,
-    };
-    let found_any = issues.iter().any(|i| i.diag.severity <= fail_at);
-    // Listed (text and structured alike): errors and warnings, and lesser findings only when
-    // the asked severity reaches them (215 deprecation hints are not a check's news).
-    let listed = fail_at.max(Severity::Warning);
-    let issues: Vec<CheckIssue> = issues
-        .into_iter()
-        .filter(|i| i.diag.severity <= listed)
-        .collect();
-    let reason = (!unchecked.is_empty()).then(|| reasons(&unchecked));
-    let (issues, total, next_cursor) = paginate(issues, p.limit, p.cursor.as_deref(), 200)?;
-    Ok(CheckReport {
-        version: 2,
-        ok: !found_any && unchecked.is_empty(),
-        summary,
-        issues,
-        total,
-        next_cursor,
-        notes: tally.notes,
-        partial: !unchecked.is_empty(),
-        reason,
-        unchecked,
-    })
-}
-
-/// Why a task failed that printed no error its parser recognises: how it ended, its output's end.
-fn task_failure(task: &gates::Task, run: &gates::TaskRun) -> String {
-    let how = match run.exit_code {
-        Some(c) => format!("exited with {c}"),
-        None => "was killed by a signal".into(),
-    };
-    let parser = match &task.parser {
-        Some(p) => format!("its parser `{p}` recognises"),
-        None => "(it has no parser)".into(),
-    };
-    let tail = tail(if run.stderr.trim().is_empty() {
-        &run.stdout
-    } else {
-        &run.stderr
-    });
-    format!(
-        "task `{}` {how} and printed no error {parser}{}",
-        task.name,
-        if tail.is_empty() {
-            String::new()
-        } else {
-            format!("; its output ends: {tail}")
-        }
-    )
-}
-
-/// `unchecked` entries' reasons as one `reason`.
-fn reasons(unchecked: &[Unchecked]) -> String {
-    unchecked
-        .iter()
-        .map(|u| u.reason.as_str())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-fn files_phrase(n: usize) -> String {
-    if n == 1 {
-        "1 file".into()
-    } else {
-        format!("{n} files")
-    }
-}
-
-/// The last lines of a task's output, for a reason (at most 3 lines, 300 characters).
-fn tail(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let last = lines[lines.len().saturating_sub(3)..].join(" | ");
-    let extra = last.chars().count().saturating_sub(300);
-    match last.char_indices().nth(extra) {
-        Some((i, _)) if extra > 0 => format!("…{}", &last[i..]),
-        _ => last,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_task_reason_quotes_the_end_of_its_output() {
-        assert_eq!(tail("a\n\nb\nc\nd\n"), "b | c | d");
-        assert_eq!(tail(""), "");
-        let long = "x".repeat(400);
-        let t = tail(&long);
-        assert!(t.starts_with('…') && t.chars().count() == 301, "{t}");
     }
 }
