@@ -574,19 +574,21 @@ fn apply(root: &Path, (file, old, new): (&str, &str, &str)) {
 
 /// Error lines (file, line) of a check report.
 fn error_lines(report: &Value) -> std::collections::BTreeSet<(String, u64)> {
-    report["issues"]
-        .as_array()
-        .map(|a| a.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .filter(|i| i["severity"] == "error")
-        .map(|i| {
-            (
-                i["file"].as_str().unwrap_or("").to_string(),
-                i["line"].as_u64().unwrap_or(0),
-            )
-        })
-        .collect()
+    // CheckReport v2: `files: [{file, diagnostics: [{severity, items: [[line, …]]}]}]`.
+    let list = |v: &Value| v.as_array().map(|a| a.to_vec()).unwrap_or_default();
+    let mut out = std::collections::BTreeSet::new();
+    for f in list(&report["files"]) {
+        let file = f["file"].as_str().unwrap_or("").to_string();
+        for g in list(&f["diagnostics"])
+            .iter()
+            .filter(|g| g["severity"] == "error")
+        {
+            for item in list(&g["items"]) {
+                out.insert((file.clone(), item[0].as_u64().unwrap_or(0)));
+            }
+        }
+    }
+    out
 }
 
 /// Error lines (file, line) of tsc's output (`file(line,col): error TS…`).

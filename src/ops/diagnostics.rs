@@ -25,11 +25,16 @@ impl Engine {
         cursor_start(p.cursor.as_deref())?;
         let (limit, cursor) = (p.limit, p.cursor.clone());
         let terse = p.terse.unwrap_or(self.options().terse);
+        let asked_all = p.file.is_none();
         let mut out = self.all_diagnostics_with_progress(p, progress).await?;
         if terse {
             // Terse lists errors and warnings only, in the text and the structured answer alike.
             for f in &mut out.files {
                 f.diagnostics.retain(|d| d.severity <= Severity::Warning);
+            }
+            // Without a file, the files with problems: none left is none listed.
+            if asked_all {
+                out.files.retain(|f| !f.diagnostics.is_empty());
             }
         }
         if out.files.iter().all(|f| f.diagnostics.is_empty()) {

@@ -162,6 +162,10 @@ impl Registry {
     /// `changed_since(since)` when the clock still remembers every file changed after `since`,
     /// else `None` (older entries were forgotten: anything may have changed).
     pub fn changed_since_complete(&self, since: u64) -> Option<Vec<PathBuf>> {
+        // Without a watcher (off, or not started) the clock knows only lspgate's own edits.
+        if self.watch_status().is_none_or(|w| w.mode == "off") {
+            return None;
+        }
         let forgotten = self
             .clock
             .forgotten

@@ -83,6 +83,8 @@ impl Answers {
         let tree = crate::workspace::walk(root.path(), crate::workspace::WALK_LIMIT);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         tree.hash(&mut h);
+        // What the walk and the watcher skip but imports read: installed packages.
+        installs(root.path()).hash(&mut h);
         let tree_digest = h.finish();
         let sources: Vec<(PathBuf, Family)> = tree
             .iter()
@@ -261,7 +263,22 @@ fn parse(root: &Path, path: &Path, family: Family, text: Option<&str>, content: 
             open: true,
         };
     };
-    let decl = declarations(family, text);
+    // A generated bundle is not read for declarations: any change to it counts everywhere.
+    if text.len() > MAX_PARSED {
+        return Parsed {
+            content,
+            decl: None,
+            targets: Vec::new(),
+            open: true,
+        };
+    }
+    let mut decl = declarations(family, text);
+    // JSX is not told from regular expressions by the fingerprint's scanner: the whole text
+    // counts.
+    let jsx = path.extension().is_some_and(|e| e == "tsx" || e == "jsx");
+    if jsx && let Some(d) = decl.as_mut() {
+        d.fingerprint = content;
+    }
     let (targets, open) = match family {
         Family::Script => {
             let dir = path.parent().unwrap_or(root);
@@ -338,9 +355,55 @@ fn installed(root: &Path, dir: &Path, spec: &str) -> bool {
         Some(name) => name.to_string(),
         None => return false,
     };
+    // A workspace package (npm, yarn, pnpm workspaces link it into node_modules) is a source
+    // of the tree, whose files the import does not name: not installed, so the importer may
+    // depend on any file.
     dir.ancestors()
         .take_while(|d| d.starts_with(root))
-        .any(|d| d.join("node_modules").join(&package).exists())
+        .map(|d| d.join("node_modules").join(&package))
+        .find(|p| p.exists())
+        .and_then(|p| p.canonicalize().ok())
+        .is_some_and(|real| {
+            !real.starts_with(root)
+                || real
+                    .components()
+                    .any(|c| c.as_os_str() == "node_modules" || c.as_os_str() == ".pnpm")
+        })
+}
+
+/// Files bigger than this are not parsed (content only; they may affect any file).
+const MAX_PARSED: usize = 1 << 20;
+
+/// What installed packages look like now: the modification times of the places package
+/// managers change on every install (node_modules and its lock, a virtualenv's site-packages).
+/// Neither the walk nor the watcher looks inside them.
+fn installs(root: &Path) -> Vec<(PathBuf, Option<std::time::SystemTime>)> {
+    let mut places: Vec<PathBuf> = [
+        "node_modules",
+        "node_modules/.package-lock.json",
+        "node_modules/.modules.yaml",
+        "node_modules/.yarn-state.yml",
+        "node_modules/.prisma",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .collect();
+    for venv in [".venv", "venv", "env"] {
+        let lib = root.join(venv).join("lib");
+        if let Ok(entries) = std::fs::read_dir(&lib) {
+            for e in entries.flatten() {
+                places.push(e.path().join("site-packages"));
+            }
+        }
+    }
+    places.sort();
+    places
+        .into_iter()
+        .map(|p| {
+            let mtime = std::fs::metadata(&p).and_then(|m| m.modified()).ok();
+            (p, mtime)
+        })
+        .collect()
 }
 
 /// Each source file's key (see the module's doc).
@@ -372,6 +435,18 @@ fn keyed(
             exact.entry(k).or_default().push(i);
         }
     }
+    // A script's relative import of a file the survey did not read (gitignored, generated,
+    // not code) may change unseen: the importer may depend on any file.
+    let unresolved: Vec<bool> = parsed
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            sources[i].1 == Family::Script
+                && p.targets
+                    .iter()
+                    .any(|t| matches!(t, Target::Exact(k) if !exact.contains_key(k)))
+        })
+        .collect();
     let edges: Vec<Vec<usize>> = parsed
         .iter()
         .enumerate()
@@ -424,10 +499,12 @@ fn keyed(
     let mut seen_by_all: HashMap<Family, u64> = HashMap::new();
     let mut everything: HashMap<Family, u64> = HashMap::new();
     for family in [Family::Python, Family::Script] {
+        // A global script's part is what it imports too (an augmentation naming an imported
+        // type changes when that type does).
         let of = |pick: &dyn Fn(usize) -> bool| {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             for i in (0..sources.len()).filter(|&i| sources[i].1 == family && pick(i)) {
-                (&sources[i].0, fingerprint(i)).hash(&mut h);
+                (&sources[i].0, fingerprint(i), digest[comp_of[i]]).hash(&mut h);
             }
             h.finish()
         };
@@ -447,7 +524,7 @@ fn keyed(
         .enumerate()
         .map(|(i, (path, family))| {
             let p = &parsed[i];
-            let open = p.open || p.decl.as_ref().is_none_or(|d| d.open);
+            let open = p.open || unresolved[i] || p.decl.as_ref().is_none_or(|d| d.open);
             let mut h = std::collections::hash_map::DefaultHasher::new();
             (
                 tree_digest,

@@ -118,6 +118,13 @@ pub fn imports_of(family: Family, path: &Path, text: &str) -> Vec<Target> {
 /// Python statements that import: `import a.b [as x], c` and `from [.]a.b import c, d`
 /// (continued by parentheses or backslashes).
 fn python(text: &str, dir: &Path, out: &mut Vec<Target>) {
+    // `import a; import b` and `if TYPE_CHECKING: from m import X` hold statements after the
+    // first: each its own line (a `;` in a string only adds a line that imports nothing, or
+    // one more edge).
+    let text = text
+        .replace(';', "\n")
+        .replace(": from ", ":\nfrom ")
+        .replace(": import ", ":\nimport ");
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let t = line.trim_start();
@@ -373,6 +380,18 @@ mod tests {
         assert!(!names(&Target::Suffix("xa/b/util".into()), root, &util));
         let init = keys(Path::new("/r/pkg/__init__.py"), Family::Python);
         assert!(names(&Target::Exact("/r/pkg".into()), root, &init));
+        // Statements after the first on a line.
+        let got = imports_of(
+            Family::Python,
+            &dir.join("m.py"),
+            "import os; import mymod\nif TYPE_CHECKING: from .types import T\n",
+        );
+        assert!(got.contains(&Target::Suffix("mymod".into())), "{got:?}");
+        assert!(got.contains(&Target::Suffix("os".into())), "{got:?}");
+        assert!(
+            got.contains(&Target::Exact("/r/pkg/sub/types".into())),
+            "{got:?}"
+        );
     }
 
     #[test]

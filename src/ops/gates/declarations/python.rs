@@ -180,8 +180,10 @@ pub(super) fn python_function(
         if p.is_empty() || p == "*" || p == "/" {
             continue;
         }
-        if method && k == 0 && !p.contains(':') && !p.contains('=') {
-            first_name = Some(p.to_string());
+        if method && k == 0 && !p.contains('=') {
+            // `self` or `self: "A"`: its name, for the attributes the body sets.
+            let name = p.split(':').next().unwrap_or(p).trim();
+            first_name = Some(name.to_string());
             continue;
         }
         let bare = p.trim_start_matches('*');

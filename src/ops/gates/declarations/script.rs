@@ -29,7 +29,19 @@ pub(super) fn script_clean_with(text: &str, keep_docs: bool) -> Clean {
         let c = chars[i];
         let next = chars.get(i + 1).copied();
         if c == '/' && next == Some('/') {
+            // A `///` directive (`<reference types=…>`, `lib=`, `path=`) changes what the file
+            // sees: it counts, as code.
+            let directive = chars.get(i + 2) == Some(&'/')
+                && chars[i + 3..]
+                    .iter()
+                    .take_while(|c| **c != '\n')
+                    .collect::<String>()
+                    .trim_start()
+                    .starts_with('<');
             while i < chars.len() && chars[i] != '\n' {
+                if directive {
+                    out.push(chars[i], true);
+                }
                 i += 1;
             }
             continue;
@@ -229,8 +241,13 @@ pub(super) fn script_parts(text: &str) -> Parts {
         };
         decls.push(decl);
     }
-    let cjs =
-        text.contains("require(") || text.contains("module.exports") || text.contains("exports.");
+    // CommonJS: `require(` in code, not in a declaration (`declare function require(…)`).
+    let code = script_code(text);
+    let cjs = code.contains("module.exports")
+        || code.contains("exports.")
+        || code
+            .match_indices("require(")
+            .any(|(i, _)| !code[..i].ends_with("function "));
     let augments = text.contains("declare global") || text.contains("declare module");
     Parts {
         decls,
@@ -275,6 +292,13 @@ pub(super) fn script_function(
         }
     }
     let open = open?;
+    // `f(): A | { kind: "s" };` has no body: its last braces are a type.
+    let before = mask[..open].iter().rev().find(|c| !c.is_whitespace());
+    if matches!(before, Some('|' | '&' | ':' | ',' | '<' | '>' | '?' | '='))
+        || mask[end..].contains(&';')
+    {
+        return None;
+    }
     let sig = &mask[..open];
     let paren = first_at_depth0(sig, '(')?;
     let head: String = sig[..paren].iter().collect();
@@ -291,8 +315,11 @@ pub(super) fn script_function(
     let after: String = sig[pclose + 1..].iter().collect();
     let after = after.trim();
     let name = head.trim();
-    let setter_like = member
-        && (name.ends_with("constructor") || name.starts_with("set ") || name.contains(" set "));
+    // A constructor's body may set properties whose types are inferred from it: it counts.
+    if name.ends_with("constructor") {
+        return None;
+    }
+    let setter_like = member && (name.starts_with("set ") || name.contains(" set "));
     let typed = after
         .strip_prefix(':')
         .is_some_and(|r| !r.trim().is_empty());

@@ -15,7 +15,6 @@ fn an_annotated_typescript_body_is_not_a_declaration() {
             "return a + 1;",
             "const y = `${a}{`;\n  return /}/.test(String(y)) ? a : 2;",
         )
-        .replace("this.n = 2;", "this.n = 3; // }")
         .replace(
             "return this.v;",
             "if (k) { return this.v; }\n    return this.v;",
@@ -30,6 +29,8 @@ fn an_annotated_typescript_body_is_not_a_declaration() {
         ),
         a.replace("a: number, b", "a, b"),
         a.replace("private n = 1;", "private n = 2;"),
+        // A constructor's body may set properties whose types are inferred from it.
+        a.replace("this.n = 2;", "this.n = 3; // }"),
         a.replace("get(k: string): T", "get(k: number): T"),
         a.replace("// a comment", "/** @deprecated */"),
     ] {
@@ -126,4 +127,29 @@ fn scripts_without_modules_are_global() {
         .open
     );
     assert!(declarations(Family::C, "int x;").is_none());
+}
+
+#[test]
+fn what_changes_what_importers_see_counts() {
+    let script = |a: &str, b: &str| fp(Family::Script, a) != fp(Family::Script, b);
+    // A triple-slash directive changes what the file (and a global script's readers) see.
+    let m = "export function f(a: number): number {\n  return a;\n}\n";
+    assert!(script(m, &format!("/// <reference types=\"node\" />\n{m}")));
+    assert!(!script(m, &format!("// a comment\n{m}")));
+    // A body-less overload whose return type ends in an object type: that type counts.
+    let o = "export function f(x: string): A | { kind: \"s\" };\nexport function f(x: any): any {\n  return x;\n}\n";
+    assert!(script(o, &o.replace("kind: \"s\"", "kind: \"t\"")));
+    let d = "declare function load(): Base & { sync: true };\n";
+    assert!(script(d, &d.replace("sync: true", "sync: false")));
+    // `declare function require(…)` in a declaration file is no CommonJS: it stays global.
+    let g = "declare function require(id: string): any;\ndeclare const API_URL: string;\n";
+    assert!(declarations(Family::Script, g).is_some_and(|d| d.global));
+    let cjs = "const x = require('./x');\nmodule.exports = x;\n";
+    assert!(declarations(Family::Script, cjs).is_some_and(|d| !d.global));
+    // Python: a method whose `self` is annotated still counts when it sets attributes.
+    let py = "class A:\n    def __init__(self: \"A\") -> None:\n        self.x = 1\n";
+    assert_ne!(
+        fp(Family::Python, py),
+        fp(Family::Python, &py.replace("self.x = 1", "self.x = \"s\""))
+    );
 }
