@@ -589,8 +589,8 @@ pub fn real_project(name: &str) -> tempfile::TempDir {
     dir
 }
 
-/// A `check` report reduced to what two reports of the same tree must share: the summary and
-/// every issue (file, position, severity, origin, message), sorted.
+/// A `check` report reduced to what two reports of the same tree must share: the summary (but
+/// `reused`) and every issue (file, position, severity, origin, message), sorted.
 pub fn findings(report: &Value) -> (Value, Vec<String>) {
     let mut issues: Vec<String> = diags(&report["files"])
         .iter()
@@ -607,7 +607,12 @@ pub fn findings(report: &Value) -> (Value, Vec<String>) {
         })
         .collect();
     issues.sort();
-    (report["summary"].clone(), issues)
+    // `reused` says how a re-check got its answers (taken again or asked), not what it found.
+    let mut summary = report["summary"].clone();
+    if let Some(s) = summary.as_object_mut() {
+        s.remove("reused");
+    }
+    (summary, issues)
 }
 
 /// Locations in the v2 shape (`[{file, at: [[line, column, text?]], text_omitted?}]`, a
