@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::declarations::{Declarations, declarations};
-use crate::ops::hook::{Family, Target, content_hash, imports_of, keys, normal, script_specifiers};
+use crate::ops::hook::{
+    Family, Target, content_hash, imports_of, keys, script_module, script_specifiers,
+};
 use crate::ops::read_in_root;
 use crate::ops::types::Diag;
 use crate::registry::{Registry, Server};
@@ -289,13 +291,8 @@ fn parse(root: &Path, path: &Path, family: Family, text: Option<&str>, content: 
                 if spec.is_empty() || spec.contains(char::is_whitespace) {
                     continue;
                 }
-                let bare = ["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts", "d.ts"]
-                    .iter()
-                    .find_map(|e| spec.strip_suffix(&format!(".{e}")))
-                    .unwrap_or(spec);
-                if bare.starts_with("./") || bare.starts_with("../") || bare == "." || bare == ".."
-                {
-                    targets.push(Target::Exact(normal(&dir.join(bare))));
+                if let (_, Some(path)) = script_module(spec, dir) {
+                    targets.push(Target::Exact(path));
                 } else if !installed(root, dir, spec) {
                     open = true;
                 }

@@ -222,17 +222,25 @@ pub(crate) fn script_specifiers(text: &str) -> Vec<&str> {
     out
 }
 
+/// A module specifier without its script extension, and the file it names when it is relative
+/// (resolved from `dir`; `None` for a bare specifier).
+pub(crate) fn script_module<'a>(spec: &'a str, dir: &Path) -> (&'a str, Option<PathBuf>) {
+    let bare = ["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"]
+        .iter()
+        .find_map(|e| spec.strip_suffix(&format!(".{e}")))
+        .unwrap_or(spec);
+    let relative = bare.starts_with("./") || bare.starts_with("../") || bare == "." || bare == "..";
+    (bare, relative.then(|| normal(&dir.join(bare))))
+}
+
 /// A module specifier, its script extension left off: relative ones resolved from `dir`.
 fn specifier(spec: &str, dir: &Path, out: &mut Vec<Target>) {
     if spec.is_empty() || spec.contains(' ') {
         return;
     }
-    let bare = ["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"]
-        .iter()
-        .find_map(|e| spec.strip_suffix(&format!(".{e}")))
-        .unwrap_or(spec);
-    if bare.starts_with("./") || bare.starts_with("../") || bare == "." || bare == ".." {
-        out.push(Target::Exact(normal(&dir.join(bare))));
+    let (bare, relative) = script_module(spec, dir);
+    if let Some(path) = relative {
+        out.push(Target::Exact(path));
     } else {
         // Path aliases (`@/lib/math`, `~/lib/math`, `#lib/math`): the rest, by suffix.
         let rest = ["@/", "~/", "#/", "#", "@"]

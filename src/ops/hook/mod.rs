@@ -24,7 +24,7 @@ use tokio::time::Instant;
 pub use before::Before;
 pub use held::{Held, Kept, Said, content_hash};
 pub use imports::Imports;
-pub(crate) use imports::{Family, Target, imports_of, keys, normal, script_specifiers};
+pub(crate) use imports::{Family, Target, imports_of, keys, script_module, script_specifiers};
 
 use super::Engine;
 use super::types::Diag;
