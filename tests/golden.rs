@@ -226,6 +226,8 @@ fn the_tool_list_fits_its_budget() {
     // the model reads (12,000 for the 22 tools of issue 17), and half of what the full list
     // took before (57,705 characters for 22 tools).
     assert!(visible <= 550 * n, "model-visible {visible} > 550 × {n}");
+    // And 12,000 in all (issue 28: three more capabilities within the same context).
+    assert!(visible <= 12_000, "model-visible {visible} > 12,000");
     assert!(
         full * 2 * 22 <= 57_705 * n,
         "full tools/list {full} > half of 57,705 × {n}/22"

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-const NAVIGATION: [&str; 8] = [
+const NAVIGATION: [&str; 10] = [
     "hover",
     "definition",
     "references",
@@ -15,6 +15,8 @@ const NAVIGATION: [&str; 8] = [
     "signature_help",
     "completions",
     "call_hierarchy",
+    "type_hierarchy",
+    "inlay_hints",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -238,9 +238,14 @@ fn location_args(
     let has = |n: &str| props.iter().any(|(p, _)| *p == n);
     if has("file") && has("line") {
         taken.extend(["file", "line", "column"]);
+        let name = if required.contains(&"line") || has("column") {
+            AT
+        } else {
+            "FILE[:LINE]"
+        };
         return cmd.arg(
             Arg::new(AT)
-                .value_name(AT)
+                .value_name(name)
                 .required(true)
                 .help("1-based line, 1-based column in characters (or --symbol)"),
         );
@@ -444,20 +449,28 @@ fn value_of(m: &ArgMatches, id: &str, schema: &Value) -> Result<Option<Value>, c
 
 /// The JSON arguments of a parsed tool subcommand.
 fn arguments(def: &'static ToolDef, m: &ArgMatches) -> Result<Map<String, Value>, clap::Error> {
-    let (props, _) = parameters(def);
+    let (props, required) = parameters(def);
     let mut out = Map::new();
     if let Ok(Some(at)) = m.try_get_one::<String>(AT) {
-        let (file, line, column) = split_at(at).map_err(|e| usage(e.message))?;
-        out.insert("file".into(), json!(file));
-        out.insert("line".into(), json!(line));
-        if let Some(c) = column {
-            if !props.iter().any(|(p, _)| *p == "column") {
-                return Err(usage(format!(
-                    "`{at}`: {} takes FILE:LINE, no column",
-                    kebab(def.name)
-                )));
+        match split_at(at) {
+            // A tool whose `line` is optional (`inlay_hints`) takes a bare FILE too.
+            Err(_) if !required.contains(&"line") => {
+                out.insert("file".into(), json!(at));
             }
-            out.insert("column".into(), json!(c));
+            parts => {
+                let (file, line, column) = parts.map_err(|e| usage(e.message))?;
+                out.insert("file".into(), json!(file));
+                out.insert("line".into(), json!(line));
+                if let Some(c) = column {
+                    if !props.iter().any(|(p, _)| *p == "column") {
+                        return Err(usage(format!(
+                            "`{at}`: {} takes FILE:LINE, no column",
+                            kebab(def.name)
+                        )));
+                    }
+                    out.insert("column".into(), json!(c));
+                }
+            }
         }
     }
     // Whether `id` is an argument of this subcommand (`file`, `line` and `column` are not

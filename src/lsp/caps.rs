@@ -15,6 +15,9 @@ pub enum Cap {
     SignatureHelp,
     Completion,
     CallHierarchy,
+    TypeHierarchy,
+    InlayHints,
+    SemanticTokens,
     PullDiagnostics,
     Rename,
     CodeActions,
@@ -23,7 +26,7 @@ pub enum Cap {
 
 impl Cap {
     /// Every capability, in the order tools list them.
-    pub const ALL: [Cap; 15] = [
+    pub const ALL: [Cap; 18] = [
         Cap::Hover,
         Cap::Definition,
         Cap::Declaration,
@@ -35,6 +38,9 @@ impl Cap {
         Cap::SignatureHelp,
         Cap::Completion,
         Cap::CallHierarchy,
+        Cap::TypeHierarchy,
+        Cap::InlayHints,
+        Cap::SemanticTokens,
         Cap::PullDiagnostics,
         Cap::Rename,
         Cap::CodeActions,
@@ -55,6 +61,9 @@ impl Cap {
             Cap::SignatureHelp => "signature_help",
             Cap::Completion => "completions",
             Cap::CallHierarchy => "call_hierarchy",
+            Cap::TypeHierarchy => "type_hierarchy",
+            Cap::InlayHints => "inlay_hints",
+            Cap::SemanticTokens => "semantic_tokens",
             Cap::PullDiagnostics => "diagnostics",
             Cap::Rename => "rename",
             Cap::CodeActions => "code_actions",
@@ -75,6 +84,9 @@ impl Cap {
             Cap::SignatureHelp => "signatureHelpProvider",
             Cap::Completion => "completionProvider",
             Cap::CallHierarchy => "callHierarchyProvider",
+            Cap::TypeHierarchy => "typeHierarchyProvider",
+            Cap::InlayHints => "inlayHintProvider",
+            Cap::SemanticTokens => "semanticTokensProvider",
             Cap::PullDiagnostics => "diagnosticProvider",
             Cap::Rename => "renameProvider",
             Cap::CodeActions => "codeActionProvider",
@@ -100,6 +112,9 @@ impl Cap {
             Cap::SignatureHelp => "textDocument/signatureHelp",
             Cap::Completion => "textDocument/completion",
             Cap::CallHierarchy => "textDocument/prepareCallHierarchy",
+            Cap::TypeHierarchy => "textDocument/prepareTypeHierarchy",
+            Cap::InlayHints => "textDocument/inlayHint",
+            Cap::SemanticTokens => "textDocument/semanticTokens/full",
             Cap::PullDiagnostics => "textDocument/diagnostic",
             Cap::Rename => "textDocument/rename",
             Cap::CodeActions => "textDocument/codeAction",

@@ -237,6 +237,9 @@ impl LspClient {
         if cap == Cap::PullDiagnostics && self.opts.dialect == Dialect::Tsserver {
             return true;
         }
+        if cap == Cap::InlayHints {
+            return self.has_inlay_hints();
+        }
         let static_on = !matches!(
             self.caps.get(cap.provider_key()),
             None | Some(Value::Null) | Some(Value::Bool(false))
@@ -319,6 +322,11 @@ impl LspClient {
     pub(super) fn timeout_for(&self, method: &str) -> Duration {
         let kind = match method {
             "callHierarchy/incomingCalls" | "callHierarchy/outgoingCalls" => Some("call_hierarchy"),
+            "typeHierarchy/supertypes"
+            | "typeHierarchy/subtypes"
+            | "textDocument/typeHierarchy" => Some("type_hierarchy"),
+            "clangd/inlayHints" => Some("inlay_hints"),
+            "textDocument/semanticTokens/range" => Some("semantic_tokens"),
             _ => Cap::ALL
                 .iter()
                 .find(|c| c.method() == method)
@@ -539,6 +547,45 @@ fn with_stderr(e: LspError, t: &Transport) -> LspError {
     }
 }
 
+/// LSP 3.17's semantic token types and modifiers, every one of which lspgate reads (as words).
+const TOKEN_TYPES: [&str; 23] = [
+    "namespace",
+    "type",
+    "class",
+    "enum",
+    "interface",
+    "struct",
+    "typeParameter",
+    "parameter",
+    "variable",
+    "property",
+    "enumMember",
+    "event",
+    "function",
+    "method",
+    "macro",
+    "keyword",
+    "modifier",
+    "comment",
+    "string",
+    "number",
+    "regexp",
+    "operator",
+    "decorator",
+];
+const TOKEN_MODIFIERS: [&str; 10] = [
+    "declaration",
+    "definition",
+    "readonly",
+    "static",
+    "deprecated",
+    "abstract",
+    "async",
+    "modification",
+    "documentation",
+    "defaultLibrary",
+];
+
 fn initialize_params(root_uri: &Url, root: &Path, init_options: &Value) -> Value {
     let name = root
         .file_name()
@@ -590,6 +637,17 @@ fn initialize_params(root_uri: &Url, root: &Path, init_options: &Value) -> Value
                     "completionItemKind": {"valueSet": completion_kinds}
                 },
                 "callHierarchy": {"dynamicRegistration": false},
+                "typeHierarchy": {"dynamicRegistration": false},
+                "inlayHint": {"dynamicRegistration": false},
+                "semanticTokens": {
+                    "dynamicRegistration": false,
+                    "requests": {"range": true, "full": true},
+                    "tokenTypes": TOKEN_TYPES,
+                    "tokenModifiers": TOKEN_MODIFIERS,
+                    "formats": ["relative"],
+                    "multilineTokenSupport": false,
+                    "overlappingTokenSupport": false
+                },
                 "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
                 "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false}
             }

@@ -1,6 +1,7 @@
 //! The LSP layer: process transport, typed client and the neutral `wire` types it hands upward.
 //! Architecture invariant: `lsp_types` is used only inside this module; callers see `wire` types.
 
+mod annotations;
 mod batch;
 mod caps;
 pub mod client;

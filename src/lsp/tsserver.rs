@@ -208,7 +208,7 @@ fn diagnostic(d: &Value) -> Option<WireDiagnostic> {
         .unwrap_or("typescript")
         .to_string();
     // What code actions are asked with: the diagnostic as the server itself would publish it.
-    let raw = json!({
+    let mut raw = json!({
         "range": {
             "start": {"line": range.start.line, "character": range.start.character},
             "end": {"line": range.end.line, "character": range.end.character}
@@ -218,6 +218,19 @@ fn diagnostic(d: &Value) -> Option<WireDiagnostic> {
         "code": code,
         "source": source,
     });
+    // LSP's tags, as typescript-language-server sets them: 1 unnecessary, 2 deprecated.
+    let tags: Vec<u8> = [("reportsUnnecessary", 1), ("reportsDeprecated", 2)]
+        .into_iter()
+        // tsserver writes them as `{}` (any value but null and false says yes).
+        .filter(|(k, _)| {
+            d.get(*k)
+                .is_some_and(|v| !matches!(v, Value::Null | Value::Bool(false)))
+        })
+        .map(|(_, t)| t)
+        .collect();
+    if !tags.is_empty() {
+        raw["tags"] = json!(tags);
+    }
     Some(WireDiagnostic {
         range,
         severity,
@@ -263,6 +276,15 @@ mod tests {
         assert_eq!(list[0].source.as_deref(), Some("typescript"));
         assert_eq!(list[0].raw["code"], 2345);
         assert_eq!(list[1].severity, Severity::Hint);
+        assert_eq!(list[1].raw["tags"], json!([1]));
+        assert!(list[0].raw.get("tags").is_none());
+        let deprecated = json!({"start": {"line": 1, "offset": 1}, "end": {"line": 1, "offset": 4},
+            "text": "'f' is deprecated.", "code": 6387, "category": "suggestion",
+            "reportsDeprecated": {}});
+        assert_eq!(
+            diagnostic(&deprecated).map(|d| d.raw["tags"].clone()),
+            Some(json!([2]))
+        );
 
         let failed = json!({"success": false, "message": "No Project."});
         assert!(body(&failed, "semanticDiagnosticsSync").is_err());

@@ -180,3 +180,59 @@ pub enum GotoKind {
 pub struct Busy {
     pub titles: Vec<String>,
 }
+
+/// An inlay hint: where it goes (the server's encoding) and what it says, `label` as the
+/// server wrote it (`: int`, `width: `), padding already added.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireInlayHint {
+    pub pos: WirePos,
+    pub label: String,
+    pub kind: HintKind,
+}
+
+/// What an inlay hint names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HintKind {
+    Type,
+    Parameter,
+    Other,
+}
+
+impl HintKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            HintKind::Type => "type",
+            HintKind::Parameter => "parameter",
+            HintKind::Other => "other",
+        }
+    }
+}
+
+/// A type of a type hierarchy, with the next level in the direction asked (`next`).
+#[derive(Debug, Clone)]
+pub struct WireTypeItem {
+    pub name: String,
+    pub kind: &'static str,
+    pub detail: Option<String>,
+    /// Where its name is (the selection range).
+    pub location: WireLocation,
+    pub next: Vec<WireTypeItem>,
+}
+
+/// Which way `type_hierarchy` walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeDirection {
+    Supertypes,
+    Subtypes,
+}
+
+/// One semantic token, decoded with its server's legend: where (line and start in the server's
+/// encoding), how long, and its words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireToken {
+    pub line: u32,
+    pub start: u32,
+    pub length: u32,
+    pub kind: String,
+    pub modifiers: Vec<String>,
+}

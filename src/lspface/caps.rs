@@ -21,9 +21,10 @@ pub const EXTRA: &[(&str, &str)] = &[
     ),
     ("textDocument/foldingRange", "foldingRangeProvider"),
     ("textDocument/selectionRange", "selectionRangeProvider"),
-    ("textDocument/inlayHint", "inlayHintProvider"),
     ("callHierarchy/incomingCalls", "callHierarchyProvider"),
     ("callHierarchy/outgoingCalls", "callHierarchyProvider"),
+    ("typeHierarchy/supertypes", "typeHierarchyProvider"),
+    ("typeHierarchy/subtypes", "typeHierarchyProvider"),
 ];
 
 /// The provider key a request of `method` needs, if the face routes it.
@@ -83,7 +84,9 @@ pub fn union(servers: &[&Value], encoding: Encoding) -> Value {
     );
     let keys = Cap::ALL
         .into_iter()
-        .filter(|c| *c != Cap::PullDiagnostics)
+        // Semantic tokens are positions packed in numbers, in the server's encoding and legend:
+        // not converted, so not offered (protocol §8).
+        .filter(|c| !matches!(c, Cap::PullDiagnostics | Cap::SemanticTokens))
         .map(|c| c.provider_key())
         .chain(EXTRA.iter().map(|(_, k)| *k));
     for key in keys {

@@ -106,7 +106,9 @@ fn offered(s: &Server) -> Value {
             let key = cap.provider_key();
             if !s.supports(cap) {
                 map.remove(key);
-            } else if matches!(map.get(key), None | Some(Value::Null | Value::Bool(false))) {
+            } else if cap != Cap::InlayHints // clangd's are its own request, not this one
+                && matches!(map.get(key), None | Some(Value::Null | Value::Bool(false)))
+            {
                 map.insert(key.into(), Value::Bool(true));
             }
         }

@@ -8,6 +8,7 @@ pub mod durable;
 pub mod edit;
 pub mod forward;
 pub mod gates;
+mod hints;
 pub mod hook;
 pub mod render;
 pub mod session;
@@ -225,16 +226,16 @@ impl Engine {
 
     // ---- tools ----
 
-    pub async fn hover(&self, p: PositionParams) -> Result<HoverResult, ToolError> {
+    pub async fn hover(&self, p: HoverParams) -> Result<HoverResult, ToolError> {
         let (server, lease) = self
-            .hold(&p.file, p.source.as_deref(), Cap::Hover, "hover")
+            .hold(&p.at.file, p.at.source.as_deref(), Cap::Hover, "hover")
             .await?;
-        let pos = position(&lease.snap, &p)?;
+        let pos = position(&lease.snap, &p.at)?;
         let uri = &lease.snap.uri;
         let h = server
             .request(Some(&lease), |c| async move { c.hover(uri, pos).await })
             .await?;
-        Ok(match h {
+        let mut out = match h {
             Some(h) => HoverResult {
                 contents: h.contents,
                 range: h.range.map(|r| {
@@ -246,12 +247,23 @@ impl Engine {
                         end_column,
                     }
                 }),
+                hints: None,
             },
             None => HoverResult {
                 contents: String::new(),
                 range: None,
+                hints: None,
             },
-        })
+        };
+        if p.hints == Some(true) {
+            // The hover's lease is let go first: the hints may come from the same document.
+            let line = pos.line + 1;
+            drop(lease);
+            out.hints = self
+                .line_hints(&p.at.file, p.at.source.as_deref(), line)
+                .await?;
+        }
+        Ok(out)
     }
 
     pub async fn definition(&self, p: DefinitionParams) -> Result<LocationsResult, ToolError> {

@@ -92,10 +92,14 @@ fn more_note(out: &mut String, shown: usize, total: usize, next: &Option<String>
 
 impl Render for HoverResult {
     fn render(&self, _terse: bool) -> String {
-        match self.contents.trim() {
+        let mut out = match self.contents.trim() {
             "" => "no hover information at this position".to_string(),
             text => text.to_string(),
+        };
+        if let Some(h) = &self.hints {
+            let _ = write!(out, "\n\nhints: {}", h.trim());
         }
+        out
     }
 }
 
@@ -677,6 +681,7 @@ mod tests {
         let h = HoverResult {
             contents: " \n".into(),
             range: None,
+            hints: None,
         };
         assert_eq!(h.render(false), "no hover information at this position");
     }

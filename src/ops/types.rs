@@ -245,6 +245,9 @@ pub struct HoverResult {
     pub contents: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub range: Option<Range>,
+    /// With `hints`: the line with its inlay hints inlined (absent when it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -650,6 +653,8 @@ pub struct WhatIfResult {
     pub reason: Option<String>,
 }
 
+mod annotate;
+pub use annotate::*;
 pub mod compact;
 mod gates;
 pub use gates::*;

@@ -169,6 +169,9 @@ pub const CAPABILITY_NAMES: &[&str] = &[
     "signature_help",
     "completions",
     "call_hierarchy",
+    "type_hierarchy",
+    "inlay_hints",
+    "semantic_tokens",
     "diagnostics",
 ];
 

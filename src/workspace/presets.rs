@@ -592,9 +592,20 @@ impl Preset {
                     // syntax server and automatic type acquisition, 3.1 s without (tsc: 2.3 s).
                     // Type acquisition also runs npm for the packages a repository's JavaScript
                     // names; nothing of the repository's choosing runs untrusted.
+                    // Inlay hints are computed only when asked (`inlay_hints`, an LSP client's
+                    // request), and only for what these preferences turn on.
                     initialization = json!({
                         "tsserver": {"useSyntaxServer": "never"},
                         "disableAutomaticTypingAcquisition": true,
+                        "preferences": {
+                            "includeInlayParameterNameHints": "all",
+                            "includeInlayParameterNameHintsWhenArgumentMatchesName": false,
+                            "includeInlayVariableTypeHints": true,
+                            "includeInlayVariableTypeHintsWhenTypeMatchesName": false,
+                            "includeInlayFunctionLikeReturnTypeHints": true,
+                            "includeInlayPropertyDeclarationTypeHints": true,
+                            "includeInlayEnumMemberValueHints": true,
+                        },
                     });
                     // Point it at the TypeScript next to it, so a global TypeScript 7 (no
                     // tsserver.js) can never be picked up instead.

@@ -13,7 +13,7 @@ use crate::ops::durable::{ActivityParams, EventsParams, EventsResult};
 use crate::ops::types::*;
 
 /// Every tool, in the order they are listed.
-pub static TOOLS: [ToolDef; 24] = [
+pub static TOOLS: [ToolDef; 26] = [
     entry::<Hover>(),
     entry::<Definition>(),
     entry::<References>(),
@@ -22,6 +22,8 @@ pub static TOOLS: [ToolDef; 24] = [
     entry::<SignatureHelp>(),
     entry::<Completions>(),
     entry::<CallHierarchy>(),
+    entry::<TypeHierarchy>(),
+    entry::<InlayHints>(),
     entry::<Diagnostics>(),
     entry::<Edit>(),
     entry::<Rename>(),
@@ -49,12 +51,18 @@ pub struct Hover;
 impl Tool for Hover {
     const NAME: &'static str = "hover";
     const TITLE: &'static str = "Hover";
-    const DESCRIPTION: &'static str =
-        "Type, signature and documentation of the symbol at a position.";
+    const DESCRIPTION: &'static str = "Type, signature and documentation of the symbol at a position; `hints`: also its line with inferred types inlined.";
     const GROUP: Group = Group::Navigation;
     const EFFECT: Effect = Effect::Read;
     const CAPS: &'static [Cap] = &[Cap::Hover];
-    type Params = PositionParams;
+    const CLI: CliShape = CliShape {
+        help: &[(
+            "hints",
+            "Also the line with its inlay hints (inferred types, parameter names) inlined",
+        )],
+        ..CliShape::PLAIN
+    };
+    type Params = HoverParams;
     type Result = HoverResult;
     async fn run(e: &Engine, p: Self::Params, _: Progress<'_>) -> Result<Self::Result, ToolError> {
         e.hover(p).await
@@ -201,6 +209,57 @@ impl Tool for CallHierarchy {
     type Result = CallHierarchyResult;
     async fn run(e: &Engine, p: Self::Params, _: Progress<'_>) -> Result<Self::Result, ToolError> {
         e.call_hierarchy(p).await
+    }
+}
+
+pub struct TypeHierarchy;
+impl Tool for TypeHierarchy {
+    const NAME: &'static str = "type_hierarchy";
+    const TITLE: &'static str = "Type hierarchy";
+    const DESCRIPTION: &'static str = "Supertypes or subtypes of the class or interface at a position, nested `depth` levels deep.";
+    const GROUP: Group = Group::Navigation;
+    const EFFECT: Effect = Effect::Read;
+    const CAPS: &'static [Cap] = &[Cap::TypeHierarchy];
+    const CLI: CliShape = CliShape {
+        help: &[
+            (
+                "direction",
+                "supertypes (what it extends) or subtypes (what extends it)",
+            ),
+            ("depth", "Levels to walk (default 3, at most 10)"),
+        ],
+        ..CliShape::PLAIN
+    };
+    type Params = TypeHierarchyParams;
+    type Result = TypeHierarchyResult;
+    async fn run(e: &Engine, p: Self::Params, _: Progress<'_>) -> Result<Self::Result, ToolError> {
+        e.type_hierarchy(p).await
+    }
+}
+
+pub struct InlayHints;
+impl Tool for InlayHints {
+    const NAME: &'static str = "inlay_hints";
+    const TITLE: &'static str = "Inlay hints";
+    const DESCRIPTION: &'static str = "Lines of a file with the inferred types and parameter names an editor shows inline; `classes`: each identifier's kind and modifiers (deprecated, readonly …).";
+    const GROUP: Group = Group::Navigation;
+    const EFFECT: Effect = Effect::Read;
+    const CAPS: &'static [Cap] = &[Cap::InlayHints, Cap::SignatureHelp];
+    const CLI: CliShape = CliShape {
+        help: &[
+            (
+                "classes",
+                "Also each identifier's kind and modifiers (semantic tokens)",
+            ),
+            ("end_line", "The last line (default: the page's end)"),
+            ("limit", "Source lines a page covers (default 200)"),
+        ],
+        ..CliShape::PLAIN
+    };
+    type Params = InlayHintsParams;
+    type Result = InlayHintsResult;
+    async fn run(e: &Engine, p: Self::Params, _: Progress<'_>) -> Result<Self::Result, ToolError> {
+        e.inlay_hints(p).await
     }
 }
 

@@ -1,0 +1,297 @@
+//! A small Python scanner for derived hints: the calls of a range of lines with their
+//! arguments (strings, comments and brackets respected), and where a `def`'s parameter list
+//! ends. Positions are 1-based lines and code-point columns.
+
+/// A call: where its arguments start (just after `(`) and each argument.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallSite {
+    pub open: (u32, u32),
+    pub args: Vec<Arg>,
+}
+
+/// One argument: where its first character is and its text (trimmed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    pub at: (u32, u32),
+    pub text: String,
+}
+
+impl Arg {
+    /// A positional argument: not `name=…`, `*xs` or `**kw`.
+    pub fn positional(&self) -> bool {
+        if self.text.starts_with('*') {
+            return false;
+        }
+        let ident_end = self
+            .text
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(self.text.len());
+        let rest = self.text[ident_end..].trim_start();
+        !(ident_end > 0 && rest.starts_with('=') && !rest.starts_with("=="))
+    }
+}
+
+const KEYWORDS: &[&str] = &[
+    "and", "as", "assert", "await", "del", "elif", "else", "except", "for", "from", "global", "if",
+    "import", "in", "is", "lambda", "nonlocal", "not", "or", "raise", "return", "while", "with",
+    "yield",
+];
+
+struct Frame {
+    call: Option<usize>,
+    /// Where the open argument starts: position and char index.
+    arg: Option<((u32, u32), usize)>,
+}
+
+impl Frame {
+    fn new(call: Option<usize>) -> Frame {
+        Frame { call, arg: None }
+    }
+}
+
+/// Every call whose `(` is on lines `first..=last` of `text`, with its arguments.
+pub fn calls(text: &str, first: u32, last: u32) -> Vec<CallSite> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out: Vec<CallSite> = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let (mut line, mut col) = (1u32, 1u32);
+    let mut i = 0;
+    let mut prev_word = String::new();
+    let mut last_word: Option<String> = None; // an identifier just before, for `name(`
+    // Advances one char, keeping line and column.
+    macro_rules! step {
+        () => {{
+            if chars[i] == '\n' {
+                line += 1;
+                col = 1;
+            } else {
+                col += 1;
+            }
+            i += 1;
+        }};
+    }
+    while i < chars.len() {
+        if line > last && stack.is_empty() {
+            break;
+        }
+        let c = chars[i];
+        // The innermost call's open argument starts at the first thing that is not space.
+        if !c.is_whitespace()
+            && !matches!(c, ',' | ')' | ']' | '}' | '#')
+            && let Some(f) = stack.last_mut()
+            && f.call.is_some()
+            && f.arg.is_none()
+        {
+            f.arg = Some(((line, col), i));
+        }
+        match c {
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    step!();
+                }
+                last_word = None;
+                continue;
+            }
+            '\'' | '"' => {
+                let triple = i + 2 < chars.len() && chars[i + 1] == c && chars[i + 2] == c;
+                let n = if triple { 3 } else { 1 };
+                for _ in 0..n {
+                    step!();
+                }
+                while i < chars.len() {
+                    if chars[i] == '\\' {
+                        step!();
+                        if i < chars.len() {
+                            step!();
+                        }
+                        continue;
+                    }
+                    if !triple && chars[i] == '\n' {
+                        break;
+                    }
+                    if chars[i] == c
+                        && (!triple
+                            || (i + 2 < chars.len() && chars[i + 1] == c && chars[i + 2] == c))
+                    {
+                        for _ in 0..n {
+                            step!();
+                        }
+                        break;
+                    }
+                    step!();
+                }
+                last_word = None;
+                continue;
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    step!();
+                }
+                let word: String = chars[start..i].iter().collect();
+                // A string prefix (`f"…"`) is read with its string next.
+                let prefix = word.len() <= 2
+                    && word.chars().all(|c| "rRbBfFuU".contains(c))
+                    && matches!(chars.get(i), Some('\'' | '"'));
+                prev_word = last_word.take().unwrap_or_default();
+                if !prefix {
+                    last_word = Some(word);
+                }
+                continue;
+            }
+            '(' => {
+                let callee = last_word.take().filter(|w| {
+                    !KEYWORDS.contains(&w.as_str()) && prev_word != "def" && prev_word != "class"
+                });
+                step!();
+                let call = callee.filter(|_| line >= first && line <= last).map(|_| {
+                    out.push(CallSite {
+                        open: (line, col),
+                        args: Vec::new(),
+                    });
+                    out.len() - 1
+                });
+                stack.push(Frame::new(call));
+                continue;
+            }
+            '[' | '{' => {
+                stack.push(Frame::new(None));
+                last_word = None;
+            }
+            ')' | ']' | '}' => {
+                if let Some(mut f) = stack.pop() {
+                    end_arg(&mut out, &mut f, &chars[..i]);
+                }
+                // `f(x)(y)`, `xs[0](y)`: what follows is not a named call.
+                last_word = None;
+            }
+            ',' => {
+                if let Some(f) = stack.last_mut() {
+                    end_arg(&mut out, f, &chars[..i]);
+                }
+                last_word = None;
+            }
+            c => {
+                if !c.is_whitespace() {
+                    last_word = None;
+                    prev_word.clear();
+                } else if c == '\n' && stack.is_empty() {
+                    last_word = None;
+                }
+            }
+        }
+        step!();
+    }
+    out
+}
+
+/// Ends `f`'s open argument at the end of `upto`.
+fn end_arg(out: &mut [CallSite], f: &mut Frame, upto: &[char]) {
+    let (Some(call), Some((at, start))) = (f.call, f.arg.take()) else {
+        return;
+    };
+    let text: String = upto.get(start..).unwrap_or_default().iter().collect();
+    let text = text.trim().to_string();
+    if !text.is_empty()
+        && let Some(site) = out.get_mut(call)
+    {
+        site.args.push(Arg { at, text });
+    }
+}
+
+/// Where the parameter list of the `def` whose name ends at `name_end` (line, column) closes:
+/// the position just after its `)`, and whether a `->` annotation follows.
+pub fn def_params_end(text: &str, name_end: (u32, u32)) -> Option<((u32, u32), bool)> {
+    let (mut line, mut col) = (1u32, 1u32);
+    let mut depth = 0i32;
+    let mut started = false;
+    let mut chars = text.chars().peekable();
+    let mut closed: Option<(u32, u32)> = None;
+    while let Some(c) = chars.next() {
+        let here = (line, col);
+        if c == '\n' {
+            line += 1;
+            col = 1;
+        } else {
+            col += 1;
+        }
+        if here < name_end {
+            continue;
+        }
+        if let Some(end) = closed {
+            if c.is_whitespace() || c == '\\' {
+                continue;
+            }
+            return Some((end, c == '-' && chars.peek() == Some(&'>')));
+        }
+        match c {
+            '(' | '[' | '{' => {
+                depth += 1;
+                started = true;
+            }
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if started && depth == 0 {
+                    closed = Some((line, col));
+                }
+            }
+            '#' | '\'' | '"' if !started => return None,
+            _ if !started && !c.is_whitespace() => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(site: &CallSite) -> Vec<&str> {
+        site.args.iter().map(|a| a.text.as_str()).collect()
+    }
+
+    #[test]
+    fn calls_with_their_arguments_strings_and_comments_respected() {
+        let text = "def compute(values, scale=2):\n    return sum(values)  # f(x)\n\nresult = compute([3, 4], 5)\nb = Box().grow(\n    by=3, n='a,(b'\n)\nprint(f\"{x}\", g(1))\n";
+        let all = calls(text, 1, 100);
+        let names: Vec<(u32, u32)> = all.iter().map(|c| c.open).collect();
+        // sum(, compute(, Box(, grow(, print(, g( — not `def compute(` nor the comment's f(.
+        assert_eq!(
+            names,
+            vec![(2, 16), (4, 18), (5, 9), (5, 16), (8, 7), (8, 17)]
+        );
+        assert_eq!(args(&all[1]), vec!["[3, 4]", "5"]);
+        assert_eq!(all[1].args[1].at, (4, 26));
+        assert_eq!(args(&all[3]), vec!["by=3", "n='a,(b'"]);
+        assert!(!all[3].args[0].positional());
+        assert_eq!(args(&all[4]), vec!["f\"{x}\"", "g(1)"]);
+        assert!(all[4].args[1].positional());
+        assert_eq!(args(&all[5]), vec!["1"]);
+        // Only calls opened on the lines asked.
+        assert_eq!(calls(text, 4, 4).len(), 1);
+    }
+
+    #[test]
+    fn triple_quoted_strings_hide_calls() {
+        let text = "x = \"\"\"\nf(1)\n\"\"\"\ny = g(2, *rest, **kw)\n";
+        let all = calls(text, 1, 10);
+        assert_eq!(all.len(), 1);
+        assert_eq!(args(&all[0]), vec!["2", "*rest", "**kw"]);
+        assert!(!all[0].args[1].positional() && !all[0].args[2].positional());
+        assert!(
+            Arg {
+                at: (1, 1),
+                text: "a == b".into()
+            }
+            .positional()
+        );
+    }
+
+    #[test]
+    fn where_a_def_signature_closes() {
+        let text = "def f(a,\n      b=(1, 2)):\n    pass\ndef g(x) -> int:\n    return x\n";
+        assert_eq!(def_params_end(text, (1, 6)), Some(((2, 16), false)));
+        assert_eq!(def_params_end(text, (4, 6)), Some(((4, 9), true)));
+    }
+}
