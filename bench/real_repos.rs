@@ -334,8 +334,14 @@ fn main() {
     let mut rows = Vec::new();
     // BENCH_ONLY=django or rxjs runs one repository.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    // BENCH_PART=hints measures inlay hints alone.
+    let part = std::env::var("BENCH_PART").unwrap_or_default();
     for case in CASES.iter().filter(|c| c.dir.contains(only.as_str())) {
         let src = project(case.dir);
+        if part == "hints" {
+            hints(case, &src, &path, &mut rows);
+            continue;
+        }
         // Cold checks, interleaved: lspgate, the CLI, lspgate, the CLI, …
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         let mut found = (String::new(), String::new());
@@ -468,6 +474,7 @@ fn main() {
         ));
 
         recheck(case, &src, &path, &mut rows);
+        hints(case, &src, &path, &mut rows);
 
         // A new session's first answers.
         let (file, line, name) = case.class;
@@ -711,6 +718,61 @@ fn recheck(case: &Case, src: &Path, path: &str, rows: &mut Vec<Row>) {
         match cli_sig {
             Some(t) => format!("{:.2}× ({:.2}× asking every file)", sig_secs / t, sig_all / t),
             None => format!("{:.2}× of asking every file", sig_secs / sig_all),
+        },
+    ));
+}
+
+/// One `inlay_hints` page of the outline file (its first 200 lines) against what an agent
+/// would do without it: hover each hinted name, one call each (same session, warm).
+fn hints(case: &Case, src: &Path, path: &str, rows: &mut Vec<Row>) {
+    let ws = copy(src);
+    let mut gate = Gate::start(&[], ws.path(), path);
+    let page = json!({"file": case.outline});
+    // The first call warms the server; the second is measured.
+    call(&mut gate, "inlay_hints", page.clone());
+    let (h, text, secs) = call(&mut gate, "inlay_hints", page);
+    let mut names = Vec::new();
+    for l in h["lines"].as_array().into_iter().flatten() {
+        for hint in l["hints"].as_array().into_iter().flatten() {
+            if hint[2] == "type" && hint[1].as_str().is_some_and(|s| s.starts_with(':')) {
+                let col = hint[0].as_u64().unwrap_or(2).saturating_sub(1).max(1);
+                names.push((l["line"].clone(), col));
+            }
+        }
+    }
+    let hints: usize = h["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| l["hints"].as_array().map_or(0, Vec::len))
+        .sum();
+    let mut one_by_one = 0.0;
+    for (line, column) in &names {
+        let (_, _, s) = call(
+            &mut gate,
+            "hover",
+            json!({"file": case.outline, "line": line, "column": column}),
+        );
+        one_by_one += s;
+    }
+    stop(gate);
+    let how = h["derived"].as_str().map_or("the server's", |_| "derived");
+    rows.push(row(
+        case.repo,
+        &format!(
+            "`inlay_hints` of `{}` lines {}-{} ({hints} hints, {how}; {} characters) vs hovering its {} typed names one by one",
+            case.outline,
+            h["first_line"],
+            h["last_line"],
+            text.chars().count(),
+            names.len()
+        ),
+        fmt_s3(secs),
+        format!("{} (lspgate `hover` ×{})", fmt_s3(one_by_one), names.len()),
+        if one_by_one > 0.0 {
+            format!("{:.2}×", secs / one_by_one)
+        } else {
+            String::new()
         },
     ));
 }

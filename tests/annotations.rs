@@ -43,6 +43,12 @@ def named(y: int):
 
 
 result = compute([3, 4], 5)
+
+
+def doubled(v: int,
+            times=2):
+    \"\"\"Double it: the docstring is no part of a hint.\"\"\"
+    return v * times
 ";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,6 +93,13 @@ async fn pyright_hints_are_derived_from_hover_and_signature_help() {
         text.contains("11  result: int = compute(values=[3, 4], scale=5)"),
         "{text}"
     );
+    // A return hint goes after the `)` closing a parameter list that spans lines, on its line.
+    assert_eq!(
+        line(&h, 15)["text"],
+        "            times=2) -> int:",
+        "{text}"
+    );
+    assert!(line(&h, 14).is_null(), "{text}");
 
     // Pages of source lines.
     let (p, _) = gate
@@ -141,6 +154,14 @@ async fn pyright_hints_are_derived_from_hover_and_signature_help() {
         .ok(
             "hover",
             json!({"file": "m.py", "line": 11, "symbol": "result"}),
+        )
+        .await;
+    assert!(hv.get("hints").is_none(), "{hv}");
+    // A line without hints of its own gets none, not its neighbour's.
+    let (hv, _) = gate
+        .ok(
+            "hover",
+            json!({"file": "m.py", "line": 14, "symbol": "doubled", "hints": true}),
         )
         .await;
     assert!(hv.get("hints").is_none(), "{hv}");
@@ -233,6 +254,18 @@ async fn typescript_hints_with_the_presets_preferences_and_classes_with_deprecat
     assert!(has("oldArea", "function", "deprecated"), "{text}");
     assert!(!has("total", "variable", "deprecated"), "{text}");
     assert!(text.contains("oldArea function deprecated"), "{text}");
+
+    // `hover` with its line's hints, from the server's own.
+    let (hv, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "a.ts", "line": 5, "symbol": "total", "hints": true}),
+        )
+        .await;
+    assert_eq!(
+        hv["hints"], "const total: number = compute(width: 2, height: 3);",
+        "{text}"
+    );
 
     // typescript-language-server 5 has no type hierarchy.
     let (code, msg) = gate

@@ -1,8 +1,9 @@
 //! `lspgate lsp` at the protocol's edges, through a bare JSON-RPC client (the real editors are
 //! in `lsp_face.rs`): positions converted between a UTF-16 client and clangd's UTF-8 on a line
 //! with non-ASCII text, `--language` fronting only some servers, a server command's
-//! `workspace/applyEdit` relayed to the client that ran it (ruff's autofix), and
-//! bad input answered with the right error or the connection closed.
+//! `workspace/applyEdit` relayed to the client that ran it (ruff's autofix), inlay hints
+//! passed through with the preset's preferences, and bad input answered with the right error
+//! or the connection closed.
 
 mod common;
 use common::*;
@@ -428,4 +429,67 @@ async fn a_reopened_document_gets_its_diagnostics_again() {
     .await;
     c.open(&file, "plaintext").await;
     c.wait(found).await;
+}
+
+/// Inlay hints pass through the face as any other request, with the preset's preferences
+/// (parameter names, variable and return types); semantic tokens are not offered (their
+/// positions are packed numbers the face does not convert).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inlay_hints_pass_through_with_the_presets_preferences() {
+    require("typescript-language-server");
+    let ws = workspace(&[
+        (
+            "a.ts",
+            "export function area(width: number, height: number) { return width * height; }\nconst total = area(2, 3);\n",
+        ),
+        ("tsconfig.json", r#"{"compilerOptions": {"strict": true}}"#),
+    ]);
+    let root = ws.path().canonicalize().unwrap();
+    let mut c = Client::start(&root, &[]);
+    let init = c.initialize(&root, &["utf-16"]).await;
+    let caps = &init["result"]["capabilities"];
+    assert!(caps.get("inlayHintProvider").is_some(), "{init}");
+    assert!(caps.get("semanticTokensProvider").is_none(), "{init}");
+    let file = root.join("a.ts");
+    c.open(&file, "typescript").await;
+    let r = c
+        .request(
+            "textDocument/inlayHint",
+            json!({"textDocument": {"uri": uri(&file)},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 0}}}),
+        )
+        .await;
+    let labels: Vec<String> = r["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hints: {r}"))
+        .iter()
+        .map(|h| match &h["label"] {
+            Value::String(s) => s.clone(),
+            parts => parts
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["value"].as_str())
+                .collect(),
+        })
+        .collect();
+    for want in [": number", "width:", "height:"] {
+        assert!(labels.iter().any(|l| l == want), "{want} not in {labels:?}");
+    }
+    // The parameter hints sit on line 1 before `2` and `3` (UTF-16 columns 19 and 22).
+    let at: Vec<Value> = r["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|h| h["kind"] == 2)
+        .map(|h| h["position"].clone())
+        .collect();
+    assert_eq!(
+        at,
+        vec![
+            json!({"line": 1, "character": 19}),
+            json!({"line": 1, "character": 22})
+        ],
+        "{r}"
+    );
 }

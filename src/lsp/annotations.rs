@@ -61,14 +61,18 @@ impl LspClient {
     }
 
     /// The types above (`Supertypes`) or below (`Subtypes`) the type at a position, `depth`
-    /// levels deep: the standard requests, else clangd's `textDocument/typeHierarchy`.
+    /// levels deep: the standard requests, else clangd's `textDocument/typeHierarchy`. The flag
+    /// says the walk was cut short (`MAX_TYPES` reached, or a level the server failed to give).
     pub async fn type_hierarchy(
         &self,
         uri: &Url,
         pos: WirePos,
         direction: TypeDirection,
         depth: u32,
-    ) -> Result<Vec<WireTypeItem>, LspError> {
+    ) -> Result<(Vec<WireTypeItem>, bool), LspError> {
+        if self.legacy_type_hierarchy() {
+            return self.clangd_type_hierarchy(uri, pos, direction, depth).await;
+        }
         let prepared: Result<Value, LspError> = self
             .call("textDocument/prepareTypeHierarchy", text_pos(uri, pos))
             .await;
@@ -78,16 +82,19 @@ impl LspClient {
             }
             other => other?,
         };
-        let mut budget = MAX_TYPES;
+        let mut walk = Walk {
+            budget: MAX_TYPES,
+            cut: false,
+        };
         let mut out = Vec::new();
         for raw in items.as_array().into_iter().flatten() {
             let Some(mut item) = type_item(raw) else {
                 continue;
             };
-            item.next = Box::pin(self.type_level(raw, direction, depth, &mut budget)).await?;
+            item.next = Box::pin(self.type_level(raw, direction, depth, &mut walk)).await;
             out.push(item);
         }
-        Ok(out)
+        Ok((out, walk.cut))
     }
 
     /// The next `depth` levels from `raw` (an item as the server sent it), standard requests.
@@ -96,29 +103,37 @@ impl LspClient {
         raw: &Value,
         direction: TypeDirection,
         depth: u32,
-        budget: &mut usize,
-    ) -> Result<Vec<WireTypeItem>, LspError> {
-        if depth == 0 || *budget == 0 {
-            return Ok(Vec::new());
+        walk: &mut Walk,
+    ) -> Vec<WireTypeItem> {
+        if depth == 0 {
+            return Vec::new();
         }
         let method = match direction {
             TypeDirection::Supertypes => "typeHierarchy/supertypes",
             TypeDirection::Subtypes => "typeHierarchy/subtypes",
         };
-        let answer: Value = self.call(method, json!({"item": raw})).await?;
+        let answer: Value = match self.call(method, json!({"item": raw})).await {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::debug!(error = %e, "{method}");
+                walk.cut = true;
+                return Vec::new();
+            }
+        };
         let mut out = Vec::new();
         for next in answer.as_array().into_iter().flatten() {
-            if *budget == 0 {
+            if walk.budget == 0 {
+                walk.cut = true;
                 break;
             }
-            *budget -= 1;
+            walk.budget -= 1;
             let Some(mut item) = type_item(next) else {
                 continue;
             };
-            item.next = Box::pin(self.type_level(next, direction, depth - 1, budget)).await?;
+            item.next = Box::pin(self.type_level(next, direction, depth - 1, walk)).await;
             out.push(item);
         }
-        Ok(out)
+        out
     }
 
     /// clangd 14's extension: one request resolving `depth` levels (`parents` or `children`).
@@ -128,7 +143,7 @@ impl LspClient {
         pos: WirePos,
         direction: TypeDirection,
         depth: u32,
-    ) -> Result<Vec<WireTypeItem>, LspError> {
+    ) -> Result<(Vec<WireTypeItem>, bool), LspError> {
         let (dir, key) = match direction {
             TypeDirection::Supertypes => (1, "parents"),
             TypeDirection::Subtypes => (0, "children"),
@@ -139,9 +154,8 @@ impl LspClient {
         let answer: Value = self.call("textDocument/typeHierarchy", params).await?;
         let mut budget = MAX_TYPES;
         // The root is the type asked about; its levels are the answer.
-        Ok(type_tree(&answer, key, depth, &mut budget)
-            .into_iter()
-            .collect())
+        let tree = type_tree(&answer, key, depth, &mut budget);
+        Ok((tree.into_iter().collect(), budget == 0))
     }
 
     /// The server's semantic tokens of lines `first..=last`, decoded with its legend; `None`
@@ -204,9 +218,8 @@ impl LspClient {
             .get("data")
             .and_then(Value::as_array)
             .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_u64().map(|n| n as u32))
-                    .collect()
+                // A bad entry counts as 0: dropping it would shift every later token.
+                a.iter().map(|v| v.as_u64().unwrap_or(0) as u32).collect()
             })
             .unwrap_or_default();
         Ok(Some(
@@ -248,6 +261,12 @@ fn inlay_hint(v: &Value) -> Option<WireInlayHint> {
         _ => HintKind::Other,
     };
     Some(WireInlayHint { pos, label, kind })
+}
+
+/// How much of a hierarchy may still be walked, and whether it was cut short.
+struct Walk {
+    budget: usize,
+    cut: bool,
 }
 
 /// A hierarchy item (standard or clangd's) without its levels.

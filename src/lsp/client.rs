@@ -227,6 +227,19 @@ impl LspClient {
             .unwrap_or_default()
     }
 
+    /// Whether `typeHierarchyProvider` stands for clangd's own extension (clangd before 17:
+    /// `textDocument/typeHierarchy` with direction and resolve), not the standard requests.
+    pub fn legacy_type_hierarchy(&self) -> bool {
+        let Some(v) = self.server_version() else {
+            return false;
+        };
+        let major = v
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|p| !p.is_empty())
+            .and_then(|p| p.parse::<u32>().ok());
+        v.contains("clangd") && major.is_some_and(|m| m < 17)
+    }
+
     /// The raw capabilities the server announced.
     pub fn capabilities(&self) -> &Value {
         &self.caps

@@ -16,6 +16,7 @@ mod tsserver;
 mod watched;
 pub mod wire;
 
+pub use annotations::MAX_TYPES;
 pub use batch::WorkspaceReport;
 pub use caps::Cap;
 pub use client::{ClientOptions, Connect, Dialect, LspClient};

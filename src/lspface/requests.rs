@@ -35,7 +35,8 @@ pub async fn answer(face: &Arc<Face>, method: &str, params: Value) -> Answer {
                     format!("lspgate does not serve {method}"),
                 ));
             };
-            let at = if method.starts_with("callHierarchy/") {
+            let at = if method.starts_with("callHierarchy/") || method.starts_with("typeHierarchy/")
+            {
                 "/item/uri"
             } else {
                 "/textDocument/uri"
@@ -55,9 +56,19 @@ pub async fn answer(face: &Arc<Face>, method: &str, params: Value) -> Answer {
 /// ask (dynamic registrations and the config's `allow` list included), else by the provider
 /// `key` it announced.
 fn served(s: &Server, method: &str, key: &str) -> bool {
+    let client = s.client();
+    let caps = client.capabilities();
     match Cap::of_method(method) {
+        // The standard request only: clangd 14's hints and hierarchy are its own requests.
+        Some(Cap::InlayHints) => s.supports(Cap::InlayHints) && announces(caps, key),
+        Some(Cap::TypeHierarchy) => {
+            s.supports(Cap::TypeHierarchy) && !s.client().legacy_type_hierarchy()
+        }
         Some(c) => s.supports(c),
-        None => announces(s.client().capabilities(), key),
+        None if key == "typeHierarchyProvider" => {
+            announces(caps, key) && !s.client().legacy_type_hierarchy()
+        }
+        None => announces(caps, key),
     }
 }
 
@@ -104,7 +115,8 @@ fn offered(s: &Server) -> Value {
     if let Value::Object(map) = &mut caps {
         for cap in Cap::ALL {
             let key = cap.provider_key();
-            if !s.supports(cap) {
+            let legacy = cap == Cap::TypeHierarchy && s.client().legacy_type_hierarchy();
+            if !s.supports(cap) || legacy {
                 map.remove(key);
             } else if cap != Cap::InlayHints // clangd's are its own request, not this one
                 && matches!(map.get(key), None | Some(Value::Null | Value::Bool(false)))

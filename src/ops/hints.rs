@@ -26,6 +26,8 @@ struct Annotated {
     lines: Vec<AnnotatedLine>,
     derived: Option<String>,
     classes_unavailable: Option<String>,
+    /// Why some hints may be missing.
+    unanswered: Option<String>,
 }
 
 impl Engine {
@@ -70,6 +72,8 @@ impl Engine {
             next_cursor: (last < wanted).then(|| (last + 1).to_string()),
             derived: a.derived,
             classes_unavailable: a.classes_unavailable,
+            partial: a.unanswered.is_some(),
+            reason: a.unanswered,
         })
     }
 
@@ -84,7 +88,7 @@ impl Engine {
         let a = self
             .annotate(&server, &lease, derived, line, line, false)
             .await?;
-        Ok(a.lines.into_iter().next().map(|l| l.text))
+        Ok(a.lines.into_iter().find(|l| l.line == line).map(|l| l.text))
     }
 
     /// The server that gives a file's hints and the file held there: one with inlay hints, or
@@ -126,8 +130,11 @@ impl Engine {
     ) -> Result<Annotated, ToolError> {
         let snap = &lease.snap;
         let uri = &snap.uri;
+        let mut unanswered = 0;
         let hints: Vec<(u32, Hint)> = if derived {
-            derive::hints(server, lease, first, last).await?
+            let d = derive::hints(server, lease, first, last).await?;
+            unanswered = d.failed;
+            d.hints
         } else {
             let range = WireRange {
                 start: WirePos {
@@ -202,8 +209,14 @@ impl Engine {
             .collect();
         Ok(Annotated {
             lines,
-            derived: derived.then(|| format!("{}'s hover and signature help", server.name)),
+            derived: derived.then(|| format!("{}'s outline and hovers", server.name)),
             classes_unavailable,
+            unanswered: (unanswered > 0).then(|| {
+                format!(
+                    "{} did not answer {unanswered} of the hovers hints are made from",
+                    server.name
+                )
+            }),
         })
     }
 
@@ -292,9 +305,9 @@ impl Engine {
             TypeDirectionParam::Supertypes => TypeDirection::Supertypes,
             TypeDirectionParam::Subtypes => TypeDirection::Subtypes,
         };
-        let (partial, reason) = readiness(self.workspace(&server).await);
+        let (mut partial, mut reason) = readiness(self.workspace(&server).await);
         let uri = &lease.snap.uri;
-        let items = server
+        let (items, cut) = server
             .request(Some(&lease), |c| async move {
                 c.type_hierarchy(uri, pos, direction, depth).await
             })
@@ -305,6 +318,14 @@ impl Engine {
             .filter_map(|i| node(&mut files, i))
             .collect();
         let total = types.iter().map(|t| count(&t.types)).sum();
+        if cut && !partial {
+            partial = true;
+            reason = Some(format!(
+                "the walk stopped early: {} types at most, or a level {} did not give",
+                crate::lsp::MAX_TYPES,
+                server.name
+            ));
+        }
         Ok(TypeHierarchyResult {
             types,
             direction: p.direction,

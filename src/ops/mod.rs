@@ -259,9 +259,18 @@ impl Engine {
             // The hover's lease is let go first: the hints may come from the same document.
             let line = pos.line + 1;
             drop(lease);
-            out.hints = self
+            // The hover stands without them: a server without hints (or failing to give them)
+            // leaves `hints` out.
+            out.hints = match self
                 .line_hints(&p.at.file, p.at.source.as_deref(), line)
-                .await?;
+                .await
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::debug!(error = %e, "no hints for the hover's line");
+                    None
+                }
+            };
         }
         Ok(out)
     }

@@ -199,48 +199,145 @@ fn end_arg(out: &mut [CallSite], f: &mut Frame, upto: &[char]) {
     }
 }
 
-/// Where the parameter list of the `def` whose name ends at `name_end` (line, column) closes:
-/// the position just after its `)`, and whether a `->` annotation follows.
-pub fn def_params_end(text: &str, name_end: (u32, u32)) -> Option<((u32, u32), bool)> {
-    let (mut line, mut col) = (1u32, 1u32);
-    let mut depth = 0i32;
-    let mut started = false;
-    let mut chars = text.chars().peekable();
-    let mut closed: Option<(u32, u32)> = None;
-    while let Some(c) = chars.next() {
-        let here = (line, col);
-        if c == '\n' {
-            line += 1;
-            col = 1;
-        } else {
-            col += 1;
-        }
-        if here < name_end {
-            continue;
-        }
-        if let Some(end) = closed {
-            if c.is_whitespace() || c == '\\' {
-                continue;
+/// A text as chars, with where each line starts: positions to indexes and back.
+pub struct Text {
+    pub chars: Vec<char>,
+    starts: Vec<usize>,
+}
+
+impl Text {
+    pub fn new(text: &str) -> Text {
+        let chars: Vec<char> = text.chars().collect();
+        let mut starts = vec![0];
+        starts.extend(
+            chars
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c == '\n')
+                .map(|(i, _)| i + 1),
+        );
+        Text { chars, starts }
+    }
+
+    /// The index of 1-based (line, column), if the line exists.
+    pub fn index(&self, (line, col): (u32, u32)) -> Option<usize> {
+        let start = *self.starts.get((line as usize).checked_sub(1)?)?;
+        Some((start + (col as usize).saturating_sub(1)).min(self.chars.len()))
+    }
+
+    /// The 1-based (line, column) of index `i`.
+    pub fn pos(&self, i: usize) -> (u32, u32) {
+        let line = self.starts.partition_point(|s| *s <= i).max(1);
+        (line as u32, (i - self.starts[line - 1]) as u32 + 1)
+    }
+}
+
+/// The index just past the string starting at `i` (a quote), or the end.
+fn skip_string(chars: &[char], i: usize) -> usize {
+    let q = chars[i];
+    let triple = chars.get(i + 1) == Some(&q) && chars.get(i + 2) == Some(&q);
+    let mut j = i + if triple { 3 } else { 1 };
+    while j < chars.len() {
+        match chars[j] {
+            '\\' => j += 2,
+            '\n' if !triple => return j,
+            c if c == q
+                && (!triple || (chars.get(j + 1) == Some(&q) && chars.get(j + 2) == Some(&q))) =>
+            {
+                return j + if triple { 3 } else { 1 };
             }
-            return Some((end, c == '-' && chars.peek() == Some(&'>')));
-        }
-        match c {
-            '(' | '[' | '{' => {
-                depth += 1;
-                started = true;
-            }
-            ')' | ']' | '}' => {
-                depth -= 1;
-                if started && depth == 0 {
-                    closed = Some((line, col));
-                }
-            }
-            '#' | '\'' | '"' if !started => return None,
-            _ if !started && !c.is_whitespace() => return None,
-            _ => {}
+            _ => j += 1,
         }
     }
+    chars.len()
+}
+
+/// The index of the bracket closing the one at `open`, strings and comments skipped.
+pub fn closing(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < chars.len() {
+        match chars[i] {
+            '\'' | '"' => {
+                i = skip_string(chars, i);
+                continue;
+            }
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
     None
+}
+
+/// The top-level comma-separated parts between the bracket at `open` and its closing one.
+pub fn parts(chars: &[char], open: usize) -> Option<Vec<String>> {
+    let close = closing(chars, open)?;
+    let mut out = Vec::new();
+    let (mut depth, mut start, mut i) = (0usize, open + 1, open + 1);
+    while i < close {
+        match chars[i] {
+            '\'' | '"' => {
+                i = skip_string(chars, i);
+                continue;
+            }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(
+                    chars[start..i]
+                        .iter()
+                        .collect::<String>()
+                        .trim()
+                        .to_string(),
+                );
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let last: String = chars[start..close].iter().collect();
+    if !last.trim().is_empty() {
+        out.push(last.trim().to_string());
+    }
+    Some(out)
+}
+
+/// Where the parameter list of the `def` whose name ends at index `name_end` closes: the index
+/// just after its `)`, and whether a `->` annotation follows. Type parameters (`def f[T](`)
+/// are skipped; strings and comments inside are respected.
+pub fn def_params_end(chars: &[char], name_end: usize) -> Option<(usize, bool)> {
+    let mut i = name_end;
+    let skip_space = |mut i: usize| {
+        while i < chars.len() && (chars[i].is_whitespace() || chars[i] == '\\') {
+            i += 1;
+        }
+        i
+    };
+    i = skip_space(i);
+    if chars.get(i) == Some(&'[') {
+        i = skip_space(closing(chars, i)? + 1);
+    }
+    if chars.get(i) != Some(&'(') {
+        return None;
+    }
+    let end = closing(chars, i)? + 1;
+    let after = skip_space(end);
+    let arrow = chars.get(after) == Some(&'-') && chars.get(after + 1) == Some(&'>');
+    Some((end, arrow))
 }
 
 #[cfg(test)]
@@ -290,8 +387,34 @@ mod tests {
 
     #[test]
     fn where_a_def_signature_closes() {
-        let text = "def f(a,\n      b=(1, 2)):\n    pass\ndef g(x) -> int:\n    return x\n";
-        assert_eq!(def_params_end(text, (1, 6)), Some(((2, 16), false)));
-        assert_eq!(def_params_end(text, (4, 6)), Some(((4, 9), true)));
+        let src = "def f(a,\n      b=(1, 2)):\n    pass\ndef g(x) -> int:\n    return x\ndef h(a=\")\", b='('):  # (\n    pass\ndef k[T](v: T):\n    pass\n";
+        let t = Text::new(src);
+        let end = |line, col| {
+            let at = t.index((line, col)).expect("a position in the text");
+            def_params_end(&t.chars, at).map(|(i, arrow)| (t.pos(i), arrow))
+        };
+        assert_eq!(end(1, 6), Some(((2, 16), false)));
+        assert_eq!(end(4, 6), Some(((4, 9), true)));
+        assert_eq!(end(6, 6), Some(((6, 20), false)));
+        assert_eq!(end(8, 6), Some(((8, 15), false)));
+        assert_eq!(t.pos(0), (1, 1));
+        assert_eq!(t.index((99, 1)), None);
+    }
+
+    #[test]
+    fn parts_split_at_top_level_commas() {
+        let chars: Vec<char> = "(a: int, b: str = \"x,)\", c: dict[str, int] = {})"
+            .chars()
+            .collect();
+        assert_eq!(
+            parts(&chars, 0),
+            Some(vec![
+                "a: int".to_string(),
+                "b: str = \"x,)\"".to_string(),
+                "c: dict[str, int] = {}".to_string()
+            ])
+        );
+        let empty: Vec<char> = "()".chars().collect();
+        assert_eq!(parts(&empty, 0), Some(vec![]));
     }
 }

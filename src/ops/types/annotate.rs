@@ -128,6 +128,10 @@ pub struct InlayHintsResult {
     /// Why `classes` were asked but are not given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes_unavailable: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A type with the next level in the direction asked.
@@ -193,6 +197,9 @@ impl Render for InlayHintsResult {
                     .collect();
                 let _ = writeln!(out, "{:>width$}  ↳ {}", "", words.join(" · "));
             }
+        }
+        if let Some(why) = self.reason.as_ref().filter(|_| self.partial) {
+            let _ = writeln!(out, "partial: {why}");
         }
         if let Some(why) = &self.classes_unavailable {
             let _ = writeln!(out, "classes: {why}");
@@ -288,6 +295,8 @@ mod tests {
             next_cursor: None,
             derived: None,
             classes_unavailable: None,
+            partial: false,
+            reason: None,
         };
         let v = serde_json::to_value(&r).expect("serializes");
         assert_eq!(
