@@ -145,6 +145,10 @@ pub struct Guard {
     hosts: Vec<String>,
     /// Origins besides the loopback ones (`--http-origin`).
     origins: Vec<Origin>,
+    /// The status page's tickets and cookies, when this listener serves the page: its routes
+    /// (`/status…`) take a session cookie (or, `GET /status` only, a one-time ticket) in place
+    /// of the bearer token.
+    page: Option<Arc<super::status::auth::Keys>>,
 }
 
 impl Guard {
@@ -154,7 +158,27 @@ impl Guard {
             public,
             hosts: hosts.iter().map(|h| normalize_host(h)).collect(),
             origins: origins.to_vec(),
+            page: None,
         }
+    }
+
+    /// This guard also lets a status page's cookie (or one-time ticket) in on its routes.
+    pub fn with_page(mut self, keys: Arc<super::status::auth::Keys>) -> Guard {
+        self.page = Some(keys);
+        self
+    }
+
+    /// Whether a request without `Authorization` gets into the status page: its cookie, or a
+    /// ticket valid now on `/status` itself (which the page's handler then takes).
+    fn page_ok(&self, headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
+        let Some(keys) = &self.page else {
+            return false;
+        };
+        let path = uri.path();
+        if !super::status::is_page_path(path) || headers.contains_key(header::AUTHORIZATION) {
+            return false;
+        }
+        keys.cookie_pass(headers).is_some() || (path == "/status" && keys.ticket_in(uri.query()))
     }
 
     /// Whether the request's `Host` (or, without one, its URI's authority) is one of ours.
@@ -263,7 +287,9 @@ impl Guard {
     ) -> Result<Option<&'h HeaderValue>, Refusal> {
         self.host_ok(headers, uri)?;
         let origin = self.origin_ok(headers)?;
-        self.token_ok(headers)?;
+        if !self.page_ok(headers, uri) {
+            self.token_ok(headers)?;
+        }
         Ok(origin)
     }
 }
