@@ -328,3 +328,93 @@ fn the_page_refuses_what_it_must() {
         "{gone:?}"
     );
 }
+
+#[test]
+fn the_daemons_http_face_serves_the_page_too() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::new();
+    let token = "a-token-the-user-chose-for-the-page-0123";
+    let mut child = std::process::Command::new(common::LSPGATE)
+        .args([
+            "daemon",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .envs(d.env(&[("LSPGATE_TOKEN", token)]))
+        .env("PATH", test_path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut url = None;
+    for line in std::io::BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        if let Some(rest) = line.strip_prefix("lspgate: MCP over HTTP at ") {
+            url = rest.split_whitespace().next().map(String::from);
+            break;
+        }
+    }
+    let url = url.expect("the daemon says where it listens");
+    let (addr, _) = raw_http::split_url(&url);
+    let host = addr.to_string();
+    let bearer = format!("Bearer {token}");
+    let mut c = raw_http::Conn::connect(addr).unwrap();
+    let r = c
+        .request("GET", "/status/snapshot", &[("Host", &host)], b"")
+        .unwrap();
+    assert_eq!(r.status, 401);
+    let r = c
+        .request(
+            "GET",
+            "/status/snapshot",
+            &[("Host", &host), ("Authorization", &bearer)],
+            b"",
+        )
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    let snap: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(
+        snap["roots"][0]["root"],
+        dir.path().canonicalize().unwrap().to_str().unwrap()
+    );
+    // A ticket `--web` minted gets a browser in here too (one set of keys).
+    let web = web_url(&d, dir.path());
+    let ticket = web.split_once("/status?").unwrap().1;
+    let r = c
+        .request("GET", &format!("/status?{ticket}"), &[("Host", &host)], b"")
+        .unwrap();
+    assert_eq!(r.status, 303, "{}", r.text());
+    let cookie = cookie_of(&r);
+    let r = c
+        .request(
+            "GET",
+            "/status/snapshot",
+            &[("Host", &host), ("Cookie", &cookie)],
+            b"",
+        )
+        .unwrap();
+    assert_eq!(r.status, 200);
+    // The cookie opens the page's routes only, never MCP.
+    let r = c
+        .request(
+            "POST",
+            "/mcp",
+            &[
+                ("Host", &host),
+                ("Cookie", &cookie),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ],
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        )
+        .unwrap();
+    assert_eq!(r.status, 401);
+    let (code, _, err) = d.cli(dir.path(), &["daemon", "stop"]);
+    assert_eq!(code, 0, "{err}");
+    let _ = child.wait();
+}
