@@ -294,6 +294,15 @@ fn the_page_refuses_what_it_must() {
         403,
         "no Origin"
     );
+    // Another loopback port is same-site (the cookie goes along) but not the page's origin.
+    assert_eq!(
+        post(
+            &mut c,
+            "/status/stop",
+            &[("Origin", "http://127.0.0.1:1"), ("X-Lspgate-Csrf", &csrf)]
+        ),
+        403
+    );
     // A cross-site form post can send neither header: refused before anything happens.
     let r = c
         .request(

@@ -186,10 +186,10 @@ fn post_ok(page: &Page, headers: &HeaderMap) -> Result<(), No> {
     let Some(auth::Pass::Cookie { csrf }) = page.keys.cookie_pass(headers) else {
         return Err(No(StatusCode::UNAUTHORIZED, "Unauthorized"));
     };
-    if !headers.contains_key(header::ORIGIN) {
+    if !same_origin(headers) {
         return Err(No(
             StatusCode::FORBIDDEN,
-            "Forbidden: a state-changing request must carry its Origin",
+            "Forbidden: a state-changing request must come from the page's own origin",
         ));
     }
     if !auth::csrf_ok(headers, &csrf) {
@@ -200,6 +200,23 @@ fn post_ok(page: &Page, headers: &HeaderMap) -> Result<(), No> {
         ));
     }
     Ok(())
+}
+
+/// Whether the request's `Origin` names the very host and port it was sent to (`Host`): the
+/// page's own origin, not merely one the guard allows (another loopback port is same-site, so
+/// it would carry the cookie).
+fn same_origin(headers: &HeaderMap) -> bool {
+    let get = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let (Some(origin), Some(host)) = (get(header::ORIGIN), get(header::HOST)) else {
+        return false;
+    };
+    origin
+        .split_once("://")
+        .is_some_and(|(_, authority)| authority.eq_ignore_ascii_case(host.trim()))
 }
 
 /// A POST's JSON body (bounded) as an object, once `post_ok` passed.
@@ -268,7 +285,8 @@ async fn events(State(page): State<Arc<Page>>) -> Response {
 /// One followed log: its root, the log, and the last seq sent.
 struct Followed {
     root: String,
-    log: Arc<EventLog>,
+    /// Weak: a workspace that goes while the page is open takes its log with it.
+    log: std::sync::Weak<EventLog>,
     cursor: i64,
 }
 
@@ -281,7 +299,11 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
     let mut pulse = source.pulse();
     let follow_new = |followed: &mut Vec<Followed>| {
         for (root, log) in source.logs() {
-            if followed.iter().any(|f| Arc::ptr_eq(&f.log, &log)) {
+            followed.retain(|f| f.log.strong_count() > 0);
+            if followed
+                .iter()
+                .any(|f| std::ptr::eq(f.log.as_ptr(), Arc::as_ptr(&log)))
+            {
                 continue;
             }
             let mut live = log.follow();
@@ -304,7 +326,7 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
             followed.push(Followed {
                 root,
                 cursor: log.written(),
-                log,
+                log: Arc::downgrade(&log),
             });
         }
     };
@@ -323,14 +345,23 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
             Some(()) = wake.recv() => {
                 while wake.try_recv().is_ok() {}
                 for f in &mut followed {
-                    let Ok(page) = f.log.read(f.cursor, 200, Vec::new()).await else {
+                    let Some(log) = f.log.upgrade() else {
                         continue;
                     };
-                    for e in page.events {
-                        f.cursor = f.cursor.max(e.seq);
-                        let data = json!({"root": f.root, "seq": e.seq, "time": e.time, "kind": e.kind, "data": e.data});
-                        if !send(SseEvent::default().event("event").data(data.to_string())).await {
-                            return;
+                    loop {
+                        let Ok(page) = log.read(f.cursor, 200, Vec::new()).await else {
+                            break;
+                        };
+                        for e in page.events {
+                            f.cursor = f.cursor.max(e.seq);
+                            let data = json!({"root": f.root, "seq": e.seq, "time": e.time, "kind": e.kind, "data": e.data});
+                            if !send(SseEvent::default().event("event").data(data.to_string())).await {
+                                return;
+                            }
+                        }
+                        f.cursor = f.cursor.max(page.next);
+                        if !page.more {
+                            break;
                         }
                     }
                 }
