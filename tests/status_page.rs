@@ -173,8 +173,22 @@ async fn the_page_shows_pyright_live_in_a_real_browser() {
     );
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
 
-    // The page closed: the daemon idles as it did before it was opened.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The page closed: the daemon idles as it did before it was opened (once pyright, restarted
+    // by the button, has settled: its indexing is the daemon's work too).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (servers, _) = gate.ok("servers", json!({})).await;
+        let ready = servers["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == name.as_str() && s["state"] == "ready");
+        if ready || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let closed_after = idle_cpu(daemon_pid, window);
     eprintln!(
         "daemon idle CPU over {} s: {closed_before} ticks before the page, {closed_after} after it closed",
