@@ -405,6 +405,29 @@ fn the_daemons_http_face_serves_the_page_too() {
         snap["roots"][0]["root"],
         dir.path().canonicalize().unwrap().to_str().unwrap()
     );
+    // A script with the token POSTs without a CSRF token; what it names must exist.
+    let root = dir.path().canonicalize().unwrap();
+    let body = json!({"root": root, "id": "act-999"}).to_string();
+    let r = c
+        .request(
+            "POST",
+            "/status/cancel",
+            &[("Host", &host), ("Authorization", &bearer)],
+            body.as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert!(r.text().contains("act-999"), "{}", r.text());
+    let body = json!({"root": root, "server": "no/such-server"}).to_string();
+    let r = c
+        .request(
+            "POST",
+            "/status/restart",
+            &[("Host", &host), ("Authorization", &bearer)],
+            body.as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(r.status, 409, "{}", r.text());
     // A ticket `--web` minted gets a browser in here too (one set of keys).
     let web = web_url(&d, dir.path());
     let ticket = web.split_once("/status?").unwrap().1;

@@ -384,3 +384,37 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn a_posts_origin_must_be_the_pages_own() {
+        let ok = headers(&[
+            ("host", "127.0.0.1:4000"),
+            ("origin", "http://127.0.0.1:4000"),
+        ]);
+        assert!(same_origin(&ok));
+        let other_port = headers(&[
+            ("host", "127.0.0.1:4000"),
+            ("origin", "http://127.0.0.1:4001"),
+        ]);
+        assert!(!same_origin(&other_port));
+        assert!(!same_origin(&headers(&[("host", "127.0.0.1:4000")])));
+        assert!(!same_origin(&headers(&[
+            ("host", "127.0.0.1:4000"),
+            ("origin", "null")
+        ])));
+        assert!(is_page_path("/status") && is_page_path("/status/events"));
+        assert!(!is_page_path("/statusx") && !is_page_path("/mcp"));
+    }
+}
