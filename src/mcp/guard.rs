@@ -4,7 +4,9 @@
 //! browser sent one, must be a loopback origin or one `--http-origin` allows (403 otherwise),
 //! and it must carry the bearer token (401 with `WWW-Authenticate: Bearer` otherwise), compared
 //! in constant time. A CORS preflight from an allowed origin is answered here and reaches
-//! nothing else; responses to an allowed origin carry its CORS headers.
+//! nothing else; responses to an allowed origin carry its CORS headers. On a listener that
+//! serves the status page, its routes (`/status…`) take the page's session cookie, or on
+//! `GET /status` a one-time ticket, in place of the token (`status::auth`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
