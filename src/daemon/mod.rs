@@ -327,9 +327,12 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
             daemon.touch();
         }
         Request::Lsp { session, only } => {
-            let _attached = daemon.conns.attach("lsp", &session.root);
+            let attached = daemon.conns.attach("lsp", &session.root);
+            let observer: crate::lspface::Observer = attached.observer();
             let engine = |p: Provider| async move { session.engine(Some(&p)).map(Arc::new) };
-            let serve = |e, read, write| crate::lspface::serve(e, read, write, only);
+            let serve = |e, read, write| {
+                crate::lspface::serve_observed(e, read, write, only, Some(observer))
+            };
             daemon.connected(engine, read, write, serve).await;
         }
         Request::Mcp { session, max_frame } => {
