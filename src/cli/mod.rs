@@ -227,6 +227,9 @@ async fn daemon(
         Some(DaemonAction::Status { web: true, open }) => match client::web().await {
             Ok(url) => {
                 say!("{url}");
+                complain!(
+                    "lspgate: the status page; this URL lets one browser in, once, within 60 s"
+                );
                 if open {
                     status::open_browser(&url);
                 }
