@@ -399,7 +399,7 @@ impl Daemon {
     }
 
     fn status(&self) -> Value {
-        let out = self.cli(&["daemon", "status"]);
+        let out = self.cli(&["daemon", "status", "--json"]);
         serde_json::from_slice(&out.stdout).unwrap_or_default()
     }
 

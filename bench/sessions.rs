@@ -73,7 +73,7 @@ fn four(root: &Path, path: &str, env: &[(&str, &str)], daemon: bool, runtime: &P
     let mut pids: Vec<u32> = gates.iter().flat_map(|g| tree(g.child.id())).collect();
     if daemon {
         let out = std::process::Command::new(common::LSPGATE)
-            .args(["daemon", "status"])
+            .args(["daemon", "status", "--json"])
             .env("XDG_RUNTIME_DIR", runtime)
             .output()
             .unwrap();

@@ -47,12 +47,22 @@ if [ ! -x "$TOOLS/inspector/node_modules/.bin/mcp-inspector" ]; then
   npm install --prefix "$TOOLS/inspector" --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector@0.18.0 >&2
 fi
 
+# A real browser for tests/status_page.rs: playwright-core (no browsers of its own) drives
+# Debian's chromium, in a folder of its own.
+if [ ! -f "$TOOLS/playwright/node_modules/playwright-core/package.json" ]; then
+  echo "installing playwright-core@1.49.1 into $TOOLS/playwright" >&2
+  mkdir -p "$TOOLS/playwright"
+  npm install --prefix "$TOOLS/playwright" --no-audit --no-fund --loglevel=error playwright-core@1.49.1 >&2
+fi
+
 APT_PKGS=()
 command -v clangd >/dev/null || APT_PKGS+=(clangd)
 command -v shellcheck >/dev/null || APT_PKGS+=(shellcheck)
 command -v nim >/dev/null || APT_PKGS+=(nim)
 # Neovim (Debian 12's 0.7.2): a real editor's LSP client for tests/lsp_face.rs.
 command -v nvim >/dev/null || APT_PKGS+=(neovim)
+# Chromium: the status page's browser test (tests/status_page.rs).
+[ -x /usr/bin/chromium ] || APT_PKGS+=(chromium)
 if [ ${#APT_PKGS[@]} -gt 0 ]; then
   echo "installing ${APT_PKGS[*]}" >&2
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -58,6 +58,19 @@ pub fn resident_bytes(pid: u32) -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// How long process `pid` has run, in seconds (its start time against `/proc/uptime`, at the
+/// kernel's usual 100 clock ticks a second).
+pub fn uptime_secs(pid: u32) -> Option<u64> {
+    let started = stat(pid)?.start_time;
+    let boot: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some((boot - started as f64 / 100.0).max(0.0) as u64)
+}
+
 /// This boot's id (empty when the kernel does not say).
 pub fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
@@ -85,5 +98,6 @@ mod tests {
         assert!(alive(std::process::id()) && me.start_time > 0);
         assert!(resident_bytes(std::process::id()).is_some_and(|b| b > 0));
         assert!(pids().contains(&std::process::id()));
+        assert!(uptime_secs(std::process::id()).is_some_and(|s| s < 3600));
     }
 }

@@ -105,7 +105,7 @@ impl Env {
     }
 
     fn status(&self) -> Value {
-        let (code, out, err) = self.cli(&["daemon", "status"]);
+        let (code, out, err) = self.cli(&["daemon", "status", "--json"]);
         assert_eq!(code, 0, "daemon status: {err}");
         serde_json::from_str(&out).unwrap()
     }

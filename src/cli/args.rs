@@ -320,8 +320,17 @@ impl Parser for Cli {}
 /// What `lspgate daemon` does besides running one.
 #[derive(Debug, Clone, Copy, Subcommand)]
 pub enum DaemonAction {
-    /// The running daemon's roots, sessions and servers (pid, state, resident memory).
-    Status,
+    /// The running daemon's roots, servers (state, pid, memory, uptime, restarts, last error),
+    /// sessions and activities, as tables (`--json`: the daemon's status as JSON).
+    Status {
+        /// Print the URL of the daemon's live status page, with a one-time ticket (starts a
+        /// daemon if none runs).
+        #[arg(long)]
+        web: bool,
+        /// With `--web`: open it in the browser too (`$BROWSER`, else `xdg-open`).
+        #[arg(long, requires = "web")]
+        open: bool,
+    },
     /// Stop the running daemon (its servers shut down cleanly).
     Stop,
 }

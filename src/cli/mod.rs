@@ -46,6 +46,7 @@ fn say_raw(text: &str) {
 mod harness;
 mod hook;
 mod setup;
+mod status;
 mod trust;
 
 /// A tool to run: its name, its JSON arguments, and the explicit server command, if any.
@@ -223,7 +224,33 @@ async fn daemon(
 ) -> i32 {
     use crate::daemon::client;
     match action {
-        Some(DaemonAction::Status) => match client::status().await {
+        Some(DaemonAction::Status { web: true, open }) => match client::web().await {
+            Ok(url) => {
+                say!("{url}");
+                complain!(
+                    "lspgate: the status page; this URL lets one browser in, once, within 60 s"
+                );
+                if open {
+                    status::open_browser(&url);
+                }
+                0
+            }
+            Err(e) => {
+                complain!("{e}");
+                1
+            }
+        },
+        Some(DaemonAction::Status { .. }) if !cli.json => match client::snapshot().await {
+            Ok(snap) => {
+                say!("{}", status::render(&snap));
+                0
+            }
+            Err(e) => {
+                complain!("{e}");
+                1
+            }
+        },
+        Some(DaemonAction::Status { .. }) => match client::status().await {
             Ok(status) => {
                 say!(
                     "{}",

@@ -275,6 +275,31 @@ pub async fn status() -> Result<Value, String> {
     }
 }
 
+/// What the status page shows (`daemon status` as a table): the daemon's snapshot.
+pub async fn snapshot() -> Result<Value, String> {
+    match connect_only(Request::Snapshot).await? {
+        Some(a) if a.ok => Ok(a.body),
+        Some(a) if a.error.as_deref() == Some(STOPPING) => {
+            Ok(json!({"version": a.version, "pid": a.body.get("pid"), "state": STOPPING}))
+        }
+        Some(a) => Err(refusal(&a)),
+        None => Err("no daemon is running".into()),
+    }
+}
+
+/// `lspgate daemon status --web`: the status page's URL with a one-time ticket, from the
+/// running daemon or one started for it.
+pub async fn web() -> Result<String, String> {
+    let opened = open(&Request::Web).await?;
+    if !opened.answer.ok {
+        return Err(refusal(&opened.answer));
+    }
+    opened.answer.body["url"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| "the daemon's answer has no url".to_string())
+}
+
 /// `lspgate daemon stop`: returns once the daemon and its servers are gone (so that what runs
 /// next starts a new daemon), with what to say; Err: why it was not stopped.
 pub async fn stop() -> Result<String, String> {

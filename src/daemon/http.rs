@@ -67,6 +67,11 @@ impl Hosted {
         Value::Array(list)
     }
 
+    /// Turns true when the daemon stops its listeners (the status page's too).
+    pub(super) fn stopping(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
     /// Stops every listener and waits (bounded) until they have.
     pub(super) async fn stop_all(&self) {
         self.stop.send_replace(true);
@@ -136,9 +141,16 @@ impl Daemon {
                 _ = stopping.wait_for(|s| *s) => {}
             }
         };
-        listener
-            .serve(http::sessions_of(engine, max_frame), stop)
-            .await;
+        // Each HTTP session listed among the daemon's connections while it lasts.
+        let conns = self.conns.clone();
+        let root = engine.root().path().to_path_buf();
+        let sessions = http::sessions_of(engine, max_frame);
+        let listed = move || {
+            let attached = Arc::new(conns.attach("mcp-http", &root));
+            let observer = attached.observer();
+            sessions().observed(observer).holding(attached)
+        };
+        listener.serve(listed, stop).await;
         if let Ok(mut l) = self.http.listeners.lock() {
             l.retain(|e| e.id != id);
         }
@@ -233,10 +245,11 @@ impl Own {
     /// Serves until the daemon stops.
     pub(super) async fn serve(self, daemon: Arc<Daemon>) {
         eprint!("{}", self.listener.announce(self.engine.root().path()));
+        let listener = self.listener.with_page(daemon.page());
         daemon
             .serve_listener(
                 self.engine,
-                self.listener,
+                listener,
                 self.max_frame,
                 self.workspace_sessions,
                 "daemon",

@@ -9,12 +9,15 @@
 //! `--max-memory` stops the least recently used idle servers, and a daemon of another version
 //! drains (answers the client `version`, lets its sessions end, exits) for the new one.
 //! `client` is the other end: the thin `serve` relay and the tool caller; `http` hosts MCP
-//! over HTTP for `serve --http` and `daemon --http`. SIGTERM and SIGINT stop it cleanly.
+//! over HTTP for `serve --http` and `daemon --http`; `page` the status page's side here, and
+//! `sessions` the connections it lists. SIGTERM and SIGINT stop it cleanly.
 
 pub mod client;
 pub mod http;
+mod page;
 pub mod paths;
 pub mod protocol;
+mod sessions;
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -61,6 +64,10 @@ struct Daemon {
     started: Instant,
     /// The HTTP listeners it hosts.
     http: http::Hosted,
+    /// The connections attached, as the status page lists them.
+    conns: Arc<sessions::Connections>,
+    /// The status page: its keys and its on-demand listener.
+    web: page::PageHost,
 }
 
 impl Lifecycle {
@@ -113,6 +120,8 @@ pub async fn run(life: Lifecycle, own_http: Option<OwnHttp>) -> i32 {
         stop: tokio::sync::Notify::new(),
         started: Instant::now(),
         http: http::Hosted::default(),
+        conns: Arc::default(),
+        web: page::PageHost::default(),
     });
     if let Some(own) = own_http {
         match http::own(&daemon, own).await {
@@ -276,6 +285,12 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
         Request::Status => {
             let _ = answer(&mut write, &Answer::ok(daemon.status())).await;
         }
+        Request::Snapshot => {
+            let _ = answer(&mut write, &Answer::ok(page::snapshot(&daemon).await)).await;
+        }
+        Request::Web => {
+            let _ = answer(&mut write, &page::web(&daemon).await).await;
+        }
         Request::Http {
             session,
             http,
@@ -294,6 +309,8 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
             tool,
             args,
         } => {
+            let attached = daemon.conns.attach("cli", &session.root);
+            attached.called(&tool);
             daemon.sessions.fetch_add(1, Ordering::AcqRel);
             daemon
                 .call(session, Work::Tool { tool, args }, read, write)
@@ -302,20 +319,29 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
             daemon.touch();
         }
         Request::Hook { session, ask } => {
+            let attached = daemon.conns.attach("cli", &session.root);
+            attached.called("hook");
             daemon.sessions.fetch_add(1, Ordering::AcqRel);
             daemon.call(session, Work::Hook(ask), read, write).await;
             daemon.sessions.fetch_sub(1, Ordering::AcqRel);
             daemon.touch();
         }
         Request::Lsp { session, only } => {
+            let attached = daemon.conns.attach("lsp", &session.root);
+            let observer: crate::lspface::Observer = attached.observer();
             let engine = |p: Provider| async move { session.engine(Some(&p)).map(Arc::new) };
-            let serve = |e, read, write| crate::lspface::serve(e, read, write, only);
+            let serve = |e, read, write| {
+                crate::lspface::serve_observed(e, read, write, only, Some(observer))
+            };
             daemon.connected(engine, read, write, serve).await;
         }
         Request::Mcp { session, max_frame } => {
+            let attached = daemon.conns.attach("mcp-stdio", &session.root);
+            let observer = attached.observer();
             let engine = |p: Provider| async move { session.agent_engine(Some(&p)).await };
             let serve = |e, read, write| async move {
-                if let Err(e) = crate::mcp::serve_on(e, read, write, max_frame).await {
+                let served = crate::mcp::serve_observed(e, read, write, max_frame, Some(observer));
+                if let Err(e) = served.await {
                     tracing::debug!("MCP session ended: {e:#}");
                 }
             };
@@ -447,6 +473,7 @@ impl Daemon {
             };
             let shared = map.entry(key.to_string()).or_insert_with(|| {
                 tracing::info!("new workspace {key}");
+                daemon.conns.bump();
                 Shared {
                     ws: make(),
                     sessions: Arc::default(),
@@ -627,11 +654,15 @@ async fn tend(daemon: Arc<Daemon>) {
         // A workspace with no session, no server and no background activity goes (its watcher
         // with it); running activities keep the daemon too.
         if let Ok(mut map) = daemon.workspaces.lock() {
+            let before = map.len();
             map.retain(|_, s| {
                 s.sessions.load(Ordering::Acquire) > 0
                     || !s.ws.registry().running().is_empty()
                     || s.ws.busy()
             });
+            if map.len() != before {
+                daemon.conns.bump();
+            }
         }
         let busy = shared.iter().any(|(ws, _)| ws.busy());
         let sessions = daemon.sessions.load(Ordering::Acquire);

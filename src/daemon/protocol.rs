@@ -67,6 +67,11 @@ pub enum Request {
     },
     /// The daemon's roots, sessions and servers.
     Status,
+    /// The status page's URL with a one-time ticket (`daemon status --web`): the answer's
+    /// body is `{"url", "expires_in_secs"}`; the daemon listens for the page on first use.
+    Web,
+    /// What the status page shows (`daemon status` without `--json` renders it as tables).
+    Snapshot,
     /// Stop the daemon: answered with the pids of the daemon and its servers (`Stopped`), then
     /// the daemon stops; until it is gone, every connection is answered `STOPPING`.
     Stop,

@@ -86,6 +86,8 @@ impl Only {
 pub(crate) struct Face {
     engine: Arc<Engine>,
     only: Only,
+    /// Told the method of each request served (the daemon's list of connections).
+    observer: Option<Observer>,
     out: mpsc::UnboundedSender<Value>,
     docs: docs::Docs,
     /// The client's encoding (negotiated in `initialize`).
@@ -142,10 +144,27 @@ impl Face {
     }
 }
 
+/// What a connection tells of each request it serves: its method.
+pub type Observer = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Serves one client on `input`/`output` until it exits, closes its end, or sends a frame
 /// that cannot be read. The engine is this connection's session on the root's workspace.
 pub async fn serve<R, W>(engine: Arc<Engine>, input: R, output: W, only: Only)
 where
+    R: AsyncBufRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_observed(engine, input, output, only, None).await
+}
+
+/// `serve`, telling `observer` (when given) the method of each request served.
+pub async fn serve_observed<R, W>(
+    engine: Arc<Engine>,
+    input: R,
+    output: W,
+    only: Only,
+    observer: Option<Observer>,
+) where
     R: AsyncBufRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
@@ -155,6 +174,7 @@ where
     let face = Arc::new(Face {
         engine: engine.clone(),
         only,
+        observer,
         out,
         docs: docs::Docs::default(),
         encoding: Mutex::new(Encoding::Utf16),
@@ -296,6 +316,9 @@ fn request(face: &Arc<Face>, id: Value, method: String, params: Value) {
             )),
         );
         return;
+    }
+    if let Some(o) = &face.observer {
+        o(method.as_ref());
     }
     let key = id.to_string();
     let task_face = face.clone();

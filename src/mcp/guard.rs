@@ -4,7 +4,9 @@
 //! browser sent one, must be a loopback origin or one `--http-origin` allows (403 otherwise),
 //! and it must carry the bearer token (401 with `WWW-Authenticate: Bearer` otherwise), compared
 //! in constant time. A CORS preflight from an allowed origin is answered here and reaches
-//! nothing else; responses to an allowed origin carry its CORS headers.
+//! nothing else; responses to an allowed origin carry its CORS headers. On a listener that
+//! serves the status page, its routes (`/status…`) take the page's session cookie, or on
+//! `GET /status` a one-time ticket, in place of the token (`status::auth`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -145,6 +147,10 @@ pub struct Guard {
     hosts: Vec<String>,
     /// Origins besides the loopback ones (`--http-origin`).
     origins: Vec<Origin>,
+    /// The status page's tickets and cookies, when this listener serves the page: its routes
+    /// (`/status…`) take a session cookie (or, `GET /status` only, a one-time ticket) in place
+    /// of the bearer token.
+    page: Option<Arc<super::status::auth::Keys>>,
 }
 
 impl Guard {
@@ -154,7 +160,27 @@ impl Guard {
             public,
             hosts: hosts.iter().map(|h| normalize_host(h)).collect(),
             origins: origins.to_vec(),
+            page: None,
         }
+    }
+
+    /// This guard also lets a status page's cookie (or one-time ticket) in on its routes.
+    pub fn with_page(mut self, keys: Arc<super::status::auth::Keys>) -> Guard {
+        self.page = Some(keys);
+        self
+    }
+
+    /// Whether a request without `Authorization` gets into the status page: its cookie, or a
+    /// ticket valid now on `/status` itself (which the page's handler then takes).
+    fn page_ok(&self, headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
+        let Some(keys) = &self.page else {
+            return false;
+        };
+        let path = uri.path();
+        if !super::status::is_page_path(path) || headers.contains_key(header::AUTHORIZATION) {
+            return false;
+        }
+        keys.cookie_pass(headers).is_some() || (path == "/status" && keys.ticket_in(uri.query()))
     }
 
     /// Whether the request's `Host` (or, without one, its URI's authority) is one of ours.
@@ -263,7 +289,9 @@ impl Guard {
     ) -> Result<Option<&'h HeaderValue>, Refusal> {
         self.host_ok(headers, uri)?;
         let origin = self.origin_ok(headers)?;
-        self.token_ok(headers)?;
+        if !self.page_ok(headers, uri) {
+            self.token_ok(headers)?;
+        }
         Ok(origin)
     }
 }

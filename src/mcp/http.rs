@@ -323,6 +323,8 @@ pub struct Listener {
     token: Token,
     token_file: Option<TokenFile>,
     sessions: Arc<AtomicUsize>,
+    /// The daemon's status page, when this listener serves it too (`daemon --http`).
+    page: Option<Arc<super::status::Page>>,
 }
 
 /// Binds `config.addr`; a generated token is written to its file.
@@ -350,6 +352,7 @@ pub async fn bind(config: &HttpConfig, token: Token) -> Result<Listener, String>
         token,
         token_file,
         sessions: Arc::default(),
+        page: None,
     })
 }
 
@@ -366,6 +369,12 @@ impl Listener {
             ip => ip,
         };
         format!("http://{}{PATH}", SocketAddr::new(ip, self.addr.port()))
+    }
+
+    /// Serves the status page (`/status…`) beside MCP.
+    pub fn with_page(mut self, page: Arc<super::status::Page>) -> Listener {
+        self.page = Some(page);
+        self
     }
 
     pub fn token(&self) -> &Token {
@@ -415,13 +424,18 @@ impl Listener {
             token,
             token_file,
             sessions,
+            page,
         } = self;
-        let guard = Arc::new(Guard::new(
+        let mut guard = Guard::new(
             token.secret(),
             config.public,
             &config.hosts,
             &config.origins,
-        ));
+        );
+        if let Some(p) = &page {
+            guard = guard.with_page(p.keys.clone());
+        }
+        let guard = Arc::new(guard);
         let inflight = Arc::new(InFlight::default());
         // The guard checks Host and Origin for rmcp too: one place, one rule.
         let http_config = StreamableHttpServerConfig::default()
@@ -443,8 +457,11 @@ impl Listener {
         manager.session_config.completed_cache_ttl = RESUME_WINDOW;
         let service = StreamableHttpService::new(factory, Arc::new(manager), http_config);
         let admission = Arc::new(bounds::Admission::new(sessions, &config.limits));
-        let app = axum::Router::new()
-            .nest_service(PATH, service)
+        let mut app = axum::Router::new().nest_service(PATH, service);
+        if let Some(p) = page {
+            app = app.merge(super::status::routes(p));
+        }
+        let app = app
             .fallback(|| async {
                 (
                     axum::http::StatusCode::NOT_FOUND,
@@ -483,6 +500,36 @@ impl Listener {
         }
         drop(token_file);
         tracing::info!(%addr, "HTTP listener stopped");
+    }
+}
+
+/// Serves the status page alone on `tcp` (the daemon's on-demand loopback listener for
+/// `daemon status --web`), behind the guard with `token`, until `stop` resolves.
+pub async fn serve_page(
+    tcp: tokio::net::TcpListener,
+    token: &Token,
+    page: Arc<super::status::Page>,
+    stop: impl Future<Output = ()>,
+) {
+    let guard = Arc::new(Guard::new(token.secret(), false, &[], &[]).with_page(page.keys.clone()));
+    let app = super::status::routes(page)
+        .fallback(|| async {
+            (
+                axum::http::StatusCode::NOT_FOUND,
+                "the status page is at /status",
+            )
+        })
+        .layer(axum::middleware::from_fn_with_state(guard, guard::gate));
+    let limits = bounds::Limits::default();
+    let (closing, closed) = tokio::sync::watch::channel(false);
+    let mut server = tokio::spawn(bounds::run(tcp, app, limits, closed));
+    stop.await;
+    let _ = closing.send(true);
+    if tokio::time::timeout(Duration::from_secs(3), &mut server)
+        .await
+        .is_err()
+    {
+        server.abort();
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod guard;
 pub mod http;
 pub mod resources;
+pub mod status;
 pub mod stdio;
 pub mod tasks;
 
@@ -27,6 +28,9 @@ use crate::ops::tools;
 pub use resources::SERVERS_URI;
 
 /// The MCP server over one engine.
+/// What a session tells of each tool called: its name.
+pub type Observer = Arc<dyn Fn(&str) + Send + Sync>;
+
 #[derive(Clone)]
 pub struct McpServer {
     engine: Arc<Engine>,
@@ -38,8 +42,11 @@ pub struct McpServer {
     tasks: rmcp::task_manager::TaskManager,
     /// The largest message the transport accepts, told to clients in `initialize`.
     max_frame: usize,
-    /// Held for the session's life (the HTTP front end counts its sessions with it).
-    _held: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Held for the session's life (the HTTP front end counts its sessions with it, the
+    /// daemon lists them).
+    _held: Vec<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Told the name of each tool called (the daemon's list of sessions).
+    observer: Option<Observer>,
     /// Dropped with the session's last handle, which ends the tasks it spawned.
     life: Arc<tokio::sync::watch::Sender<()>>,
     /// Where each listen stream being set up follows the event log from.
@@ -86,7 +93,8 @@ impl McpServer {
             subscriptions: Arc::default(),
             tasks: rmcp::task_manager::TaskManager::new(),
             max_frame,
-            _held: None,
+            _held: Vec::new(),
+            observer: None,
             life: Arc::new(tokio::sync::watch::channel(()).0),
             baselines: Arc::default(),
         }
@@ -102,7 +110,13 @@ impl McpServer {
 
     /// Keeps `held` alive as long as the session (any of its clones) is.
     pub fn holding(mut self, held: Arc<dyn std::any::Any + Send + Sync>) -> McpServer {
-        self._held = Some(held);
+        self._held.push(held);
+        self
+    }
+
+    /// Tells `observer` the name of every tool this session calls.
+    pub fn observed(mut self, observer: Observer) -> McpServer {
+        self.observer = Some(observer);
         self
     }
 
@@ -391,6 +405,9 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
+        if let Some(o) = &self.observer {
+            o(&name);
+        }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let engine = self.engine.clone();
         // A background call of a client that declared MCP tasks: a task follows the activity.
@@ -472,8 +489,27 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    serve_observed(engine, input, output, max_frame, None).await
+}
+
+/// `serve_on`, telling `observer` (when given) the name of each tool called.
+pub async fn serve_observed<R, W>(
+    engine: Arc<Engine>,
+    input: R,
+    output: W,
+    max_frame: usize,
+    observer: Option<Observer>,
+) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let transport = stdio::guard(input, output, max_frame);
-    let running = McpServer::new(engine, max_frame).serve(transport).await?;
+    let mut server = McpServer::new(engine, max_frame);
+    if let Some(o) = observer {
+        server = server.observed(o);
+    }
+    let running = server.serve(transport).await?;
     running.waiting().await?;
     Ok(())
 }

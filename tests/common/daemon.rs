@@ -68,7 +68,7 @@ impl Daemon {
     }
 
     pub fn status(&self) -> Option<Value> {
-        let (code, out, _) = self.cli(Path::new("/"), &["daemon", "status"]);
+        let (code, out, _) = self.cli(Path::new("/"), &["daemon", "status", "--json"]);
         (code == 0).then(|| serde_json::from_str(&out).unwrap())
     }
 
