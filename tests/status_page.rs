@@ -127,9 +127,10 @@ async fn the_page_shows_pyright_live_in_a_real_browser() {
         started.elapsed().as_secs_f64()
     );
     assert_eq!(report["ok"], true, "{report:#}\n{stderr}");
-    // The ticket left the address bar.
+    // The ticket left the address bar, for the page's secret path.
+    let landed = report["landed"].as_str().unwrap();
     assert!(
-        report["landed"].as_str().unwrap().ends_with("/status"),
+        landed.contains("/status/") && landed.ends_with('/') && !landed.contains("ticket"),
         "{report}"
     );
     assert_eq!(report["server"], name.as_str());
@@ -205,10 +206,28 @@ async fn the_page_shows_pyright_live_in_a_real_browser() {
 fn cookie_of(r: &raw_http::Response) -> String {
     let set = r.header("set-cookie").expect("a cookie");
     assert!(
-        set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Path=/status"),
+        set.contains("HttpOnly")
+            && set.contains("SameSite=Strict")
+            && set.contains("Path=/status/"),
         "{set}"
     );
     set.split(';').next().unwrap().to_string()
+}
+
+/// The page's secret path, which the cookie is scoped to (`Path=`).
+fn base_of(r: &raw_http::Response) -> String {
+    let set = r.header("set-cookie").expect("a cookie");
+    let base = set
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("Path="))
+        .expect("a Path")
+        .to_string();
+    let secret = base.strip_prefix("/status/").expect("under /status");
+    assert!(
+        secret.len() == 24 && secret.chars().all(|c| c.is_ascii_hexdigit()),
+        "{base}"
+    );
+    base
 }
 
 #[test]
@@ -244,14 +263,34 @@ fn the_page_refuses_what_it_must() {
         .request("GET", &path, &[("Host", "evil.example")], b"")
         .unwrap();
     assert_eq!(r.status, 403);
-    // The ticket: once, for a cookie and a redirect to the bare page.
+    // The ticket: once, for a cookie and a page moving on to the bare one.
+    // A HEAD (a link previewer) does not use it up.
+    let r = c
+        .request("HEAD", &path, &[("Host", host.as_str())], b"")
+        .unwrap();
+    assert_eq!(r.status, 200);
     let r = get(&mut c, &path, &[]);
-    assert_eq!(r.status, 303, "{}", r.text());
-    assert_eq!(r.header("location"), Some("/status"));
+    assert_eq!(r.status, 200, "{}", r.text());
     let cookie = cookie_of(&r);
+    let base = base_of(&r);
+    assert!(
+        r.text().contains(&format!("content=\"0;url={base}/\"")),
+        "{}",
+        r.text()
+    );
     assert_eq!(get(&mut c, &path, &[]).status, 401, "a ticket is used once");
-    let page = get(&mut c, "/status", &[("Cookie", &cookie)]);
+    // The cookie opens the page's secret path only: a browser sends it nowhere else (not to
+    // another loopback port's `/status`), and lspgate takes it nowhere else.
+    for elsewhere in ["/status", "/status/snapshot", "/status/page/snapshot"] {
+        assert_eq!(
+            get(&mut c, elsewhere, &[("Cookie", &cookie)]).status,
+            401,
+            "{elsewhere}"
+        );
+    }
+    let page = get(&mut c, &format!("{base}/"), &[("Cookie", &cookie)]);
     assert_eq!(page.status, 200);
+    assert!(page.text().contains(&format!("const BASE = \"{base}\"")));
     let csp = page.header("content-security-policy").unwrap();
     assert!(csp.contains("default-src 'none'") && csp.contains("connect-src 'self'"));
     let html = page.text();
@@ -264,7 +303,7 @@ fn the_page_refuses_what_it_must() {
         .unwrap()
         .to_string();
     assert_eq!(csrf.len(), 64);
-    let snap = get(&mut c, "/status/snapshot", &[("Cookie", &cookie)]);
+    let snap = get(&mut c, &format!("{base}/snapshot"), &[("Cookie", &cookie)]);
     assert_eq!(snap.status, 200);
     let snap: Value = serde_json::from_slice(&snap.body).unwrap();
     assert!(
@@ -274,6 +313,7 @@ fn the_page_refuses_what_it_must() {
 
     // State-changing requests: the cookie alone is not enough.
     let origin = format!("http://{host}");
+    let stop = format!("{base}/stop");
     let post = |c: &mut raw_http::Conn, path: &str, extra: &[(&str, &str)]| {
         let mut h = vec![
             ("Host", host.as_str()),
@@ -283,11 +323,11 @@ fn the_page_refuses_what_it_must() {
         h.extend_from_slice(extra);
         c.request("POST", path, &h, b"{}").unwrap().status
     };
-    assert_eq!(post(&mut c, "/status/stop", &[("Origin", &origin)]), 403);
+    assert_eq!(post(&mut c, &stop, &[("Origin", &origin)]), 403);
     assert_eq!(
         post(
             &mut c,
-            "/status/stop",
+            &stop,
             &[
                 ("Origin", &origin),
                 ("X-Lspgate-Csrf", "0".repeat(64).as_str())
@@ -298,13 +338,13 @@ fn the_page_refuses_what_it_must() {
     assert_eq!(
         post(
             &mut c,
-            "/status/stop",
+            &stop,
             &[("Origin", "http://evil.example"), ("X-Lspgate-Csrf", &csrf)]
         ),
         403
     );
     assert_eq!(
-        post(&mut c, "/status/stop", &[("X-Lspgate-Csrf", &csrf)]),
+        post(&mut c, &stop, &[("X-Lspgate-Csrf", &csrf)]),
         403,
         "no Origin"
     );
@@ -312,7 +352,7 @@ fn the_page_refuses_what_it_must() {
     assert_eq!(
         post(
             &mut c,
-            "/status/stop",
+            &stop,
             &[("Origin", "http://127.0.0.1:1"), ("X-Lspgate-Csrf", &csrf)]
         ),
         403
@@ -321,7 +361,7 @@ fn the_page_refuses_what_it_must() {
     let r = c
         .request(
             "POST",
-            "/status/stop",
+            &stop,
             &[
                 ("Host", host.as_str()),
                 ("Origin", "http://evil.example"),
@@ -336,7 +376,7 @@ fn the_page_refuses_what_it_must() {
     assert_eq!(
         post(
             &mut c,
-            "/status/stop",
+            &stop,
             &[("Origin", &origin), ("X-Lspgate-Csrf", &csrf)]
         ),
         200
@@ -434,12 +474,13 @@ fn the_daemons_http_face_serves_the_page_too() {
     let r = c
         .request("GET", &format!("/status?{ticket}"), &[("Host", &host)], b"")
         .unwrap();
-    assert_eq!(r.status, 303, "{}", r.text());
+    assert_eq!(r.status, 200, "{}", r.text());
     let cookie = cookie_of(&r);
+    let base = base_of(&r);
     let r = c
         .request(
             "GET",
-            "/status/snapshot",
+            &format!("{base}/snapshot"),
             &[("Host", &host), ("Cookie", &cookie)],
             b"",
         )

@@ -194,14 +194,25 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 /// Opens `url` in the user's browser (`$BROWSER`, else `xdg-open`), detached; says so when
-/// neither can.
+/// neither can. The browser is handed a file (0600, in lspgate's private runtime folder) that
+/// moves on to `url`: a command line is readable by every user, and the ticket in `url` would
+/// be theirs to take first.
 pub fn open_browser(url: &str) {
     let browser = std::env::var("BROWSER")
         .ok()
         .filter(|b| !b.trim().is_empty())
         .unwrap_or_else(|| "xdg-open".into());
+    let target = match moving_on(url) {
+        Ok(file) => format!("file://{}", file.display()),
+        Err(e) => {
+            eprintln!(
+                "lspgate: cannot write the page that opens the URL ({e}); open the URL above"
+            );
+            return;
+        }
+    };
     let spawned = std::process::Command::new(&browser)
-        .arg(url)
+        .arg(&target)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -209,6 +220,28 @@ pub fn open_browser(url: &str) {
     if let Err(e) = spawned {
         eprintln!("lspgate: cannot open a browser ({browser}: {e}); open the URL above");
     }
+}
+
+/// A private file that sends a browser on to `url` (replaced at each `--open`).
+fn moving_on(url: &str) -> Result<std::path::PathBuf, String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = crate::workspace::dirs::runtime_dir()?;
+    let path = dir.join("status-open.html");
+    let _ = std::fs::remove_file(&path);
+    let attr = url.replace('&', "&amp;").replace('"', "&quot;");
+    let html = format!(
+        "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url={attr}\"><title>lspgate</title>\n"
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .and_then(|mut f| f.write_all(html.as_bytes()))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
 }
 
 #[cfg(test)]

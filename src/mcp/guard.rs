@@ -180,7 +180,9 @@ impl Guard {
         if !super::status::is_page_path(path) || headers.contains_key(header::AUTHORIZATION) {
             return false;
         }
-        keys.cookie_pass(headers).is_some() || (path == "/status" && keys.ticket_in(uri.query()))
+        // The cookie on the page's secret path only (where its `Path` has a browser send it).
+        (keys.on_base(path) && keys.cookie_pass(headers).is_some())
+            || (path == "/status" && keys.ticket_in(uri.query()))
     }
 
     /// Whether the request's `Host` (or, without one, its URI's authority) is one of ours.

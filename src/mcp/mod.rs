@@ -27,10 +27,10 @@ use crate::ops::tools;
 /// The resource listing the servers (protocol §3).
 pub use resources::SERVERS_URI;
 
-/// The MCP server over one engine.
 /// What a session tells of each tool called: its name.
 pub type Observer = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// The MCP server over one engine.
 #[derive(Clone)]
 pub struct McpServer {
     engine: Arc<Engine>,

@@ -39,6 +39,8 @@ async function until(page, what, ms, test) {
     const dialogs = [];
     page.on("dialog", (d) => { dialogs.push(d.message()); d.accept(); });
     const resp = await page.goto(URL);
+    // The ticket's answer moves on to the page's secret path.
+    await page.waitForURL((u) => !u.toString().includes("ticket="), { timeout: 10000 });
     out.landed = page.url();
     out.status = resp.status();
     step("opened " + out.landed);

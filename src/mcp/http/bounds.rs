@@ -539,7 +539,8 @@ pub(super) async fn admit(
     request: Request,
     next: Next,
 ) -> Response {
-    if request.method() != Method::POST {
+    // The status page's POSTs are no MCP session (and must work when MCP is at its cap).
+    if request.method() != Method::POST || crate::mcp::status::is_page_path(request.uri().path()) {
         return next.run(request).await;
     }
     let session = request

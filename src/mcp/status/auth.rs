@@ -49,6 +49,10 @@ struct Session {
 pub struct Keys {
     tickets: Mutex<Vec<(Digest32, Instant)>>,
     cookies: Mutex<Vec<(Digest32, Session)>>,
+    /// Where a browser's page lives, `/status/<random>`: the cookie is scoped to it, so it is
+    /// sent nowhere else, not to another loopback port's `/status` either (cookies know no
+    /// ports) nor to another daemon's page.
+    base: std::sync::OnceLock<String>,
 }
 
 /// What a request's credentials are worth on the page's routes.
@@ -60,6 +64,20 @@ pub enum Pass {
 }
 
 impl Keys {
+    /// The page's secret path for browsers (made once per daemon).
+    pub fn base(&self) -> &str {
+        self.base.get_or_init(|| {
+            let secret = random_secret().unwrap_or_default();
+            format!("/status/{}", secret.get(..24).unwrap_or("page"))
+        })
+    }
+
+    /// Whether `path` is the page's secret path or below it.
+    pub fn on_base(&self, path: &str) -> bool {
+        let base = self.base();
+        path == base || path.strip_prefix(base).is_some_and(|r| r.starts_with('/'))
+    }
+
     /// A new ticket (its secret; only its digest is kept).
     pub fn mint(&self) -> Result<String, String> {
         let secret = random_secret()?;
@@ -187,9 +205,9 @@ fn same(a: &Digest32, b: &Digest32) -> bool {
 }
 
 /// The `Set-Cookie` value for a new session.
-pub fn set_cookie(secret: &str) -> String {
+pub fn set_cookie(secret: &str, path: &str) -> String {
     format!(
-        "{COOKIE}={secret}; Path=/status; HttpOnly; SameSite=Strict; Max-Age={}",
+        "{COOKIE}={secret}; Path={path}; HttpOnly; SameSite=Strict; Max-Age={}",
         COOKIE_LIFE.as_secs()
     )
 }

@@ -1,6 +1,7 @@
 //! The daemon's live status page (protocol §5, "Status page"), on the HTTP front end behind the
 //! same guard as MCP: `GET /status` (the page, one HTML file with its script and style, in the
-//! binary; with `?ticket=` it trades a one-time ticket for the session cookie and redirects),
+//! binary; with `?ticket=` it trades a one-time ticket for the session cookie and a page that
+//! moves on to `/status`),
 //! `GET /status/snapshot` (everything it shows, JSON), `GET /status/events` (server-sent
 //! events: each event of the roots' logs as it is written, read by cursor, `changed` when
 //! sessions or workspaces come and go, and, only while a stream is open, the servers' memory
@@ -25,6 +26,19 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::events::EventLog;
+
+/// What a redeemed ticket answers: the cookie is set, and the page moves on to its secret path.
+fn move_on(base: &str) -> String {
+    format!(
+        "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url={base}/\"><title>lspgate</title><a href=\"{base}/\">lspgate status</a>\n"
+    )
+}
+
+/// How long a stream waits for a page that does not read before ending.
+const STALLED: Duration = Duration::from_secs(30);
+
+/// The least time between two `changed` messages of one stream.
+const CHANGED_EVERY: Duration = Duration::from_secs(1);
 
 /// The page: HTML, script and style in one file.
 pub const PAGE: &str = include_str!("page.html");
@@ -73,14 +87,19 @@ pub fn is_page_path(path: &str) -> bool {
 /// The page's router (to nest beside `/mcp`, or alone), behind the guard its caller layers.
 pub fn routes(page: Arc<Page>) -> axum::Router {
     use axum::routing::{get, post};
-    axum::Router::new()
-        .route("/status", get(page_or_ticket))
-        .route("/status/snapshot", get(snapshot))
-        .route("/status/events", get(events))
-        .route("/status/restart", post(restart))
-        .route("/status/cancel", post(cancel))
-        .route("/status/stop", post(stop))
-        .with_state(page)
+    let mut router = axum::Router::new();
+    // `/status` for scripts (the bearer token) and the ticket; the secret path for browsers.
+    for at in ["/status".to_string(), page.keys.base().to_string()] {
+        router = router
+            .route(&at, get(page_or_ticket))
+            .route(&format!("{at}/"), get(page_or_ticket))
+            .route(&format!("{at}/snapshot"), get(snapshot))
+            .route(&format!("{at}/events"), get(events))
+            .route(&format!("{at}/restart"), post(restart))
+            .route(&format!("{at}/cancel"), post(cancel))
+            .route(&format!("{at}/stop"), post(stop));
+    }
+    router.with_state(page)
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response {
@@ -93,9 +112,13 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     r
 }
 
-/// `GET /status`: with a ticket, the cookie and a redirect to the bare URL (so the ticket
-/// leaves the address bar and history); else the page, carrying its session's CSRF token.
+/// `GET /status`: with a ticket, the cookie and a page that moves on to the bare URL (so the
+/// ticket leaves the address bar); else the page, carrying its session's CSRF token.
 async fn page_or_ticket(State(page): State<Arc<Page>>, request: Request) -> Response {
+    // A link previewer's HEAD must not use the ticket up.
+    if request.method() == axum::http::Method::HEAD {
+        return plain(StatusCode::OK, "");
+    }
     if let Some(ticket) = auth::ticket_of(request.uri().query()) {
         let Some((cookie, _)) = page.keys.redeem(&ticket) else {
             return plain(
@@ -103,11 +126,21 @@ async fn page_or_ticket(State(page): State<Arc<Page>>, request: Request) -> Resp
                 "Unauthorized: this ticket was used or has expired; ask `lspgate daemon status --web` for another",
             );
         };
-        let mut r = Response::new(Body::empty());
-        *r.status_mut() = StatusCode::SEE_OTHER;
+        // A page of our own that moves on to the bare URL, not a redirect: a ticket link
+        // followed from another site would make the redirected request cross-site, and the
+        // browser would withhold the SameSite=Strict cookie just set.
+        let base = page.keys.base();
+        let mut r = Response::new(Body::from(move_on(base)));
         let h = r.headers_mut();
-        h.insert(header::LOCATION, HeaderValue::from_static("/status"));
-        if let Ok(v) = HeaderValue::from_str(&auth::set_cookie(&cookie)) {
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'none'"),
+        );
+        if let Ok(v) = HeaderValue::from_str(&auth::set_cookie(&cookie, base)) {
             h.insert(header::SET_COOKIE, v);
         }
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -117,15 +150,21 @@ async fn page_or_ticket(State(page): State<Arc<Page>>, request: Request) -> Resp
         );
         return r;
     }
+    let on_base = page.keys.on_base(request.uri().path());
     let csrf = match page.keys.cookie_pass(request.headers()) {
-        Some(auth::Pass::Cookie { csrf }) => csrf,
+        Some(auth::Pass::Cookie { csrf }) if on_base => csrf,
         // The bearer token (a script): its POSTs carry it, and need no CSRF token.
         _ => String::new(),
     };
+    // Where the page's own requests go: the path it was served on.
+    let base = if on_base { page.keys.base() } else { "/status" };
     let Ok(nonce) = auth::random_secret() else {
         return plain(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
     };
-    let html = PAGE.replace("{{CSRF}}", &csrf).replace("{{NONCE}}", &nonce);
+    let html = PAGE
+        .replace("{{CSRF}}", &csrf)
+        .replace("{{NONCE}}", &nonce)
+        .replace("{{BASE}}", base);
     let mut r = Response::new(Body::from(html));
     let h = r.headers_mut();
     h.insert(
@@ -294,7 +333,8 @@ struct Followed {
 /// began (read by cursor; the log's live feed only wakes this), `changed` on the daemon's
 /// pulse, and the memory of the servers every `MEMORY_EVERY`.
 async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
-    let (wake_tx, mut wake) = mpsc::unbounded_channel::<()>();
+    // One wake-up owed is enough: the stream reads every log by cursor when it wakes.
+    let (wake_tx, mut wake) = mpsc::channel::<()>(1);
     let mut followed: Vec<Followed> = Vec::new();
     let mut pulse = source.pulse();
     let follow_new = |followed: &mut Vec<Followed>| {
@@ -313,7 +353,7 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
                     tokio::select! {
                         r = live.recv() => match r {
                             Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                                if w.send(()).is_err() {
+                                if let Err(mpsc::error::TrySendError::Closed(())) = w.try_send(()) {
                                     return;
                                 }
                             }
@@ -331,14 +371,19 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
         }
     };
     follow_new(&mut followed);
+    // A page that stops reading for `STALLED` ends its stream (its connection goes with it).
     let send = |e: SseEvent| {
         let tx = tx.clone();
-        async move { tx.send(e).await.is_ok() }
+        async move { matches!(tokio::time::timeout(STALLED, tx.send(e)).await, Ok(Ok(()))) }
     };
     if !send(SseEvent::default().event("hello").data("{}")).await {
         return;
     }
     let mut memory = tokio::time::interval(MEMORY_EVERY);
+    // `changed` at most once a `CHANGED_EVERY` (every tool call pulses; each `changed` has the
+    // page take a snapshot): one sent at once after a quiet spell, the rest folded into one.
+    let mut last_changed: Option<tokio::time::Instant> = None;
+    let mut owed: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             () = tx.closed() => return,
@@ -366,10 +411,25 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
                     }
                 }
             }
-            changed = pulse.changed() => {
+            changed = pulse.changed(), if owed.is_none() => {
                 if changed.is_err() {
                     return;
                 }
+                let now = tokio::time::Instant::now();
+                match last_changed {
+                    Some(at) if now < at + CHANGED_EVERY => owed = Some(at + CHANGED_EVERY),
+                    _ => {
+                        last_changed = Some(now);
+                        follow_new(&mut followed);
+                        if !send(SseEvent::default().event("changed").data("{}")).await {
+                            return;
+                        }
+                    }
+                }
+            }
+            () = tokio::time::sleep_until(owed.unwrap_or_else(tokio::time::Instant::now)), if owed.is_some() => {
+                owed = None;
+                last_changed = Some(tokio::time::Instant::now());
                 follow_new(&mut followed);
                 if !send(SseEvent::default().event("changed").data("{}")).await {
                     return;
