@@ -1,5 +1,5 @@
 //! What the servers know beyond one position, through the MCP client against real servers:
-//! inlay hints (pyright's derived from hover and signature help, typescript-language-server's
+//! inlay hints (pyright's derived from its outline and hovers, typescript-language-server's
 //! with the preset's preferences, clangd's own request), `hover`'s `hints`, semantic classes
 //! with TypeScript's deprecations merged in, and type hierarchies (clangd's extension; pyright's
 //! `not_supported`).
@@ -52,7 +52,7 @@ def doubled(v: int,
 ";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pyright_hints_are_derived_from_hover_and_signature_help() {
+async fn pyright_hints_are_derived_from_its_outline_and_hovers() {
     require("pyright-langserver");
     let ws = workspace(&[("m.py", PYTHON), ("other.py", "import m\n")]);
     let gate = Gate::start(ws.path(), &[], &[]).await;
@@ -72,7 +72,7 @@ async fn pyright_hints_are_derived_from_hover_and_signature_help() {
         "def compute(values, scale: int = 2) -> int:",
         "{text}"
     );
-    // Positional arguments named by signature help; a keyword argument left as it is.
+    // Positional arguments named from the callee's hover; a keyword argument left as it is.
     let call = line(&h, 11);
     assert_eq!(
         call["text"], "result: int = compute(values=[3, 4], scale=5)",

@@ -92,7 +92,7 @@ impl Engine {
     }
 
     /// The server that gives a file's hints and the file held there: one with inlay hints, or
-    /// for Python, one with hover and signature help to derive them from (`true`).
+    /// for Python, one with hover and an outline to derive them from (`true`).
     async fn hinting(
         &self,
         file: &str,
@@ -109,7 +109,7 @@ impl Engine {
                     return Err(e);
                 }
                 let (s, l) = self.hold(file, source, Cap::Hover, "inlay_hints").await?;
-                if !s.supports(Cap::SignatureHelp) || !s.supports(Cap::DocumentSymbols) {
+                if !s.supports(Cap::DocumentSymbols) {
                     return Err(e);
                 }
                 Ok((s, l, true))

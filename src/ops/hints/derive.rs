@@ -1,8 +1,8 @@
 //! Inlay hints for a Python server that has none of its own (pyright 1.1.414 answers
 //! `textDocument/inlayHint` with "Unhandled method"), made from what it does answer: the
 //! outline names every binding, hover gives the inferred type of each unannotated variable and
-//! the return type of each unannotated `def`, and signature help at each call names the
-//! parameters its positional arguments bind to.
+//! the return type of each unannotated `def`, and hover on each callee gives the parameters
+//! its positional arguments bind to.
 
 use futures::stream::{self, StreamExt};
 

@@ -244,7 +244,8 @@ impl Tool for InlayHints {
     const DESCRIPTION: &'static str = "Lines of a file with the inferred types and parameter names an editor shows inline; `classes`: each identifier's kind and modifiers (deprecated, readonly …).";
     const GROUP: Group = Group::Navigation;
     const EFFECT: Effect = Effect::Read;
-    const CAPS: &'static [Cap] = &[Cap::InlayHints, Cap::SignatureHelp];
+    // Hover: Python's hints are derived from it where the server has none.
+    const CAPS: &'static [Cap] = &[Cap::InlayHints, Cap::Hover];
     const CLI: CliShape = CliShape {
         help: &[
             (
