@@ -1,7 +1,7 @@
 //! The daemon's live status page (protocol §5, "Status page"), on the HTTP front end behind the
 //! same guard as MCP: `GET /status` (the page, one HTML file with its script and style, in the
 //! binary; with `?ticket=` it trades a one-time ticket for the session cookie and a page that
-//! moves on to `/status`),
+//! moves on to the page's secret path, `/status/S`, the only place the cookie is sent or taken),
 //! `GET /status/snapshot` (everything it shows, JSON), `GET /status/events` (server-sent
 //! events: each event of the roots' logs as it is written, read by cursor, `changed` when
 //! sessions or workspaces come and go, and, only while a stream is open, the servers' memory
@@ -112,8 +112,9 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     r
 }
 
-/// `GET /status`: with a ticket, the cookie and a page that moves on to the bare URL (so the
-/// ticket leaves the address bar); else the page, carrying its session's CSRF token.
+/// `GET /status`: with a ticket, the cookie and a page that moves on to the secret path (so the
+/// ticket leaves the address bar); else the page, carrying its session's CSRF token and the
+/// path its requests go to.
 async fn page_or_ticket(State(page): State<Arc<Page>>, request: Request) -> Response {
     // A link previewer's HEAD must not use the ticket up.
     if request.method() == axum::http::Method::HEAD {
@@ -126,7 +127,7 @@ async fn page_or_ticket(State(page): State<Arc<Page>>, request: Request) -> Resp
                 "Unauthorized: this ticket was used or has expired; ask `lspgate daemon status --web` for another",
             );
         };
-        // A page of our own that moves on to the bare URL, not a redirect: a ticket link
+        // A page of our own that moves on to the secret path, not a redirect: a ticket link
         // followed from another site would make the redirected request cross-site, and the
         // browser would withhold the SameSite=Strict cookie just set.
         let base = page.keys.base();
