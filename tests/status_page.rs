@@ -501,7 +501,55 @@ fn the_daemons_http_face_serves_the_page_too() {
         )
         .unwrap();
     assert_eq!(r.status, 401);
+    // A page's event stream open while the daemon stops: the stream ends with the daemon's
+    // stop, so the listener does not wait out its grace for it.
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let ask = format!(
+        "GET {base}/events HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nAccept: text/event-stream\r\n\r\n"
+    );
+    std::io::Write::write_all(&mut stream, ask.as_bytes()).unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("event: hello") {
+        let n = std::io::Read::read(&mut stream, &mut buf).expect("the stream says hello");
+        assert!(
+            n > 0,
+            "the stream closed early: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let t = std::time::Instant::now();
     let (code, _, err) = d.cli(dir.path(), &["daemon", "stop"]);
     assert_eq!(code, 0, "{err}");
+    let stop_took = t.elapsed();
+    // The stream ended (its last chunk, end of file or reset), it did not wait out the read
+    // timeout.
+    let mut after = Vec::new();
+    loop {
+        match std::io::Read::read(&mut stream, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                after.extend_from_slice(&buf[..n]);
+                if after.ends_with(b"0\r\n\r\n") {
+                    break;
+                }
+            }
+        }
+    }
+    assert!(
+        t.elapsed().as_secs() < 15,
+        "the stream outlived the daemon: {}",
+        String::from_utf8_lossy(&after)
+    );
+    // The listener had nothing to wait for (a stream that outlived the stop held it the whole
+    // 15 s the daemon gives its listeners).
+    assert!(
+        stop_took.as_secs_f64() < 10.0,
+        "daemon stop took {stop_took:?} with a page stream open"
+    );
     let _ = child.wait();
 }

@@ -126,6 +126,14 @@ impl Source for DaemonSource {
         out
     }
 
+    fn stopping(&self) -> tokio::sync::watch::Receiver<bool> {
+        match self.0.upgrade() {
+            Some(d) => d.http.stopping(),
+            // A daemon gone is stopped.
+            None => tokio::sync::watch::channel(true).1,
+        }
+    }
+
     fn pulse(&self) -> tokio::sync::watch::Receiver<u64> {
         match self.0.upgrade() {
             Some(d) => d.conns.pulse(),

@@ -65,6 +65,9 @@ pub trait Source: Send + Sync + 'static {
     fn cancel(&self, root: String, id: String) -> BoxFut<'_, Result<Value, String>>;
     /// Stops the daemon (after answering).
     fn stop(&self);
+    /// Turns true when the daemon stops: every page stream ends then, so no listener waits
+    /// for a stream that never would.
+    fn stopping(&self) -> watch::Receiver<bool>;
 }
 
 /// The page's keys and what it shows.
@@ -322,6 +325,16 @@ async fn events(State(page): State<Arc<Page>>) -> Response {
     r
 }
 
+/// Resolves once `rx` says true (or its sender is gone).
+async fn stopped(mut rx: watch::Receiver<bool>) {
+    loop {
+        let now = *rx.borrow_and_update();
+        if now || rx.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
 /// One followed log: its root, the log, and the last seq sent.
 struct Followed {
     root: String,
@@ -338,6 +351,8 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
     let (wake_tx, mut wake) = mpsc::channel::<()>(1);
     let mut followed: Vec<Followed> = Vec::new();
     let mut pulse = source.pulse();
+    let stop = stopped(source.stopping());
+    tokio::pin!(stop);
     let follow_new = |followed: &mut Vec<Followed>| {
         for (root, log) in source.logs() {
             followed.retain(|f| f.log.strong_count() > 0);
@@ -348,7 +363,9 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
                 continue;
             }
             let mut live = log.follow();
-            let (w, done) = (wake_tx.clone(), tx.clone());
+            // Not a sender of the page's stream: the stream ends when `feed` does, and the
+            // follower with it (its wake-up's receiver is `feed`'s).
+            let w = wake_tx.clone();
             tokio::spawn(async move {
                 loop {
                     tokio::select! {
@@ -360,7 +377,7 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
                             }
                             Err(_) => return,
                         },
-                        () = done.closed() => return,
+                        () = w.closed() => return,
                     }
                 }
             });
@@ -388,6 +405,7 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
     loop {
         tokio::select! {
             () = tx.closed() => return,
+            () = &mut stop => return,
             Some(()) = wake.recv() => {
                 while wake.try_recv().is_ok() {}
                 for f in &mut followed {
