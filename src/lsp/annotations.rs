@@ -7,10 +7,10 @@ use lsp_types as lt;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::LspError;
 use super::client::LspClient;
 use super::convert::{symbol_kind, text_pos, wire_range_json};
 use super::wire::*;
+use super::{LspError, announces};
 
 /// LSP's "method not found": a server without the standard request.
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -21,15 +21,12 @@ pub const MAX_TYPES: usize = 500;
 impl LspClient {
     /// Whether the server has inlay hints, standard or clangd's.
     pub(super) fn has_inlay_hints(&self) -> bool {
-        let on = |k: &str| {
-            !matches!(
-                self.caps.get(k),
-                None | Some(Value::Null | Value::Bool(false))
-            )
-        };
-        on("inlayHintProvider")
-            || on("clangdInlayHintsProvider")
-            || self.registered("textDocument/inlayHint")
+        self.standard_inlay_hints() || announces(&self.caps, "clangdInlayHintsProvider")
+    }
+
+    /// Whether the server answers the standard `textDocument/inlayHint`.
+    fn standard_inlay_hints(&self) -> bool {
+        announces(&self.caps, "inlayHintProvider") || self.registered("textDocument/inlayHint")
     }
 
     /// The inlay hints of `range` of a document.
@@ -38,11 +35,7 @@ impl LspClient {
         uri: &Url,
         range: WireRange,
     ) -> Result<Vec<WireInlayHint>, LspError> {
-        let standard = !matches!(
-            self.caps.get("inlayHintProvider"),
-            None | Some(Value::Null | Value::Bool(false))
-        ) || self.registered("textDocument/inlayHint");
-        let method = if standard {
+        let method = if self.standard_inlay_hints() {
             "textDocument/inlayHint"
         } else {
             "clangd/inlayHints"
@@ -186,10 +179,7 @@ impl LspClient {
                 .unwrap_or_default()
         };
         let (types, modifiers) = (words("tokenTypes"), words("tokenModifiers"));
-        let ranged = !matches!(
-            provider.get("range"),
-            None | Some(Value::Null | Value::Bool(false))
-        );
+        let ranged = announces(provider, "range");
         let doc = json!({"uri": uri});
         let answer: Value = if ranged {
             let range = WireRange {

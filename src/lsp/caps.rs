@@ -1,6 +1,17 @@
 //! The capabilities lspgate asks servers about: lspgate's name for each (tools, config
 //! allowlists, `servers`), the provider key servers announce it under, and its request method.
 
+use serde_json::Value;
+
+/// Whether capabilities `caps` (a server's, or a provider's options) announce `key`: present,
+/// and neither null nor false.
+pub fn announces(caps: &Value, key: &str) -> bool {
+    !matches!(
+        caps.get(key),
+        None | Some(Value::Null) | Some(Value::Bool(false))
+    )
+}
+
 /// Capabilities lspgate asks about, by what it would call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cap {

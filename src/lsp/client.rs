@@ -253,11 +253,7 @@ impl LspClient {
         if cap == Cap::InlayHints {
             return self.has_inlay_hints();
         }
-        let static_on = !matches!(
-            self.caps.get(cap.provider_key()),
-            None | Some(Value::Null) | Some(Value::Bool(false))
-        );
-        static_on || self.registered(cap.method())
+        super::announces(&self.caps, cap.provider_key()) || self.registered(cap.method())
     }
 
     pub(super) fn registered(&self, method: &str) -> bool {

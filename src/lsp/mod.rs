@@ -18,7 +18,7 @@ pub mod wire;
 
 pub use annotations::MAX_TYPES;
 pub use batch::WorkspaceReport;
-pub use caps::Cap;
+pub use caps::{Cap, announces};
 pub use client::{ClientOptions, Connect, Dialect, LspClient};
 #[doc(hidden)]
 pub use convert::workspace_edit;

@@ -36,13 +36,8 @@ pub fn provider_of(method: &str) -> Option<&'static str> {
     EXTRA.iter().find(|(m, _)| *m == method).map(|(_, k)| *k)
 }
 
-/// Whether capabilities `caps` (a server's) announce `key`.
-pub fn announces(caps: &Value, key: &str) -> bool {
-    !matches!(
-        caps.get(key),
-        None | Some(Value::Null) | Some(Value::Bool(false))
-    )
-}
+/// Whether capabilities `caps` (a server's) announce `key`: the LSP layer's one reading.
+pub use crate::lsp::announces;
 
 /// The encoding for a client: the one every server of the root speaks when the client offers
 /// it (nothing to convert), else UTF-16 when offered (LSP's default, most servers'), else the

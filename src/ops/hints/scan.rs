@@ -93,31 +93,8 @@ pub fn calls(text: &str, first: u32, last: u32) -> Vec<CallSite> {
                 continue;
             }
             '\'' | '"' => {
-                let triple = i + 2 < chars.len() && chars[i + 1] == c && chars[i + 2] == c;
-                let n = if triple { 3 } else { 1 };
-                for _ in 0..n {
-                    step!();
-                }
-                while i < chars.len() {
-                    if chars[i] == '\\' {
-                        step!();
-                        if i < chars.len() {
-                            step!();
-                        }
-                        continue;
-                    }
-                    if !triple && chars[i] == '\n' {
-                        break;
-                    }
-                    if chars[i] == c
-                        && (!triple
-                            || (i + 2 < chars.len() && chars[i + 1] == c && chars[i + 2] == c))
-                    {
-                        for _ in 0..n {
-                            step!();
-                        }
-                        break;
-                    }
+                let end = skip_string(&chars, i).min(chars.len());
+                while i < end {
                     step!();
                 }
                 last_word = None;
