@@ -17,6 +17,9 @@
 //! many locations as lspgate's first answer did (the figure it could not know by itself: the
 //! direct side's time is a lower bound). Every client's final answer must hold the same count.
 //!
+//! - then one client hovering alone, and beside a second client that types into an unsaved
+//!   buffer: what keeping one client's buffer out of another's answers costs.
+//!
 //! Run: `cargo bench --bench lsp_face` (pyright from `.tools/`, see scripts/; minutes).
 
 mod common;
@@ -517,6 +520,59 @@ fn round(c: &mut Client, at: &Spots, times: &mut Times) {
     );
 }
 
+/// What another client's unsaved buffer costs this one (its requests wait while the server is
+/// shown that buffer, so no answer of theirs reflects it): `hover`s of `c` timed alone, then
+/// while a second `lspgate lsp` client edits `MODULE` without saving every 150 ms (the face
+/// asks for that buffer's diagnostics after each change) and hovers in it. Medians and p90 in
+/// ms: (alone, beside the typist).
+fn beside_a_typist(
+    c: &mut Client,
+    cmd: &[String],
+    root: &Path,
+    env: &[(String, String)],
+    at: &Spots,
+) -> ((f64, f64), (f64, f64)) {
+    const HOVERS: usize = 200;
+    let stats = |v: &[f64]| {
+        let s = sorted(v);
+        (percentile(&s, 0.5), percentile(&s, 0.9))
+    };
+    let timed = |c: &mut Client| {
+        (0..HOVERS)
+            .map(|_| {
+                let t = Instant::now();
+                c.hover(&at.hover, WARM_TIMEOUT);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect::<Vec<f64>>()
+    };
+    let alone = timed(c);
+    let mut typist = Client::start(cmd, root, env);
+    typist.open(root, MODULE);
+    let text = std::fs::read_to_string(root.join(MODULE)).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let beside = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut version = 1;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                version += 1;
+                typist.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": uri(&root.join(MODULE)), "version": version},
+                           "contentChanges": [{"text": format!("{text}\nunsaved_{version} = {version}\n")}]}),
+                );
+                typist.hover(&at.hover, WARM_TIMEOUT);
+                std::thread::sleep(Duration::from_millis(150));
+            }
+        });
+        let beside = timed(c);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        beside
+    });
+    typist.stop();
+    (stats(&alone), stats(&beside))
+}
+
 /// The position of `word` on the first line starting with `line_start` (0-based, UTF-16 on
 /// ASCII lines), as LSP parameters on `rel`.
 fn position(root: &Path, rel: &str, line_start: &str, word: &str) -> Value {
@@ -665,6 +721,7 @@ fn main() {
             round(&mut gate, &spots, &mut gt);
         }
     }
+    let typing = beside_a_typist(&mut gate, &gate_cmd, &root, &daemon.env(), &spots);
     gate.stop();
     direct.stop();
     drop(daemon);
@@ -807,6 +864,13 @@ fn main() {
         met(local_added),
         met(wide_added),
         met(all_added)
+    );
+    let ((alone_p50, alone_p90), (beside_p50, beside_p90)) = typing;
+    println!(
+        "hover beside a client typing into an unsaved buffer of the same module (its buffer is \
+         kept from this client's answers): median {beside_p50:.3} ms, p90 {beside_p90:.3} ms, \
+         against {alone_p50:.3} / {alone_p90:.3} ms alone ({:.2}× at the median)",
+        beside_p50 / alone_p50
     );
     if strays.is_empty() {
         println!("no pyright-langserver process of this run left");

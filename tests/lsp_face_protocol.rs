@@ -2,8 +2,9 @@
 //! in `lsp_face.rs`): positions converted between a UTF-16 client and clangd's UTF-8 on a line
 //! with non-ASCII text, `--language` fronting only some servers, a server command's
 //! `workspace/applyEdit` relayed to the client that ran it (ruff's autofix), inlay hints
-//! passed through with the preset's preferences, and bad input answered with the right error
-//! or the connection closed.
+//! passed through with the preset's preferences, bad input answered with the right error
+//! or the connection closed, and one client's unsaved text kept out of another's answers
+//! however their requests interleave.
 
 mod common;
 use common::*;
@@ -27,13 +28,23 @@ struct Client {
 
 impl Client {
     fn start(root: &Path, args: &[&str]) -> Client {
+        let home = root.join(".home-not-used");
+        let home = home.to_str().unwrap();
+        Client::start_with(
+            root,
+            args,
+            &[("LSPGATE_STANDALONE", "1"), ("LSPGATE_HOME", home)],
+        )
+    }
+
+    /// A client with `env` (a shared daemon's, say) in its process's environment.
+    fn start_with(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
         let mut child = Command::new(LSPGATE)
             .arg("lsp")
             .args(args)
             .current_dir(root)
             .env("PATH", test_path())
-            .env("LSPGATE_STANDALONE", "1")
-            .env("LSPGATE_HOME", root.join(".home-not-used"))
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())
@@ -491,5 +502,165 @@ async fn inlay_hints_pass_through_with_the_presets_preferences() {
             json!({"line": 1, "character": 22})
         ],
         "{r}"
+    );
+}
+
+/// Client A rewrites its unsaved buffer of `a.py` every 150 ms to define `secret` (a name the
+/// disk's `a.py` lacks) and asks about it; client B, through the same daemon and pyright,
+/// hovers `secret` in `b.py` (`from a import *`) again and again, and so does the CLI: none of
+/// their answers, nor B's published diagnostics of `b.py`, ever shows A's buffer, while A's
+/// own hovers do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_clients_unsaved_text_never_reaches_another_client() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = workspace(&[
+        ("pyproject.toml", "[project]\nname = \"isolated\"\n"),
+        ("a.py", "def base() -> int:\n    return 1\n"),
+        ("b.py", "from a import *\n\nprint(secret)\n"),
+    ]);
+    let root = ws.path().canonicalize().unwrap();
+    let env = d.env(&[]);
+    let a_py = root.join("a.py");
+    let b_py = root.join("b.py");
+    let mut a = Client::start_with(&root, &[], &env);
+    a.initialize(&root, &["utf-16"]).await;
+    a.open(&a_py, "python").await;
+    let mut b = Client::start_with(&root, &[], &env);
+    b.initialize(&root, &["utf-16"]).await;
+    b.open(&b_py, "python").await;
+    let undefined = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri(&b_py)
+            && m["params"]["diagnostics"]
+                .to_string()
+                .contains("is not defined")
+    };
+    b.wait(undefined).await;
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let stop = stop.clone();
+        let a_py = a_py.clone();
+        tokio::spawn(async move {
+            let mut own = Vec::new();
+            let mut version = 1;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                version += 1;
+                let text = format!(
+                    "def base() -> int:\n    return 1\n\nclass Leaked{version}:\n    pass\n\nsecret = Leaked{version}()\n"
+                );
+                a.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": uri(&a_py), "version": version},
+                           "contentChanges": [{"text": text}]}),
+                )
+                .await;
+                let hover = a
+                    .request(
+                        "textDocument/hover",
+                        json!({"textDocument": {"uri": uri(&a_py)}, "position": {"line": 6, "character": 1}}),
+                    )
+                    .await;
+                own.push(hover["result"].to_string());
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+            own
+        })
+    };
+    let cli = {
+        let stop = stop.clone();
+        let root = root.clone();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            let (mut hovers, mut diagnostics) = (Vec::new(), Vec::new());
+            let cli = |args: &[&str]| {
+                let out = std::process::Command::new(LSPGATE)
+                    .current_dir(&root)
+                    .args(args)
+                    .env("PATH", test_path())
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .output()
+                    .unwrap();
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            };
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && hovers.len() < 40 {
+                hovers.push(cli(&["hover", "b.py:3:7"]));
+                diagnostics.push(cli(&["diagnostics", "b.py"]));
+            }
+            (hovers, diagnostics)
+        })
+    };
+    let started = std::time::Instant::now();
+    let mut leaked = Vec::new();
+    let mut asked = 0;
+    while started.elapsed() < Duration::from_secs(15) {
+        asked += 1;
+        let hover = b
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": uri(&b_py)}, "position": {"line": 2, "character": 7}}),
+            )
+            .await;
+        let text = hover["result"].to_string();
+        if text.contains("Leaked") {
+            leaked.push(text);
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let own = churn.await.unwrap();
+    let (cli, cli_diagnostics) = cli.await.unwrap();
+    for d in &cli_diagnostics {
+        assert!(
+            d.contains("is not defined"),
+            "the CLI's diagnostics of b.py are A's buffer's: {d}"
+        );
+    }
+    eprintln!(
+        "B asked {asked} hovers, the CLI {}, A {} (its buffer in {})",
+        cli.len(),
+        own.len(),
+        own.iter().filter(|t| t.contains("Leaked")).count()
+    );
+    assert!(asked >= 50, "B asked only {asked} hovers");
+    assert!(
+        leaked.is_empty(),
+        "{} of B's {asked} hovers showed A's buffer: {:?}",
+        leaked.len(),
+        &leaked[..leaked.len().min(3)]
+    );
+    let cli_leaked: Vec<&String> = cli.iter().filter(|t| t.contains("Leaked")).collect();
+    assert!(
+        cli_leaked.is_empty(),
+        "{} of {} CLI hovers showed A's buffer: {cli_leaked:?}",
+        cli_leaked.len(),
+        cli.len()
+    );
+    assert!(cli.len() >= 5, "the CLI answered {} times", cli.len());
+    // B's diagnostics of b.py: each publish is the disk's (`secret` undefined).
+    let published: Vec<&Value> = b
+        .seen
+        .iter()
+        .filter(|m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri(&b_py)
+        })
+        .collect();
+    for p in &published {
+        assert!(
+            p["params"]["diagnostics"]
+                .to_string()
+                .contains("is not defined"),
+            "B got diagnostics of A's buffer: {p}"
+        );
+    }
+    // A's own answers are for its buffer.
+    let mine = own.iter().filter(|t| t.contains("Leaked")).count();
+    assert!(
+        mine * 2 >= own.len(),
+        "A's hovers show its buffer in {mine} of {}",
+        own.len()
     );
 }

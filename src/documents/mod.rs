@@ -1,7 +1,9 @@
 //! Open documents of one server: opened on demand, checked against the disk on every access
 //! (its `FileVersion`, then content) so no answer is computed on stale text, capped by an LRU,
 //! `source` overlays that never touch the disk, fresh diagnostics per document version, and
-//! reopened with their current text (overlays included) in a restarted server process.
+//! reopened with their current text (overlays included) in a restarted server process. An
+//! overlay holds the server's view exclusively (`lsp::View`): no one else's request is in
+//! flight while the server sees it, and no push computed on it is kept for another document.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,9 +17,12 @@ use url::Url;
 
 use crate::error::{Code, ToolError};
 use crate::lsp::wire::{WireDiagnostic, WirePos, WireRange};
-use crate::lsp::{Cap, LspClient};
+use crate::lsp::{Cap, LspClient, View};
 use crate::text::{self, Encoding, LineIndex};
 use crate::watch::FileVersion;
+
+/// How long a task showing the server an overlay waits for another document (see `lease`).
+const OVERLAY_WAIT: Duration = Duration::from_secs(5);
 
 struct DocState {
     open: bool,
@@ -91,6 +96,8 @@ impl DiskCopy {
 /// The server process documents are sent to; replaced when the server restarts.
 struct ClientSlot {
     client: std::sync::RwLock<Arc<LspClient>>,
+    /// What the server's answers may see; every process of the server is under it.
+    view: Arc<View>,
     /// Bumped on each replacement; a document opened in an older one must be reopened.
     generation: AtomicU64,
 }
@@ -179,7 +186,11 @@ impl Snapshot {
 
 enum Guard {
     Shared(#[allow(dead_code)] OwnedRwLockReadGuard<DocState>),
-    Overlay(OwnedRwLockWriteGuard<DocState>),
+    /// The document's text, and the server's view, held until the disk's text went back.
+    Overlay(
+        OwnedRwLockWriteGuard<DocState>,
+        Option<crate::lsp::view::Exclusive>,
+    ),
 }
 
 /// A document held for one operation: no other operation can change what the server sees
@@ -194,7 +205,7 @@ pub struct Lease {
 impl Lease {
     /// Whether the lease holds an overlay (text given instead of the disk's).
     pub fn is_overlay(&self) -> bool {
-        matches!(self.guard, Guard::Overlay(_))
+        matches!(self.guard, Guard::Overlay(..))
     }
 
     /// Makes sure the (possibly restarted) server process has this document open, as the
@@ -206,14 +217,21 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        if let Guard::Overlay(st) = &mut self.guard {
-            match read_disk(&self.doc.path) {
-                Ok((text, copy)) => set_text(&self.slot, &self.doc, st, text, Some(copy)),
+        if let Guard::Overlay(st, view) = &mut self.guard {
+            let back = match read_disk(&self.doc.path) {
+                Ok((text, copy)) => {
+                    set_text(&self.slot, &self.doc, st, text, Some(copy));
+                    Some(st.version)
+                }
                 Err(_) => {
                     self.slot.current().0.did_close(&self.doc.uri);
                     st.open = false;
+                    None
                 }
-            }
+            };
+            self.slot.view.restored(&self.doc.uri, back);
+            // The view is free again only now, with the disk's text sent.
+            drop(view.take());
         }
     }
 }
@@ -237,9 +255,12 @@ pub struct DocDiagnostics {
 
 impl Documents {
     pub fn new(client: Arc<LspClient>, cap: usize, room: Arc<AtomicUsize>) -> Documents {
+        let view = Arc::new(View::default());
+        client.attach(&view);
         Documents {
             slot: Arc::new(ClientSlot {
                 client: std::sync::RwLock::new(client),
+                view,
                 generation: AtomicU64::new(0),
             }),
             docs: Mutex::default(),
@@ -292,6 +313,7 @@ impl Documents {
     /// use right now with its current text (overlays included); those in use are reopened by
     /// their lease (`Lease::reopen`) before a retry.
     pub fn replace_client(&self, client: Arc<LspClient>) {
+        client.attach(&self.slot.view);
         if let Ok(mut c) = self.slot.client.write() {
             *c = client;
             self.slot.generation.fetch_add(1, Ordering::AcqRel);
@@ -325,23 +347,25 @@ impl Documents {
     ) -> Result<Lease, ToolError> {
         let doc = self.entry(path, language_id)?;
         if let Some(src) = overlay {
-            let mut st = doc.state.clone().write_owned().await;
+            let mut st = self.held(&doc, doc.state.clone().write_owned()).await?;
+            // The document first, then the view: a request holding the view waits for nothing.
+            let view = self.slot.view.exclusive(&doc.uri).await;
             set_text(&self.slot, &doc, &mut st, Arc::from(src), None);
             let snap = self.snapshot(&doc, &st);
             return Ok(Lease {
                 snap,
-                guard: Guard::Overlay(st),
+                guard: Guard::Overlay(st, Some(view)),
                 slot: self.slot.clone(),
                 doc,
             });
         }
         {
-            let st = doc.state.clone().read_owned().await;
+            let st = self.held(&doc, doc.state.clone().read_owned()).await?;
             if st.open && is_fresh(&doc.path, &st) {
                 return Ok(self.shared(doc, st));
             }
         }
-        let mut st = doc.state.clone().write_owned().await;
+        let mut st = self.held(&doc, doc.state.clone().write_owned()).await?;
         if !(st.open && is_fresh(&doc.path, &st)) {
             match read_disk(&doc.path) {
                 Ok((text, copy)) => set_text(&self.slot, &doc, &mut st, text, Some(copy)),
@@ -357,6 +381,21 @@ impl Documents {
             }
         }
         Ok(self.shared(doc, st.downgrade()))
+    }
+
+    /// Waits for `doc` (`lock`). A task showing the server an overlay keeps other overlays
+    /// waiting, and one of them may hold `doc` meanwhile, waiting for the view: such a task
+    /// waits a bounded time, so the two never wait for each other for good.
+    async fn held<G>(&self, doc: &Doc, lock: impl Future<Output = G>) -> Result<G, ToolError> {
+        if !self.slot.view.held_here() {
+            return Ok(lock.await);
+        }
+        tokio::time::timeout(OVERLAY_WAIT, lock).await.map_err(|_| {
+            ToolError::new(
+                Code::Timeout,
+                format!("{} is held by another overlay", doc.path.display()),
+            )
+        })
     }
 
     fn shared(&self, doc: Arc<Doc>, st: OwnedRwLockReadGuard<DocState>) -> Lease {

@@ -74,13 +74,15 @@ impl LspClient {
             Duration::from_secs(24 * 3600),
         );
         tokio::pin!(request);
+        // Not a request held in the view: a pass that saw an overlay is not used.
+        let mark = self.state.view.get().map(|v| v.mark());
         let mut found = WorkspaceReport::new();
         loop {
             tokio::select! {
                 answer = &mut request => {
                     // A server that answers: its items complete what it streamed.
                     add_reports(&mut found, &answer?);
-                    return Ok(found);
+                    return self.unseen(mark, found);
                 }
                 next = tokio::time::timeout(quiet, rx.recv()) => match next {
                     Err(_) => {
@@ -100,11 +102,28 @@ impl LspClient {
                     // to check, pyright reports it and ends without a begin).
                     Ok(Some((_, value))) => {
                         if value.get("kind").and_then(Value::as_str) == Some("end") {
-                            return Ok(found);
+                            return self.unseen(mark, found);
                         }
                     }
                 },
             }
+        }
+    }
+}
+
+impl LspClient {
+    /// A pass's findings, unless an overlay was shown to the server since `mark` (some were
+    /// then computed on it).
+    fn unseen(
+        &self,
+        mark: Option<Option<u64>>,
+        found: WorkspaceReport,
+    ) -> Result<WorkspaceReport, LspError> {
+        match (self.state.view.get(), mark) {
+            (Some(view), Some(mark)) if !view.clean_since(mark) => Err(LspError::Protocol(
+                "an overlay was shown to the server during the workspace diagnostics pass".into(),
+            )),
+            _ => Ok(found),
         }
     }
 }

@@ -293,6 +293,13 @@ impl LspClient {
         self.transport.stderr_tail()
     }
 
+    /// Puts this process under its server's view (see `View`): from now on its requests wait
+    /// for other tasks' overlays, and pushes computed on an overlay are dropped. Done once the
+    /// process is initialized, by the documents it serves.
+    pub fn attach(&self, view: &Arc<super::View>) {
+        let _ = self.state.view.set(view.clone());
+    }
+
     /// Sends `method` with `params` as given and hands back the server's answer as sent (a
     /// request lspgate forwards for a client of its own, `lspgate lsp`), bounded as any
     /// request of its kind and retried on `ContentModified` as they are.
@@ -353,6 +360,11 @@ impl LspClient {
         params: Value,
         timeout: Duration,
     ) -> Result<T, LspError> {
+        // No request of anyone else is in flight while an overlay is in place.
+        let _view = match self.state.view.get() {
+            Some(view) => Some(view.shared().await),
+            None => None,
+        };
         let mut attempt = 0;
         loop {
             let r = self

@@ -67,6 +67,12 @@ impl Inbox {
             tracing::debug!("bad publishDiagnostics");
             return;
         };
+        if let Some(view) = self.state.view.get()
+            && !view.admits_push(&p.uri, p.version)
+        {
+            tracing::debug!(uri = %p.uri, "a push computed on an overlay, dropped");
+            return;
+        }
         let seq = match self.state.publish_seq.lock() {
             Ok(mut s) => {
                 *s += 1;

@@ -13,6 +13,7 @@ mod requests;
 mod state;
 pub mod transport;
 mod tsserver;
+pub mod view;
 mod watched;
 pub mod wire;
 
@@ -24,6 +25,7 @@ pub use client::{ClientOptions, Connect, Dialect, LspClient};
 pub use convert::workspace_edit;
 pub use state::{EditSink, RawEditSink};
 pub use transport::SpawnSpec;
+pub use view::View;
 
 use std::time::Duration;
 

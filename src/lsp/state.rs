@@ -56,6 +56,8 @@ pub(super) struct State {
     pub(super) workspace_diagnostics: AtomicBool,
     /// This process's one workspace diagnostics pass was claimed (`batch`).
     pub(super) workspace_pass: AtomicBool,
+    /// The server's view (its overlays), once its documents are attached (`LspClient::attach`).
+    pub(super) view: std::sync::OnceLock<Arc<super::View>>,
 }
 
 /// Receives the server's `workspace/applyEdit` requests: the edit, and where to say whether it

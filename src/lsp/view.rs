@@ -1,0 +1,340 @@
+//! What one server's answers may see: while an operation shows the server a text that is not on
+//! disk (an overlay: a client's unsaved buffer, an agent's `source`), no request of anyone else
+//! is in flight on that server, and what it pushes for other documents meanwhile is dropped
+//! (it was computed on that text) until the server has taken the disk's text back.
+//!
+//! Requests hold the view shared for as long as they are in flight; an overlay holds it
+//! exclusively from the moment its text is sent until the disk's is sent back. The task that
+//! holds it exclusively passes freely (an operation asks its own questions about its own
+//! overlay), and an exclusive holder waiting keeps new shared holders out, so a stream of
+//! requests never starves an overlay.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use url::Url;
+
+/// After an overlay's document got its disk text back, how long other documents' pushes are
+/// still dropped when the server publishes nothing for that document to show it took the
+/// text back (a server that sends no diagnostics for it, or none with versions).
+const SETTLE_AFTER_RESTORE: Duration = Duration::from_secs(2);
+
+/// One server's view, shared by all its processes (a restart keeps it).
+#[derive(Default)]
+pub struct View {
+    state: Mutex<State>,
+    changed: Notify,
+}
+
+#[derive(Default)]
+struct State {
+    /// Requests in flight (shared holders).
+    shared: usize,
+    /// The task holding the view exclusively, and how many times it holds it.
+    owner: Option<(Option<tokio::task::Id>, usize)>,
+    /// Exclusive holders waiting for it.
+    waiting: usize,
+    /// Overlays in place or lately taken back, whose taint other documents' pushes carry.
+    overlays: Vec<Overlay>,
+    /// Overlays begun so far.
+    begun: u64,
+}
+
+struct Overlay {
+    uri: Url,
+    /// `None` while in place; then the version the disk's text went back as (`None`: closed
+    /// instead) and when.
+    restored: Option<(Option<i32>, Instant)>,
+}
+
+fn me() -> Option<tokio::task::Id> {
+    tokio::task::try_id()
+}
+
+/// A request's hold on the view, released when dropped.
+pub struct Shared {
+    view: Option<Arc<View>>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(view) = &self.view {
+            view.update(|s| s.shared = s.shared.saturating_sub(1));
+        }
+    }
+}
+
+/// An overlay's hold on the view, released when dropped (after the disk's text was sent back).
+pub struct Exclusive {
+    view: Arc<View>,
+}
+
+impl Drop for Exclusive {
+    fn drop(&mut self) {
+        self.view.update(|s| {
+            if let Some((_, depth)) = &mut s.owner {
+                *depth -= 1;
+                if *depth == 0 {
+                    s.owner = None;
+                }
+            }
+        });
+    }
+}
+
+/// Counts an exclusive holder as waiting for as long as it waits (also if its wait is dropped).
+struct Waiting<'a>(&'a View);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.update(|s| s.waiting = s.waiting.saturating_sub(1));
+    }
+}
+
+impl View {
+    fn update(&self, f: impl FnOnce(&mut State)) {
+        if let Ok(mut s) = self.state.lock() {
+            f(&mut s);
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// Holds the view for one request: waits while another task's overlay is in place or
+    /// waiting to be. The overlay's own task passes at once.
+    pub async fn shared(self: &Arc<Self>) -> Shared {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let Ok(mut s) = self.state.lock() else {
+                    return Shared { view: None };
+                };
+                match s.owner {
+                    Some((owner, _)) if owner == me() => return Shared { view: None },
+                    None if s.waiting == 0 => {
+                        s.shared += 1;
+                        return Shared {
+                            view: Some(self.clone()),
+                        };
+                    }
+                    _ => {}
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Holds the view for an overlay of `uri`: waits until no request of another task is in
+    /// flight and no other overlay is in place. Taken again by the task holding it, it nests.
+    pub async fn exclusive(self: &Arc<Self>, uri: &Url) -> Exclusive {
+        let mut waiting = None;
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let Ok(mut s) = self.state.lock() else {
+                    break;
+                };
+                let mine = me();
+                let shared = s.shared;
+                let free = match &mut s.owner {
+                    Some((owner, depth)) if *owner == mine => {
+                        *depth += 1;
+                        true
+                    }
+                    Some(_) => false,
+                    owner @ None if shared == 0 => {
+                        *owner = Some((mine, 1));
+                        true
+                    }
+                    None => false,
+                };
+                if free {
+                    s.begun += 1;
+                    s.overlays.push(Overlay {
+                        uri: uri.clone(),
+                        restored: None,
+                    });
+                    break;
+                }
+                if waiting.is_none() {
+                    s.waiting += 1;
+                    waiting = Some(Waiting(self));
+                }
+            }
+            notified.await;
+        }
+        drop(waiting);
+        Exclusive { view: self.clone() }
+    }
+
+    /// `uri`'s overlay is gone: its disk text went back as `version` (`None`: it was closed).
+    /// Other documents' pushes are dropped until the server publishes that version for it (so
+    /// it has taken it), or for a while.
+    pub fn restored(&self, uri: &Url, version: Option<i32>) {
+        self.update(|s| {
+            if let Some(o) = s
+                .overlays
+                .iter_mut()
+                .find(|o| &o.uri == uri && o.restored.is_none())
+            {
+                o.restored = Some((version, Instant::now()));
+            }
+        });
+    }
+
+    /// Whether a push for `uri` at `version` was computed on the disk's texts alone, as far
+    /// as lspgate can tell; pushes for an overlay's own document always are kept (their
+    /// version tells which text they are of).
+    pub fn admits_push(&self, uri: &Url, version: Option<i32>) -> bool {
+        let Ok(mut s) = self.state.lock() else {
+            return true;
+        };
+        let now = Instant::now();
+        s.overlays.retain(|o| match o.restored {
+            None => true,
+            Some((_, at)) if now.duration_since(at) > SETTLE_AFTER_RESTORE => false,
+            // The server published the restored version: it has taken the disk's text back.
+            Some((back, _)) if &o.uri == uri => match (back, version) {
+                (Some(b), Some(v)) => v < b,
+                _ => false,
+            },
+            Some(_) => true,
+        });
+        s.overlays.iter().all(|o| &o.uri == uri)
+    }
+
+    /// Whether the running task holds the view exclusively (it shows the server an overlay).
+    pub fn held_here(&self) -> bool {
+        self.state
+            .lock()
+            .is_ok_and(|s| s.owner.is_some_and(|(owner, _)| owner == me()))
+    }
+
+    /// Whether some overlay is in place or lately taken back (pushes for other documents are
+    /// being dropped).
+    pub fn tainted(&self) -> bool {
+        self.state.lock().is_ok_and(|s| !s.overlays.is_empty())
+    }
+
+    /// A mark to tell, with `clean_since`, whether an answer that took a while (a whole
+    /// workspace's diagnostics, not held as a request) saw an overlay.
+    pub fn mark(&self) -> Option<u64> {
+        let s = self.state.lock().ok()?;
+        s.overlays.is_empty().then_some(s.begun)
+    }
+
+    /// Whether no overlay was shown since `mark` (taken with no overlay about).
+    pub fn clean_since(&self, mark: Option<u64>) -> bool {
+        let Some(mark) = mark else { return false };
+        self.state
+            .lock()
+            .is_ok_and(|s| s.begun == mark && s.overlays.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uri(name: &str) -> Url {
+        Url::parse(&format!("file:///w/{name}")).unwrap()
+    }
+
+    /// A request of another task waits while an overlay is in place; the overlay's own task
+    /// passes; the request goes on once the overlay is gone.
+    #[tokio::test]
+    async fn requests_wait_for_another_tasks_overlay() {
+        let view = Arc::new(View::default());
+        let held = tokio::spawn({
+            let view = view.clone();
+            async move {
+                let ex = view.exclusive(&uri("a.py")).await;
+                // Its own requests pass.
+                let own = tokio::time::timeout(Duration::from_millis(100), view.shared()).await;
+                assert!(own.is_ok());
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                drop(ex);
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let t = Instant::now();
+        let _s = view.shared().await;
+        assert!(
+            t.elapsed() >= Duration::from_millis(100),
+            "{:?}",
+            t.elapsed()
+        );
+        held.await.unwrap();
+    }
+
+    /// An overlay waits for the requests in flight, and keeps new ones out meanwhile.
+    #[tokio::test]
+    async fn an_overlay_waits_for_requests_in_flight_and_is_not_starved() {
+        let view = Arc::new(View::default());
+        let first = view.shared().await;
+        let overlay = tokio::spawn({
+            let view = view.clone();
+            async move {
+                let ex = view.exclusive(&uri("a.py")).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                drop(ex);
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // A newcomer queues behind the waiting overlay.
+        let newcomer = tokio::spawn({
+            let view = view.clone();
+            async move {
+                let _s = view.shared().await;
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!newcomer.is_finished());
+        assert!(!overlay.is_finished());
+        drop(first);
+        overlay.await.unwrap();
+        newcomer.await.unwrap();
+    }
+
+    /// Pushes for other documents are dropped while an overlay is in place and until the
+    /// server publishes the restored version of the overlay's document.
+    #[tokio::test]
+    async fn pushes_for_other_documents_wait_for_the_restored_version() {
+        let view = Arc::new(View::default());
+        let (a, b) = (uri("a.py"), uri("b.py"));
+        assert!(view.admits_push(&b, Some(1)));
+        let ex = view.exclusive(&a).await;
+        assert!(!view.admits_push(&b, Some(1)));
+        assert!(view.admits_push(&a, Some(7)), "the overlay's own");
+        view.restored(&a, Some(8));
+        drop(ex);
+        assert!(
+            !view.admits_push(&b, Some(1)),
+            "before the server took it back"
+        );
+        assert!(view.admits_push(&a, Some(7)));
+        assert!(!view.admits_push(&b, Some(1)));
+        assert!(view.admits_push(&a, Some(8)));
+        assert!(view.admits_push(&b, Some(1)), "after");
+        assert!(!view.tainted());
+    }
+
+    /// A long answer taken while no overlay was about is clean only if none came meanwhile.
+    #[tokio::test]
+    async fn a_mark_tells_whether_an_overlay_came_since() {
+        let view = Arc::new(View::default());
+        let mark = view.mark();
+        assert!(view.clean_since(mark));
+        let ex = view.exclusive(&uri("a.py")).await;
+        assert_eq!(view.mark(), None, "no mark while one is in place");
+        assert!(!view.clean_since(view.mark()));
+        view.restored(&uri("a.py"), None);
+        drop(ex);
+        assert!(!view.clean_since(mark));
+    }
+}
