@@ -184,10 +184,46 @@ impl Dir {
             .map_err(io::Error::from)
     }
 
+    /// Replaces (or creates) the file `name` with `content`, atomically: a temporary file beside
+    /// it (`create_temp`), given the mode of the file it replaces, synced, then renamed over the
+    /// name (a symlink there is replaced, never followed).
+    pub fn replace(&self, name: &OsStr, content: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let (tmp, mut f) = self.create_temp(name)?;
+        let mode = match self.stat(name) {
+            Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
+                Some(st.st_mode & 0o7777)
+            }
+            _ => None,
+        };
+        let written = (|| {
+            f.write_all(content)?;
+            if let Some(m) = mode {
+                f.set_permissions(std::fs::Permissions::from_mode(m))?;
+            }
+            f.sync_all()?;
+            self.rename(&tmp, name, 0)
+        })();
+        if let Err(e) = written {
+            let _ = self.remove(&tmp);
+            return Err(e);
+        }
+        // The rename is durable once the folder is.
+        let _ = self.sync();
+        Ok(())
+    }
+
     /// Removes the file (or symlink, not followed) `name`.
     pub fn remove(&self, name: &OsStr) -> io::Result<()> {
         let c = cstr(name)?;
         rustix::fs::unlinkat(&self.fd, c.as_c_str(), AtFlags::empty()).map_err(io::Error::from)
+    }
+
+    /// Removes the empty folder `name` (a symlink there is not followed: an error).
+    pub fn remove_dir(&self, name: &OsStr) -> io::Result<()> {
+        let c = cstr(name)?;
+        rustix::fs::unlinkat(&self.fd, c.as_c_str(), AtFlags::REMOVEDIR).map_err(io::Error::from)
     }
 
     /// Flushes the folder's entries (a rename in it) to disk.
