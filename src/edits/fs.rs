@@ -98,14 +98,14 @@ impl Dir {
         }
     }
 
-    /// The sub-folder `name`, created first if missing (then opened without following a
-    /// symlink, so one put there meanwhile is refused).
-    pub fn child_or_create(&self, name: &OsStr) -> io::Result<Dir> {
+    /// The sub-folder `name`, created first if missing with `mode` (less the umask; then opened
+    /// without following a symlink, so one put there meanwhile is refused).
+    pub fn child_or_create(&self, name: &OsStr, mode: libc::mode_t) -> io::Result<Dir> {
         if let Some(d) = self.child(name)? {
             return Ok(d);
         }
         let c = cstr(name)?;
-        let r = rustix::fs::mkdirat(&self.fd, c.as_c_str(), Mode::from_raw_mode(0o777));
+        let r = rustix::fs::mkdirat(&self.fd, c.as_c_str(), Mode::from_raw_mode(mode));
         if let Err(e) = r
             && e != rustix::io::Errno::EXIST
         {
@@ -161,11 +161,11 @@ impl Dir {
         .map(File::from)
     }
 
-    /// Creates `name` with `content` unless it exists (whatever it is: a symlink there is left
-    /// alone, not followed). Returns whether it was created.
-    pub fn create_new(&self, name: &OsStr, content: &[u8]) -> io::Result<bool> {
+    /// Creates `name` with `content` and `mode` (less the umask) unless it exists (whatever it
+    /// is: a symlink there is left alone, not followed). Returns whether it was created.
+    pub fn create_new(&self, name: &OsStr, content: &[u8], mode: libc::mode_t) -> io::Result<bool> {
         use std::io::Write;
-        match self.open_at(name, CREATE_NEW, Mode::from_raw_mode(0o666)) {
+        match self.open_at(name, CREATE_NEW, Mode::from_raw_mode(mode)) {
             Ok(fd) => {
                 let mut f = File::from(fd);
                 f.write_all(content)?;
@@ -259,7 +259,7 @@ pub fn walk(base: &Path, rel: &Path) -> io::Result<Option<Dir>> {
 pub fn walk_creating(base: &Path, rel: &Path) -> io::Result<Dir> {
     let mut dir = Dir::open(base)?;
     for name in plain(rel)? {
-        dir = dir.child_or_create(name)?;
+        dir = dir.child_or_create(name, 0o777)?;
     }
     Ok(dir)
 }
@@ -347,7 +347,7 @@ mod tests {
         assert!(is_symlink_error(&e), "{e}");
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
         let d = walk_creating(&root, Path::new("real/a/b")).unwrap();
-        assert!(d.create_new(os("f"), b"x").unwrap());
+        assert!(d.create_new(os("f"), b"x", 0o666).unwrap());
         assert_eq!(std::fs::read(root.join("real/a/b/f")).unwrap(), b"x");
         assert!(walk(&root, Path::new("../outside")).is_err());
         assert!(walk(&root, Path::new("/etc")).is_err());
@@ -386,7 +386,7 @@ mod tests {
         // A symlink planted at the temporary name is never followed: a name taken is skipped.
         std::fs::write(dir.path().join("victim"), "v").unwrap();
         symlink(dir.path().join("victim"), dir.path().join("planted")).unwrap();
-        assert!(!d.create_new(os("planted"), b"x").unwrap());
+        assert!(!d.create_new(os("planted"), b"x", 0o666).unwrap());
         assert_eq!(std::fs::read(dir.path().join("victim")).unwrap(), b"v");
         let mut names = d.names().unwrap();
         names.sort();
