@@ -3,7 +3,7 @@
 //! servers and hooks, comments, unusual indentation) keep them byte for byte; the result parses
 //! and has the documented shapes; a second run changes nothing; `--dry-run` prints a diff and
 //! writes nothing; a file that does not parse is refused with nothing written; `--remove` gives
-//! back the original bytes; `--user` writes under HOME.
+//! back the original bytes; `--user` writes under HOME. Symbolic links: `setup/links.rs`.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+
+#[path = "setup/links.rs"]
+mod links;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lspgate");
 
@@ -699,28 +702,4 @@ fn codex_keeps_a_changed_block_and_windows_line_ends() {
     let out = ok(env.setup(&["codex", "--remove"]));
     assert!(out.contains("note: left the lspgate block"), "{out}");
     assert_eq!(env.read(".codex/config.toml"), changed);
-}
-
-#[test]
-fn writes_keep_permissions_and_follow_links() {
-    let env = Env::new();
-    let elsewhere = temp();
-    let real = elsewhere.path().join("mcp.json");
-    std::fs::write(&real, "{\"mcpServers\": {}}\n").unwrap();
-    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
-    std::os::unix::fs::symlink(&real, env.root.path().join(".mcp.json")).unwrap();
-    ok(env.setup(&["claude-code"]));
-    let link = env.root.path().join(".mcp.json");
-    assert!(
-        std::fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
-    let text = std::fs::read_to_string(&real).unwrap();
-    assert!(text.contains("\"lspgate\""), "{text}");
-    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600);
-    // No temporary file left beside it.
-    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 1);
 }

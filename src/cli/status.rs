@@ -225,7 +225,6 @@ pub fn open_browser(url: &str) {
 /// A private file that sends a browser on to `url` (replaced at each `--open`).
 fn moving_on(url: &str) -> Result<std::path::PathBuf, String> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let dir = crate::workspace::dirs::runtime_dir()?;
     let path = dir.join("status-open.html");
     let _ = std::fs::remove_file(&path);
@@ -233,14 +232,12 @@ fn moving_on(url: &str) -> Result<std::path::PathBuf, String> {
     let html = format!(
         "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url={attr}\"><title>lspgate</title>\n"
     );
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .and_then(|mut f| f.write_all(html.as_bytes()))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::workspace::dirs::private_file(
+        &path,
+        std::fs::OpenOptions::new().write(true).create_new(true),
+    )
+    .and_then(|mut f| f.write_all(html.as_bytes()))
+    .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 

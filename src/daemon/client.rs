@@ -126,15 +126,7 @@ async fn start(socket: &std::path::Path) -> Result<UnixStream, String> {
 /// Spawns `lspgate daemon`, detached; the flag is set once that process has exited.
 fn spawn_daemon() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find lspgate itself: {e}"))?;
-    let log = paths::log_file();
-    if let Some(dir) = log.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .map_err(|e| format!("{}: {e}", log.display()))?;
+    let log = paths::open_log()?;
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("daemon")
         .stdin(std::process::Stdio::null())

@@ -98,14 +98,14 @@ impl Dir {
         }
     }
 
-    /// The sub-folder `name`, created first if missing (then opened without following a
-    /// symlink, so one put there meanwhile is refused).
-    pub fn child_or_create(&self, name: &OsStr) -> io::Result<Dir> {
+    /// The sub-folder `name`, created first if missing with `mode` (less the umask; then opened
+    /// without following a symlink, so one put there meanwhile is refused).
+    pub fn child_or_create(&self, name: &OsStr, mode: libc::mode_t) -> io::Result<Dir> {
         if let Some(d) = self.child(name)? {
             return Ok(d);
         }
         let c = cstr(name)?;
-        let r = rustix::fs::mkdirat(&self.fd, c.as_c_str(), Mode::from_raw_mode(0o777));
+        let r = rustix::fs::mkdirat(&self.fd, c.as_c_str(), Mode::from_raw_mode(mode));
         if let Err(e) = r
             && e != rustix::io::Errno::EXIST
         {
@@ -161,11 +161,11 @@ impl Dir {
         .map(File::from)
     }
 
-    /// Creates `name` with `content` unless it exists (whatever it is: a symlink there is left
-    /// alone, not followed). Returns whether it was created.
-    pub fn create_new(&self, name: &OsStr, content: &[u8]) -> io::Result<bool> {
+    /// Creates `name` with `content` and `mode` (less the umask) unless it exists (whatever it
+    /// is: a symlink there is left alone, not followed). Returns whether it was created.
+    pub fn create_new(&self, name: &OsStr, content: &[u8], mode: libc::mode_t) -> io::Result<bool> {
         use std::io::Write;
-        match self.open_at(name, CREATE_NEW, Mode::from_raw_mode(0o666)) {
+        match self.open_at(name, CREATE_NEW, Mode::from_raw_mode(mode)) {
             Ok(fd) => {
                 let mut f = File::from(fd);
                 f.write_all(content)?;
@@ -184,10 +184,46 @@ impl Dir {
             .map_err(io::Error::from)
     }
 
+    /// Replaces (or creates) the file `name` with `content`, atomically: a temporary file beside
+    /// it (`create_temp`), given the mode of the file it replaces, synced, then renamed over the
+    /// name (a symlink there is replaced, never followed).
+    pub fn replace(&self, name: &OsStr, content: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let (tmp, mut f) = self.create_temp(name)?;
+        let mode = match self.stat(name) {
+            Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
+                Some(st.st_mode & 0o7777)
+            }
+            _ => None,
+        };
+        let written = (|| {
+            f.write_all(content)?;
+            if let Some(m) = mode {
+                f.set_permissions(std::fs::Permissions::from_mode(m))?;
+            }
+            f.sync_all()?;
+            self.rename(&tmp, name, 0)
+        })();
+        if let Err(e) = written {
+            let _ = self.remove(&tmp);
+            return Err(e);
+        }
+        // The rename is durable once the folder is.
+        let _ = self.sync();
+        Ok(())
+    }
+
     /// Removes the file (or symlink, not followed) `name`.
     pub fn remove(&self, name: &OsStr) -> io::Result<()> {
         let c = cstr(name)?;
         rustix::fs::unlinkat(&self.fd, c.as_c_str(), AtFlags::empty()).map_err(io::Error::from)
+    }
+
+    /// Removes the empty folder `name` (a symlink there is not followed: an error).
+    pub fn remove_dir(&self, name: &OsStr) -> io::Result<()> {
+        let c = cstr(name)?;
+        rustix::fs::unlinkat(&self.fd, c.as_c_str(), AtFlags::REMOVEDIR).map_err(io::Error::from)
     }
 
     /// Flushes the folder's entries (a rename in it) to disk.
@@ -223,7 +259,7 @@ pub fn walk(base: &Path, rel: &Path) -> io::Result<Option<Dir>> {
 pub fn walk_creating(base: &Path, rel: &Path) -> io::Result<Dir> {
     let mut dir = Dir::open(base)?;
     for name in plain(rel)? {
-        dir = dir.child_or_create(name)?;
+        dir = dir.child_or_create(name, 0o777)?;
     }
     Ok(dir)
 }
@@ -311,7 +347,7 @@ mod tests {
         assert!(is_symlink_error(&e), "{e}");
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
         let d = walk_creating(&root, Path::new("real/a/b")).unwrap();
-        assert!(d.create_new(os("f"), b"x").unwrap());
+        assert!(d.create_new(os("f"), b"x", 0o666).unwrap());
         assert_eq!(std::fs::read(root.join("real/a/b/f")).unwrap(), b"x");
         assert!(walk(&root, Path::new("../outside")).is_err());
         assert!(walk(&root, Path::new("/etc")).is_err());
@@ -350,7 +386,7 @@ mod tests {
         // A symlink planted at the temporary name is never followed: a name taken is skipped.
         std::fs::write(dir.path().join("victim"), "v").unwrap();
         symlink(dir.path().join("victim"), dir.path().join("planted")).unwrap();
-        assert!(!d.create_new(os("planted"), b"x").unwrap());
+        assert!(!d.create_new(os("planted"), b"x", 0o666).unwrap());
         assert_eq!(std::fs::read(dir.path().join("victim")).unwrap(), b"v");
         let mut names = d.names().unwrap();
         names.sort();

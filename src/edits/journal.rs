@@ -36,7 +36,7 @@ use super::{FileChange, Plan};
 use crate::error::{Code, ToolError};
 use crate::state::{self, DB, Db};
 use crate::text::digest;
-use crate::workspace::{Root, normalize};
+use crate::workspace::{Root, dirs, normalize};
 
 mod seal;
 
@@ -158,10 +158,12 @@ fn linked(root: &Root, link: &Path) -> ToolError {
     .with_data(json!({"file": shown}))
 }
 
-/// Opens (creating) the state folder. Inside the workspace (the default `.lspgate`) every
-/// folder of it is walked from the root and created following no symlink, and a symlink on the
-/// way is refused (`linked`). Outside the workspace it was named on the command line
-/// (`--state`), which trusts it.
+/// Opens (creating) the state folder: every folder lspgate makes for it is 0700, and the folder
+/// must be this user's and writable by no one else (`dirs`: another user could swap the
+/// journal's entries), else the error says what to do. Inside the workspace (`--state` naming
+/// a folder there) every folder of it is walked from the root and created following no
+/// symlink, and a symlink on the way is refused (`linked`). Outside it (the default: in
+/// lspgate's data folder, which is checked down to it) it is the user's choice of place.
 fn state_folder(dir: &Path, root: &Root) -> Result<(PathBuf, Dir), ToolError> {
     let path = location(dir);
     let io = |action: &str, at: &Path, e: std::io::Error| {
@@ -172,22 +174,24 @@ fn state_folder(dir: &Path, root: &Root) -> Result<(PathBuf, Dir), ToolError> {
         let mut at = root.path().to_path_buf();
         for name in rel.iter() {
             at.push(name);
-            folder = match folder.child_or_create(name) {
+            folder = match folder.child_or_create(name, 0o700) {
                 Ok(d) => d,
                 Err(e) if fs::is_symlink_error(&e) => return Err(linked(root, &at)),
                 Err(e) => return Err(io("create", &at, e)),
             };
         }
+        if path != root.path() {
+            dirs::check(&path).map_err(ToolError::internal)?;
+        }
         return Ok((path, folder));
     }
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&path)
-            .map_err(|e| io("create", &path, e))?;
-    }
+    let data = location(&crate::workspace::data_dir());
+    let top = if path.starts_with(&data) {
+        &data
+    } else {
+        &path
+    };
+    dirs::private_dir(top, &path).map_err(ToolError::internal)?;
     let real = path.canonicalize().map_err(|e| io("open", &path, e))?;
     let folder = Dir::open(&real).map_err(|e| io("open", &real, e))?;
     Ok((real, folder))
@@ -262,6 +266,7 @@ fn own_files(dir: &Path, root: &Root) -> Result<(PathBuf, std::fs::File), ToolEr
             .create_new(
                 OsStr::new(".gitignore"),
                 b"# lspgate's state (edit journal)\n*\n",
+                0o600,
             )
             .map_err(|e| io(".gitignore", e))?;
     }

@@ -230,7 +230,6 @@ impl TokenFile {
     /// 0600 and never through a symlink; a leftover of a listener that died is replaced.
     fn write(addr: SocketAddr, token: &Token) -> Result<TokenFile, String> {
         use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
         let dir = crate::workspace::dirs::runtime_dir()?;
         let path = dir.join(format!("http-{addr}.token"));
         match std::fs::remove_file(&path) {
@@ -238,13 +237,11 @@ impl TokenFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(format!("{}: {e}", path.display())),
         }
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut f = crate::workspace::dirs::private_file(
+            &path,
+            std::fs::OpenOptions::new().write(true).create_new(true),
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
         f.write_all(format!("{}\n", token.secret).as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(TokenFile(path))

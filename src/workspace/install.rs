@@ -11,7 +11,11 @@ use super::presets::{Install, Preset, install_dir, locate};
 /// command starts; the executable installed.
 pub fn install(preset: &Preset, step: &dyn Fn(&str)) -> Result<PathBuf, String> {
     let dir = install_dir(preset);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // Made 0700 (its parents in the data folder too), so no one else reaches what is installed.
+    let sub = dir
+        .strip_prefix(super::data_dir())
+        .map_err(|_| format!("{} is not in the data folder", dir.display()))?;
+    super::dirs::data(sub)?;
     match preset.install {
         Install::Npm(pkgs) => npm(&dir, pkgs, step)?,
         Install::Pip(pkgs) => pip(&dir, pkgs, step)?,

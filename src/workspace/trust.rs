@@ -179,30 +179,21 @@ pub fn grant_root(root: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// Records `bytes` as the trusted content of `config`; returns the record's path. The record
-/// is written to a temporary file and renamed into place (folder 0700, file 0600).
+/// is written to a temporary file and renamed into place (folder 0700, file 0600; the folder
+/// and the data folder refused when another user owns or may write to them: `dirs`).
 pub fn grant(config: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
-    let dir = dir();
-    std::fs::create_dir_all(&dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-    }
+    let dir = super::dirs::data(Path::new("trust")).map_err(std::io::Error::other)?;
     let path = record_path(config);
     let tmp = dir.join(format!(
         ".{}.{}",
         std::process::id(),
         digest(bytes).get(..16).unwrap_or("tmp")
     ));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
     let _ = std::fs::remove_file(&tmp);
-    let mut f = options.open(&tmp)?;
+    let mut f = super::dirs::private_file(
+        &tmp,
+        std::fs::OpenOptions::new().write(true).create_new(true),
+    )?;
     let written = writeln!(f, "{} {}", digest(bytes), config.display())
         .and_then(|()| f.sync_all())
         .and_then(|()| std::fs::rename(&tmp, &path));

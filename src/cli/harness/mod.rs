@@ -4,7 +4,9 @@
 //! What goes where is the table in `table.rs`; the text is edited by `merge.rs` (JSON, JSONC,
 //! over the spans `json.rs` finds) and `block.rs` (TOML), so every byte outside lspgate's
 //! entries stays as it was; `disk.rs` reads, writes atomically and diffs. Every file is
-//! checked before any is written: one that does not parse stops the whole run.
+//! checked before any is written: one that does not parse stops the whole run, and so does a
+//! project file reached through a symbolic link (`disk::Place`: a repository's link is never
+//! written through).
 //!
 //! An lspgate entry that differs from what `setup` writes may be the user's, or hold the
 //! user's changes: `setup` keeps it as it is and `--remove` leaves it in, each with a note.
@@ -65,7 +67,8 @@ pub struct SetupArgs {
 struct Plan {
     /// As printed: relative to the root, or `~/…`.
     shown: String,
-    path: PathBuf,
+    /// Under the root or the home folder.
+    rel: PathBuf,
     /// `None`: no file.
     before: Option<String>,
     /// `None`: no file (removed, or never made).
@@ -103,11 +106,11 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
         } else {
             rel.clone()
         };
-        let path = base.join(&rel);
-        match plan(&path, file, &cmd, args.remove) {
+        let rel = PathBuf::from(rel);
+        match plan(&place(&base, &rel, args.user), file, &cmd, args.remove) {
             Ok((before, after, kept)) => plans.push(Plan {
                 shown,
-                path,
+                rel,
                 before,
                 after,
                 kept,
@@ -157,9 +160,10 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
         return 0;
     }
     for p in &changed {
+        let at = place(&base, &p.rel, args.user);
         let done = match &p.after {
-            Some(text) => disk::write(&p.path, text).map(|()| "wrote"),
-            None => disk::delete(&p.path, &base).map(|()| "removed"),
+            Some(text) => at.write(text).map(|()| "wrote"),
+            None => at.delete(&base).map(|()| "removed"),
         };
         match done {
             Ok(verb) => say!("{verb} {}", p.shown),
@@ -201,7 +205,17 @@ fn kept(plans: &[Plan], remove: bool) {
     }
 }
 
-/// The folder the files are under: the home folder with `--user`, else the project root.
+/// Where `rel` under `base` is: the user's own file with `--user`, else a project's.
+fn place<'a>(base: &'a Path, rel: &'a Path, user: bool) -> disk::Place<'a> {
+    if user {
+        disk::Place::User(base.join(rel))
+    } else {
+        disk::Place::Project(base, rel)
+    }
+}
+
+/// The folder the files are under: the home folder with `--user`, else the project root (its
+/// real path: what is under it is reached following no link).
 fn base(cli: &Cli, user: bool) -> Result<PathBuf, String> {
     if user {
         return match context::var("HOME") {
@@ -217,7 +231,8 @@ fn base(cli: &Cli, user: bool) -> Result<PathBuf, String> {
     if !root.is_dir() {
         return Err(format!("{} is not a folder", root.display()));
     }
-    Ok(root)
+    root.canonicalize()
+        .map_err(|e| format!("{}: {e}", root.display()))
 }
 
 /// `file`'s path under `base`: its `instead` name when a file of that name is there.
@@ -230,7 +245,7 @@ fn relative(base: &Path, file: &File, user: bool) -> String {
         Some((dir, _)) => format!("{dir}/{instead}"),
         None => instead.to_string(),
     };
-    if base.join(&alt).exists() {
+    if std::fs::symlink_metadata(base.join(&alt)).is_ok() {
         alt
     } else {
         rel.to_string()
@@ -241,8 +256,8 @@ fn relative(base: &Path, file: &File, user: bool) -> String {
 /// lspgate's entries left as they were, as a note names them.
 type Change = (Option<String>, Option<String>, Vec<String>);
 
-fn plan(path: &Path, file: &File, cmd: &str, remove: bool) -> Result<Change, String> {
-    let before = disk::read(path)?;
+fn plan(place: &disk::Place, file: &File, cmd: &str, remove: bool) -> Result<Change, String> {
+    let before = place.read()?;
     let text = before.clone().unwrap_or_else(|| file.seed.to_string());
     let entries: Vec<Entry> = file.puts.iter().map(|p| table::entry(p, cmd)).collect();
     // The entries to check landed: not those left as they were.

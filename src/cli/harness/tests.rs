@@ -1,5 +1,6 @@
 //! Unit tests of `setup`'s merge engines: JSON/JSONC (`merge.rs` over `json.rs`) and TOML
-//! (`block.rs`), and of the table's hook recognition.
+//! (`block.rs`), of the table's hook recognition, and of writes that follow no link
+//! (`disk.rs`).
 
 use serde_json::{Value, json};
 
@@ -524,4 +525,40 @@ fn hook_commands_are_recognised() {
     assert!(runs_lspgate_hook(&format!("{CMD} hook pre-edit"), CMD));
     assert!(!runs_lspgate_hook("lspgate serve", CMD));
     assert!(!runs_lspgate_hook("my-lspgate hook", CMD));
+}
+
+#[test]
+fn project_writes_follow_no_link_swapped_in_after_the_check() {
+    use std::os::unix::fs::symlink;
+    use std::path::Path;
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("settings.json"), "{}\n").unwrap();
+    let rel = Path::new(".claude/settings.json");
+    let place = super::disk::Place::Project(&root, rel);
+    // Checked while there was no link: nothing there yet.
+    assert_eq!(place.read().unwrap(), None);
+    // Then a link appears where the folder would be, and another where the file would be.
+    symlink(&outside, root.join(".claude")).unwrap();
+    assert!(place.write("{\"x\": 1}\n").is_err());
+    assert!(place.delete(&root).is_err());
+    std::fs::remove_file(root.join(".claude")).unwrap();
+    std::fs::create_dir(root.join(".claude")).unwrap();
+    symlink(outside.join("settings.json"), root.join(rel)).unwrap();
+    // The link itself is replaced, its target untouched.
+    place.write("{\"x\": 1}\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(outside.join("settings.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(
+        !std::fs::symlink_metadata(root.join(rel))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(place.read().unwrap().as_deref(), Some("{\"x\": 1}\n"));
+    assert_eq!(std::fs::read_dir(root.join(".claude")).unwrap().count(), 1);
 }

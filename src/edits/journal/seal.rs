@@ -5,7 +5,7 @@
 //! lspgate's back — is never recovered or undone.
 
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -47,14 +47,13 @@ impl Key {
                 path.display()
             ))
         };
+        // Its folder is this user's and no one else's to write (made so when missing).
+        crate::workspace::dirs::private_dir(dir, dir).map_err(|e| {
+            ToolError::internal(format!("the edit journal's key {}: {e}", path.display()))
+        })?;
         if let Some(key) = Key::read(&path).map_err(|e| fail("read it", e))? {
             return Ok(key);
         }
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| fail("create its folder", e))?;
         let mut bytes = [0u8; KEY_LEN];
         getrandom::fill(&mut bytes)
             .map_err(|e| fail("make it", std::io::Error::other(e.to_string())))?;
@@ -65,13 +64,11 @@ impl Key {
             std::process::id(),
             getrandom::u64().unwrap_or_default()
         ));
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .map_err(|e| fail("write it", e))?;
+        let mut file = crate::workspace::dirs::private_file(
+            &tmp,
+            std::fs::OpenOptions::new().write(true).create_new(true),
+        )
+        .map_err(|e| fail("write it", e))?;
         let written = file.write_all(&bytes).and_then(|()| file.sync_all());
         drop(file);
         let linked = written.and_then(|()| std::fs::hard_link(&tmp, &path));
