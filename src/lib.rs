@@ -12,6 +12,7 @@ pub mod edits;
 pub mod error;
 pub mod events;
 pub mod gates;
+pub mod lexer;
 pub mod lsp;
 pub mod lspface;
 pub mod mcp;

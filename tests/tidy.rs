@@ -140,7 +140,7 @@ fn the_docs_stand_alone() {
 /// The layers, lowest first: a module may use only modules of a lower layer (ARCHITECTURE.md
 /// draws them). Front ends on top; the daemon hosts MCP sessions and runs the operations.
 const LAYERS: &[&[&str]] = &[
-    &["text", "error", "raw", "procfs"],
+    &["text", "error", "raw", "procfs", "lexer"],
     &["watch"],
     &["lsp"],
     &["documents", "workspace", "state"],

@@ -23,6 +23,15 @@ pub enum Family {
 }
 
 impl Family {
+    /// The lexer's rules for the family (none for C).
+    pub fn lang(self) -> Option<crate::lexer::Lang> {
+        match self {
+            Family::Python => Some(crate::lexer::Lang::Python),
+            Family::Script => Some(crate::lexer::Lang::Script),
+            Family::C => None,
+        }
+    }
+
     pub fn of(path: &Path) -> Option<Family> {
         let ext = path.extension()?.to_str()?;
         Some(match ext {

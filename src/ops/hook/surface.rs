@@ -1,13 +1,14 @@
 //! Which top-level names an edit changed: each text cut into its top-level statements (Python:
 //! a line at indentation 0 with its decorators and continuation lines; JavaScript and
 //! TypeScript: a statement at brace depth 0), each named by what it defines, compared with
-//! comments and blank lines left out. A file that imports the written one can only be affected
-//! through a name it mentions. `None` when a change lies in a statement that defines no name (a
+//! comments, docstrings and blank lines left out (code read through `lexer`). A file that
+//! imports the written one can only be affected through a name it mentions. `None` when a change lies in a statement that defines no name (a
 //! module-level `if`, a call): then anything may be.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::imports::Family;
+use crate::lexer::Lang;
 
 /// The names whose top-level definitions differ between `old` and `new`; `None`: cannot tell.
 pub fn changed_names(family: Family, old: &str, new: &str) -> Option<BTreeSet<String>> {
@@ -56,8 +57,13 @@ pub struct Def {
 pub fn definitions(family: Family, text: &str) -> BTreeMap<String, Def> {
     let mut out = BTreeMap::new();
     let mut decorators = String::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.starts_with(char::is_whitespace) || line.trim().is_empty() {
+    let Some(lang) = family.lang() else {
+        return out;
+    };
+    // Lines inside a literal (a docstring at indentation 0) or only a comment define nothing.
+    let lexed = crate::lexer::lex(lang, text);
+    for (i, (line, code)) in text.lines().zip(lexed.masked.lines()).enumerate() {
+        if code.starts_with(char::is_whitespace) || code.trim().is_empty() {
             continue;
         }
         let (names, kind) = match family {
@@ -164,47 +170,84 @@ pub fn mentions(text: &str, names: &BTreeSet<String>) -> bool {
         .any(|w| names.contains(w))
 }
 
-/// A line without its comment (`#` outside a string) and trailing blanks.
-fn strip_hash_comment(line: &str) -> &str {
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in line.char_indices() {
-        match (quote, c) {
-            (Some(_), '\\') if !escaped => {
-                escaped = true;
-                continue;
-            }
-            (Some(q), c) if c == q && !escaped => quote = None,
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '#') => return line[..i].trim_end(),
-            _ => {}
-        }
-        escaped = false;
-    }
-    line.trim_end()
+/// How many more brackets a line of code opens than it closes (literals and comments
+/// blanked: `lexer::Lexed::masked`).
+fn bracket_balance(code: &str) -> i32 {
+    code.bytes()
+        .map(|b| match b {
+            b'(' | b'[' | b'{' => 1,
+            b')' | b']' | b'}' => -1,
+            _ => 0,
+        })
+        .sum()
 }
 
-/// How many more brackets a line opens than it closes, outside its string literals.
-fn bracket_balance(line: &str) -> i32 {
-    let mut n = 0;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for c in line.chars() {
-        match (quote, c) {
-            (Some(_), '\\') if !escaped => {
-                escaped = true;
+/// A line as the statement cutters read it.
+struct CodeLine {
+    /// Its code: literals and comments blanked, trailing blanks left out.
+    code: String,
+    /// The line as written, less its comments and trailing blanks.
+    written: String,
+    /// Whether it begins inside a literal (a multi-line string's or template's continuation).
+    in_literal: bool,
+}
+
+/// A text's lines as the statement cutters read them. Python statements that are a string
+/// alone at bracket depth 0 (docstrings) are left out: they document, they define nothing.
+fn code_lines(lang: Lang, text: &str) -> Vec<CodeLine> {
+    let lexed = crate::lexer::lex(lang, text);
+    let mut starts = vec![0];
+    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    let line_of = |offset: usize| starts.partition_point(|&s| s <= offset).saturating_sub(1);
+    let span = |l: usize| -> (usize, usize) {
+        let end = starts.get(l + 1).map_or(text.len(), |n| n - 1);
+        (starts[l], end)
+    };
+    let mut in_literal = vec![false; starts.len()];
+    for r in &lexed.strings {
+        for l in line_of(r.start) + 1..=line_of(r.end.saturating_sub(1)) {
+            if let Some(x) = in_literal.get_mut(l) {
+                *x = true;
+            }
+        }
+    }
+    let (masked, bare) = (&lexed.masked, &lexed.uncommented);
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut skip_to: Option<usize> = None;
+    let mut strings = lexed.strings.iter().peekable();
+    for (l, &start) in starts.iter().enumerate() {
+        if skip_to.is_some_and(|s| l <= s) {
+            continue;
+        }
+        let (_, end) = span(l);
+        while strings.peek().is_some_and(|r| r.start < start) {
+            strings.next();
+        }
+        // A statement that is a string alone: the line's code starts with it, and nothing but
+        // blanks follows its end.
+        if depth == 0
+            && lang == Lang::Python
+            && let Some(r) = strings.peek()
+            && r.start < end
+            && masked[start..r.start].trim().is_empty()
+        {
+            let last = line_of(r.end.saturating_sub(1));
+            let (_, last_end) = span(last);
+            if masked[r.end.min(last_end)..last_end].trim().is_empty() {
+                skip_to = Some(last);
                 continue;
             }
-            (Some(q), c) if c == q && !escaped => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'' | '`') => quote = Some(c),
-            (None, '(' | '[' | '{') => n += 1,
-            (None, ')' | ']' | '}') => n -= 1,
-            _ => {}
         }
-        escaped = false;
+        let code = masked[start..end].trim_end().to_string();
+        depth = (depth + bracket_balance(&code)).max(0);
+        out.push(CodeLine {
+            written: bare[start..end].trim_end().to_string(),
+            code,
+            in_literal: in_literal[l],
+        });
     }
-    n
+    out
 }
 
 /// Python's top-level statements by the names they define ("" for none), their text joined.
@@ -213,34 +256,22 @@ fn python(text: &str) -> Option<BTreeMap<String, String>> {
     let mut current: Option<(Vec<String>, String)> = None;
     let mut decorators = String::new();
     let mut depth: i32 = 0;
-    let mut in_string: Option<&str> = None;
-    for raw in text.lines() {
-        // Triple-quoted strings spanning lines belong to the statement they are in.
-        let was_in_string = in_string.is_some();
-        let line = if was_in_string {
-            raw.trim_end()
-        } else {
-            strip_hash_comment(raw)
-        };
-        for q in ["\"\"\"", "'''"] {
-            if line.matches(q).count() % 2 == 1 {
-                in_string = match in_string {
-                    Some(open) if open == q => None,
-                    None => Some(q),
-                    other => other,
-                };
-            }
-        }
-        if line.trim().is_empty() && !was_in_string && in_string.is_none() {
+    for CodeLine {
+        code,
+        written: line,
+        in_literal,
+    } in code_lines(Lang::Python, text)
+    {
+        if code.trim().is_empty() && !in_literal {
             continue;
         }
-        let top = !was_in_string
+        let top = !in_literal
             && depth == 0
-            && !line.starts_with(char::is_whitespace)
-            && !line.starts_with([')', ']', '}']);
+            && !code.starts_with(char::is_whitespace)
+            && !code.starts_with([')', ']', '}']);
         if top {
-            if line.starts_with('@') {
-                decorators.push_str(line);
+            if code.starts_with('@') {
+                decorators.push_str(&line);
                 decorators.push('\n');
                 continue;
             }
@@ -248,16 +279,14 @@ fn python(text: &str) -> Option<BTreeMap<String, String>> {
                 add(&mut out, names, body);
             }
             let mut body = std::mem::take(&mut decorators);
-            body.push_str(line);
+            body.push_str(&line);
             body.push('\n');
-            current = Some((python_names(line), body));
+            current = Some((python_names(&line), body));
         } else if let Some((_, body)) = current.as_mut() {
-            body.push_str(line);
+            body.push_str(&line);
             body.push('\n');
         }
-        if !was_in_string {
-            depth = (depth + bracket_balance(line)).max(0);
-        }
+        depth = (depth + bracket_balance(&code)).max(0);
     }
     if let Some((names, body)) = current.take() {
         add(&mut out, names, body);
@@ -368,56 +397,29 @@ fn script(text: &str) -> Option<BTreeMap<String, String>> {
     let mut out: BTreeMap<String, String> = BTreeMap::new();
     let mut current: Option<(Vec<String>, String)> = None;
     let mut depth: i32 = 0;
-    let mut in_block_comment = false;
-    for raw in text.lines() {
-        let mut line = String::new();
-        let mut chars = raw.chars().peekable();
-        let mut quote: Option<char> = None;
-        while let Some(c) = chars.next() {
-            if in_block_comment {
-                if c == '*' && chars.peek() == Some(&'/') {
-                    chars.next();
-                    in_block_comment = false;
-                }
-                continue;
-            }
-            match (quote, c) {
-                (Some(q), c) if c == q => quote = None,
-                (Some(_), '\\') => {
-                    line.push(c);
-                    if let Some(n) = chars.next() {
-                        line.push(n);
-                    }
-                    continue;
-                }
-                (None, '"' | '\'' | '`') => quote = Some(c),
-                (None, '/') if chars.peek() == Some(&'/') => break,
-                (None, '/') if chars.peek() == Some(&'*') => {
-                    chars.next();
-                    in_block_comment = true;
-                    continue;
-                }
-                _ => {}
-            }
-            line.push(c);
-        }
-        let line = line.trim_end();
-        if line.trim().is_empty() {
+    for CodeLine {
+        code,
+        written: line,
+        in_literal,
+    } in code_lines(Lang::Script, text)
+    {
+        if code.trim().is_empty() && !in_literal {
             continue;
         }
-        let top = depth == 0
-            && !line.starts_with(char::is_whitespace)
-            && !line.starts_with(['}', ')', ']', '.']);
+        let top = !in_literal
+            && depth == 0
+            && !code.starts_with(char::is_whitespace)
+            && !code.starts_with(['}', ')', ']', '.']);
         if top {
             if let Some((names, body)) = current.take() {
                 add(&mut out, names, body);
             }
-            current = Some((script_names(line), format!("{line}\n")));
+            current = Some((script_names(&line), format!("{line}\n")));
         } else if let Some((_, body)) = current.as_mut() {
-            body.push_str(line);
+            body.push_str(&line);
             body.push('\n');
         }
-        depth = (depth + bracket_balance(line)).max(0);
+        depth = (depth + bracket_balance(&code)).max(0);
     }
     if let Some((names, body)) = current.take() {
         add(&mut out, names, body);
@@ -533,9 +535,34 @@ mod tests {
         );
         let accented = changed_names(Family::Python, "from .é import x\n", "x = 2\n");
         assert_eq!(accented, names(&["x"]));
-        let doc = "\"\"\"Doc.\n\nclass NotReal:\n\"\"\"\ndef f():\n    pass\n";
-        let doc2 = doc.replace("NotReal", "Other");
-        assert_eq!(changed_names(Family::Python, doc, &doc2), None);
+        // A docstring documents: editing it changes no name (a module's, a function's).
+        let doc = "\"\"\"Doc.\n\nclass NotReal:\n\"\"\"\ndef f():\n    \'\'\'What f does.\n\n    def g(): not code\n    \'\'\'\n    return 1\n";
+        let doc2 = doc.replace("NotReal", "Other").replace("What f", "How f");
+        assert_eq!(changed_names(Family::Python, doc, &doc2), names(&[]));
+        assert_eq!(
+            changed_names(Family::Python, doc, &doc.replace("return 1", "return 2")),
+            names(&["f"])
+        );
+        // A string that is an argument or an item is no docstring.
+        let all = "__all__ = [\n    \"a\",\n]\n";
+        assert_eq!(
+            changed_names(Family::Python, all, &all.replace("\"a\"", "\"b\"")),
+            None
+        );
+    }
+
+    /// Django's html.py:300: a raw string holding quotes and brackets left the cutter inside a
+    /// bracket for the rest of the file, so no later definition was ever named.
+    #[test]
+    fn a_raw_string_leaves_the_definitions_after_it_named() {
+        let old = "word_split_re = _lazy_re_compile(r\"\"\"([\\s<>\"']+)\"\"\")\n\n\ndef avoid_wrapping(value):\n    return value\n\n\ndef html_safe(klass):\n    return klass\n";
+        let renamed = old.replace("def avoid_wrapping", "def avoid_wraps");
+        assert_eq!(
+            changed_names(Family::Python, old, &renamed),
+            names(&["avoid_wrapping", "avoid_wraps"])
+        );
+        let defs = definitions(Family::Python, old);
+        assert!(defs.contains_key("html_safe"), "{defs:?}");
     }
 
     #[test]
