@@ -2,7 +2,8 @@
 //! names outside the root — `/etc/passwd`, a file through an in-root symlink leading out, a
 //! header clangd jumps to — keeps its file and position but carries no `text`, and says why
 //! (`text_omitted: outside_root`); locations inside the root (through an in-root symlink that
-//! stays inside too) keep their source line.
+//! stays inside too) keep their source line. Nor do servers' messages quote such a file (issue
+//! 36): clangd's errors in an included `../home/.env`, its notes into a header outside.
 
 mod common;
 use common::*;
@@ -263,4 +264,133 @@ async fn clangd_jumping_out_of_the_root_reads_nothing_there() {
         assert!(l["line"].as_u64().is_some_and(|n| n > 1), "{r}");
     }
     gate.stop().await;
+}
+
+/// What `home/.env`, beside the workspace, holds: no answer may show any of it.
+const TOKEN: &str = "ghp_d41d8cd98f00b204e9800998ecf8427e";
+/// A parameter's name in `home/api.h`, beside the workspace: quoted only by a note.
+const PARAM: &str = "ghp_param_5f4dcc3b5aa765d61d8327deb882cf99";
+
+/// A C workspace `ws` whose `main.c` includes `../home/.env` (a token, which clangd reads as C
+/// and quotes in `use of undeclared identifier`) and `../home/api.h` (whose parameter's name a
+/// note quotes when main.c passes it an `int`).
+fn c_beside_a_secret() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join(".env"), format!("GITHUB_TOKEN={TOKEN}\n")).unwrap();
+    std::fs::write(
+        home.join("api.h"),
+        format!("void send_token(const char *{PARAM});\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("main.c"),
+        "#include \"../home/.env\"\n#include \"../home/api.h\"\n\
+         int main(void) { send_token(42); return GITHUB_TOKEN; }\n",
+    )
+    .unwrap();
+    let ws = ws.canonicalize().unwrap();
+    (dir, ws)
+}
+
+/// Fails if `s` (what) holds anything of the files outside the root.
+fn assert_no_secret(what: &str, s: &str) {
+    assert!(
+        !s.contains("ghp_") && !s.contains("GITHUB_TOKEN="),
+        "{what} quotes a file outside the root: {s}"
+    );
+}
+
+/// clangd's messages quote what it read (issue 36): an error inside an included file outside
+/// the root is reported at the `#include` line, its message the included file's words; a note
+/// points into an outside header. Every answer keeps the facts (an error at line 1, in an
+/// included file, where it is; the type error at line 3 with its note's place) without the
+/// words: `diagnostics` (with `raw`), the workspace's, `check` (structured, text and SARIF),
+/// `code_actions`, hovers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clangd_messages_quote_nothing_outside_the_root() {
+    require("clangd");
+    let (_dir, ws) = c_beside_a_secret();
+    let gate = Gate::start(&ws, &[], &[]).await;
+
+    for raw in [false, true] {
+        let (r, text) = gate
+            .ok("diagnostics", json!({"file": "main.c", "raw": raw}))
+            .await;
+        assert_no_secret("diagnostics", &r.to_string());
+        assert_no_secret("diagnostics (text)", &text);
+        let found = diags(&r["files"]);
+        let included = found
+            .iter()
+            .find(|d| d["line"] == 1)
+            .unwrap_or_else(|| panic!("no diagnostic at the #include: {r}"));
+        assert_eq!(included["severity"], "error", "{r}");
+        let message = included["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("In included file: error at ")
+                && message.contains("home/.env:1:14")
+                && message.ends_with("(text omitted: outside_root)"),
+            "{message}"
+        );
+        // A warning in clang 14, an error from clang 16.
+        let typed = found
+            .iter()
+            .find(|d| d["line"] == 3 && d["column"] == 29)
+            .unwrap_or_else(|| panic!("no type error at 3:29: {r}"));
+        let message = typed["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("Incompatible integer to pointer conversion")
+                && message.contains("home/api.h:1:29:\nnote: ")
+                && message.ends_with("note: (text omitted: outside_root)"),
+            "{message}"
+        );
+    }
+
+    let (r, text) = gate.ok("diagnostics", json!({})).await;
+    assert_no_secret("workspace diagnostics", &r.to_string());
+    assert_no_secret("workspace diagnostics (text)", &text);
+    assert!(text.contains("text omitted: outside_root"), "{text}");
+
+    let (r, text) = gate.ok("check", json!({})).await;
+    assert_no_secret("check", &r.to_string());
+    assert_no_secret("check (text)", &text);
+    assert_eq!(r["ok"], false, "{text}");
+    assert!(text.contains("In included file: error at"), "{text}");
+
+    let (r, text) = gate
+        .ok(
+            "code_actions",
+            json!({"file": "main.c", "line": 1, "end_line": 3}),
+        )
+        .await;
+    assert_no_secret("code_actions", &r.to_string());
+    assert_no_secret("code_actions (text)", &text);
+
+    // The includes (their paths), and the token's name (clangd's declaration, without the
+    // value it could not read as C). A hover on `send_token` shows its declaration, as one on
+    // `printf` shows stdio.h's: hovers are not confined.
+    let line3 = "int main(void) { send_token(42); return GITHUB_TOKEN; }";
+    for (line, column) in [(1, 12), (2, 12), (3, col_of(line3, "GITHUB_TOKEN"))] {
+        let (r, text) = gate
+            .ok(
+                "hover",
+                json!({"file": "main.c", "line": line, "column": column}),
+            )
+            .await;
+        assert_no_secret(&format!("hover at {line}:{column}"), &r.to_string());
+        assert_no_secret(&format!("hover at {line}:{column} (text)"), &text);
+    }
+    gate.stop().await;
+
+    let (code, out, err) = lspgate_cli(&ws, &["check", "--sarif"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_no_secret("check --sarif", &out);
+    let sarif: Value = serde_json::from_str(&out).unwrap();
+    assert_valid_sarif(&sarif);
+    assert!(out.contains("text omitted: outside_root"), "{out}");
+    let (_, out, _) = lspgate_cli(&ws, &["check"]);
+    assert_no_secret("check (command line)", &out);
 }

@@ -2,9 +2,9 @@
 //! in `lsp_face.rs`): positions converted between a UTF-16 client and clangd's UTF-8 on a line
 //! with non-ASCII text, `--language` fronting only some servers, a server command's
 //! `workspace/applyEdit` relayed to the client that ran it (ruff's autofix), inlay hints
-//! passed through with the preset's preferences, bad input answered with the right error
-//! or the connection closed, and one client's unsaved text kept out of another's answers
-//! however their requests interleave.
+//! passed through with the preset's preferences, clangd's messages without the words of a file
+//! outside the root, bad input answered with the right error or the connection closed, and
+//! one client's unsaved text kept out of another's answers however their requests interleave.
 
 mod common;
 use common::*;
@@ -663,4 +663,99 @@ async fn one_clients_unsaved_text_never_reaches_another_client() {
         "A's hovers show its buffer in {mine} of {}",
         own.len()
     );
+/// clangd's messages quote a file outside the root through the face no more than through the
+/// tools (issue 36): `#include "../home/.env"` gets its error at the `#include` line without
+/// the token the file holds, in what the face publishes for the disk's content and for an
+/// unsaved buffer, in code actions for those diagnostics, and in a hover; pulling diagnostics
+/// (not offered) is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clangd_messages_reach_the_client_without_an_outside_files_words() {
+    require("clangd");
+    let dir = tempfile::tempdir().unwrap();
+    let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join(".env"),
+        "GITHUB_TOKEN=ghp_d41d8cd98f00b204e9800998ecf8427e\n",
+    )
+    .unwrap();
+    let text = "#include \"../home/.env\"\nint main(void) { return GITHUB_TOKEN; }\n";
+    std::fs::write(ws.join("main.c"), text).unwrap();
+    let root = ws.canonicalize().unwrap();
+    let file = root.join("main.c");
+    let mut c = Client::start(&root, &[]);
+    c.initialize(&root, &["utf-16"]).await;
+    let found = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri(&file)
+            && m["params"]["diagnostics"]
+                .as_array()
+                .is_some_and(|d| !d.is_empty())
+    };
+    c.open(&file, "c").await;
+    let published = c.wait(found).await;
+    let first = &published["params"]["diagnostics"][0];
+    assert_eq!(first["range"]["start"]["line"], 0, "{published}");
+    assert_eq!(first["severity"], 1, "{published}");
+    let message = first["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("In included file: error at ")
+            && message.ends_with("(text omitted: outside_root)"),
+        "{published}"
+    );
+
+    // An unsaved buffer (an overlay) with one more line before.
+    let buffer = format!("/* unsaved */\n{text}");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&file), "version": 2},
+               "contentChanges": [{"text": buffer}]}),
+    )
+    .await;
+    let again = c.wait(|m| found(m) && m["params"]["version"] == 2).await;
+    let first = &again["params"]["diagnostics"][0];
+    assert_eq!(first["range"]["start"]["line"], 1, "{again}");
+    assert!(
+        first["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(text omitted: outside_root)"),
+        "{again}"
+    );
+
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&file)},
+                   "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}},
+                   "context": {"diagnostics": again["params"]["diagnostics"]}}),
+        )
+        .await;
+    let hover = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 2, "character": 26}}),
+        )
+        .await;
+    for (what, v) in [
+        ("published", &published),
+        ("published for the buffer", &again),
+        ("code actions", &actions),
+        ("hover", &hover),
+    ] {
+        assert!(v.get("error").is_none(), "{what}: {v}");
+        assert!(!v.to_string().contains("ghp_"), "{what}: {v}");
+    }
+    for m in &c.seen {
+        assert!(!m.to_string().contains("ghp_"), "{m}");
+    }
+    // Pulled, they would be the server's own words: not offered, and refused.
+    let pulled = c
+        .request(
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": uri(&file)}}),
+        )
+        .await;
+    assert_eq!(pulled["error"]["code"], -32601, "{pulled}");
 }

@@ -1,8 +1,10 @@
 //! Trust in a workspace's own lspgate.toml (protocol §5), through a real MCP client and the CLI:
 //! untrusted, its server and task commands do not run (a marker file each would create proves
-//! it) and what asks for them answers `untrusted_config` with the command to trust it, while
-//! `[languages]` still applies; after `lspgate trust` they run, in a session already running
-//! too; a changed file is untrusted again; a file named with `--config` is trusted by that act.
+//! it): the built-in pyright keeps serving Python in its server's place, saying once that it
+//! waits, and what only it would serve answers `untrusted_config` with the command to trust
+//! it, while `[languages]` still applies; after `lspgate trust` they run and its server takes
+//! Python over, in a session already running too; a changed file is untrusted again; a file
+//! named with `--config` is trusted by that act.
 //! And a `tcp` server off loopback is refused at load unless `allow_remote`.
 //!
 //! The same trust covers what the repository runs or weakens without commands of its own
@@ -17,8 +19,9 @@ use common::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-/// A workspace whose lspgate.toml has a server and a task whose commands touch a marker file
-/// (outside the workspace) before doing their work, and a `[languages]` declaration.
+/// A workspace whose lspgate.toml has a server (for Python, which a built-in serves too, and
+/// `marklang`, which none does) and a task whose commands touch a marker file (outside the
+/// workspace) before doing their work, and a `[languages]` declaration (`*.mark`).
 struct Marked {
     ws: tempfile::TempDir,
     _markers: tempfile::TempDir,
@@ -32,15 +35,15 @@ fn marked() -> Marked {
     let task_marker = markers.path().join("task-ran");
     let config = format!(
         "[[server]]\nname = \"local/marked\"\ncommand = \"/bin/sh\"\n\
-         args = [\"-c\", \"touch '{}'; exec '{FIXTURE}'\"]\nlanguages = [\"python\"]\n\n\
+         args = [\"-c\", \"touch '{}'; exec '{FIXTURE}'\"]\nlanguages = [\"python\", \"marklang\"]\n\n\
          [[task]]\nname = \"mark\"\ncommand = [\"/bin/sh\", \"-c\", \"touch '{}'\"]\n\n\
-         [languages]\n\"*.pyx\" = \"python\"\n",
+         [languages]\n\"*.mark\" = \"marklang\"\n",
         server_marker.display(),
         task_marker.display()
     );
     let ws = workspace(&[
-        ("a.py", "target = 1\n"),
-        ("b.pyx", "other = 2\n"),
+        ("a.py", "target: int = \"one\"\n"),
+        ("c.mark", "other = 2\n"),
         ("lspgate.toml", config.as_str()),
     ]);
     Marked {
@@ -72,16 +75,47 @@ fn trust_command(root: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_config_runs_nothing_until_trusted_and_again_after_a_change() {
+    require("pyright-langserver");
     let m = marked();
     let root = m.ws.path();
     let home = new_home();
     let gate = Gate::start_in(root, &[], &[], &[], &home).await;
 
-    // Asking for its server or its task: untrusted_config, with the command to trust it.
+    // Python: the built-in pyright answers in its server's place, and the first answer says
+    // once that the file's server waits.
+    let (d, text) = gate.ok("diagnostics", json!({"file": "a.py"})).await;
+    let found = diags(&d["files"]);
+    assert!(
+        found
+            .iter()
+            .any(|d| d["source"] == "Pyright" && d["severity"] == "error"),
+        "{text}"
+    );
+    let notes = d["notes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(notes.len(), 1, "{text}");
+    let note = notes[0].as_str().unwrap();
+    assert!(
+        note.contains("defines `local/marked`, which waits for `lspgate trust --root")
+            && note.contains("builtin/pyright serves python"),
+        "{note}"
+    );
+    assert!(text.starts_with("note: "), "{text}");
+    let (d, text) = gate.ok("diagnostics", json!({"file": "a.py"})).await;
+    assert!(d.get("notes").is_none(), "once a session: {text}");
+    let (_, text) = gate
+        .ok(
+            "hover",
+            json!({"file": "a.py", "line": 1, "symbol": "target"}),
+        )
+        .await;
+    assert!(text.contains("target: int"), "{text}");
+
+    // Asking for what only its server serves, or its task: untrusted_config, with the command
+    // to trust it.
     let e = error_of(
         &gate,
         "hover",
-        json!({"file": "a.py", "line": 1, "column": 1}),
+        json!({"file": "c.mark", "line": 1, "column": 1}),
     )
     .await;
     assert_eq!(e["code"], "untrusted_config", "{e}");
@@ -95,8 +129,8 @@ async fn an_untrusted_config_runs_nothing_until_trusted_and_again_after_a_change
     assert_eq!(e["code"], "untrusted_config", "{e}");
     let e = error_of(&gate, "check", json!({"tasks": ["mark"]})).await;
     assert_eq!(e["code"], "untrusted_config", "{e}");
-    // A check says which files it could not check and why; b.pyx is Python by the config's
-    // [languages], which applies untrusted.
+    // A check says which files it could not check and why; c.mark is `marklang` by the
+    // config's [languages], which applies untrusted. Python is checked, by pyright.
     let (r, text) = gate.ok("check", json!({})).await;
     assert_eq!(r["ok"], false, "{text}");
     let u = &r["unchecked"][0];
@@ -104,27 +138,41 @@ async fn an_untrusted_config_runs_nothing_until_trusted_and_again_after_a_change
         (
             u["cause"].as_str(),
             u["server"].as_str(),
-            u["files"].as_u64()
+            u["file"].as_str()
         ),
-        (Some("untrusted_config"), Some("local/marked"), Some(2)),
+        (
+            Some("untrusted_config"),
+            Some("local/marked"),
+            Some("c.mark")
+        ),
         "{text}"
     );
-    assert_eq!(u["examples"], json!(["a.py", "b.pyx"]), "{text}");
-    // `servers` shows it, untrusted, rather than hiding it.
+    assert_eq!(diags(&r["files"])[0]["file"], "a.py", "{text}");
+    // `servers` shows it, untrusted and waiting, rather than hiding it.
     let (s, text) = gate.ok("servers", json!({})).await;
-    let marked_server = s["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "local/marked")
-        .cloned()
-        .unwrap_or_else(|| panic!("{text}"));
+    let marked_server = server_row(&s, "local/marked");
     assert_eq!(marked_server["state"], "untrusted", "{text}");
     assert!(
         marked_server["last_error"]
             .as_str()
             .unwrap()
             .contains(&trust_command(root)),
+        "{text}"
+    );
+    assert!(
+        marked_server["note"]
+            .as_str()
+            .unwrap()
+            .contains("builtin/pyright serves python"),
+        "{text}"
+    );
+    let pyright = server_row(&s, "builtin/pyright");
+    assert!(pyright["pid"].is_u64(), "{text}");
+    assert!(
+        pyright["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("serves python until lspgate.toml is trusted"),
         "{text}"
     );
     assert!(
@@ -165,6 +213,19 @@ async fn an_untrusted_config_runs_nothing_until_trusted_and_again_after_a_change
         .await;
     assert!(text.contains("word=target"), "{text}");
     assert!(m.server_marker.exists(), "the trusted server did not start");
+    // It took Python over: pyright stood down, and nothing waits any more.
+    let (s, text) = gate.ok("servers", json!({})).await;
+    assert_eq!(server_row(&s, "builtin/pyright")["state"], "idle", "{text}");
+    assert!(
+        server_row(&s, "local/marked").get("note").is_none(),
+        "{text}"
+    );
+    let (r, text) = gate.ok("check", json!({})).await;
+    assert!(
+        r["unchecked"].as_array().is_none_or(|u| u.is_empty()),
+        "{text}"
+    );
+    assert!(r["notes"].as_array().is_none_or(|n| n.is_empty()), "{text}");
     let (r, text) = gate.ok("run_task", json!({"name": "mark"})).await;
     assert_eq!(r["ok"], true, "{text}");
     assert!(m.task_marker.exists(), "the trusted task did not run");
@@ -180,7 +241,7 @@ async fn an_untrusted_config_runs_nothing_until_trusted_and_again_after_a_change
     let e = error_of(
         &gate,
         "hover",
-        json!({"file": "a.py", "line": 1, "column": 1}),
+        json!({"file": "c.mark", "line": 1, "column": 1}),
     )
     .await;
     assert_eq!(e["code"], "untrusted_config", "{e}");

@@ -81,7 +81,7 @@ impl LspClient {
             tokio::select! {
                 answer = &mut request => {
                     // A server that answers: its items complete what it streamed.
-                    add_reports(&mut found, &answer?);
+                    add_reports(&mut found, &answer?, &self.opts.inside);
                     return self.unseen(mark, found);
                 }
                 next = tokio::time::timeout(quiet, rx.recv()) => match next {
@@ -97,7 +97,9 @@ impl LspClient {
                             stderr: self.stderr_tail(),
                         });
                     }
-                    Ok(Some((token, value))) if token == results => add_reports(&mut found, &value),
+                    Ok(Some((token, value))) if token == results => {
+                        add_reports(&mut found, &value, &self.opts.inside)
+                    }
                     // The pass's own token: its end is the pass's, begun or not (with one file
                     // to check, pyright reports it and ends without a begin).
                     Ok(Some((_, value))) => {
@@ -161,7 +163,7 @@ impl Drop for Tokens<'_> {
 
 /// Adds the `items` of a workspace diagnostic report (full reports; an unchanged one keeps
 /// what was found before) to `found`.
-fn add_reports(found: &mut WorkspaceReport, report: &Value) {
+fn add_reports(found: &mut WorkspaceReport, report: &Value, inside: &super::Inside) {
     for item in report
         .get("items")
         .and_then(Value::as_array)
@@ -186,7 +188,7 @@ fn add_reports(found: &mut WorkspaceReport, report: &Value) {
             .filter_map(|d| serde_json::from_value::<lt::Diagnostic>(d.clone()).ok())
             .map(convert_diag)
             .collect();
-        found.insert(uri, diags);
+        found.insert(uri.clone(), super::quotes::confine(&uri, diags, inside));
     }
 }
 
@@ -203,12 +205,14 @@ mod tests {
             &mut found,
             &json!({"items": [{"uri": "file:///w/a.py", "kind": "full", "version": null, "items": []},
                                {"uri": "file:///w/b.py", "kind": "full", "items": [diag]}]}),
+            &crate::lsp::Inside::anywhere(),
         );
         add_reports(
             &mut found,
             &json!({"items": [{"uri": "file:///w/a.py", "kind": "full", "items": [diag]},
                                {"uri": "file:///w/b.py", "kind": "unchanged", "resultId": "3"},
                                {"uri": "not a uri", "kind": "full", "items": []}]}),
+            &crate::lsp::Inside::anywhere(),
         );
         assert_eq!(found.len(), 2);
         let a = Url::parse("file:///w/a.py").unwrap();

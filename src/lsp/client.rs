@@ -51,6 +51,9 @@ pub struct ClientOptions {
     pub ready_marker: Option<String>,
     /// What lspgate speaks to the server beyond plain LSP.
     pub dialect: Dialect,
+    /// The files whose text the server's diagnostics may quote (the workspace root's; see
+    /// `quotes`).
+    pub inside: super::Inside,
 }
 
 /// What lspgate speaks to a server beyond plain LSP.
@@ -78,6 +81,7 @@ impl Default for ClientOptions {
             initialization: Value::Null,
             ready_marker: None,
             dialect: Dialect::Lsp,
+            inside: super::Inside::anywhere(),
         }
     }
 }
@@ -148,6 +152,7 @@ impl LspClient {
                 settings: opts.settings.clone(),
                 root_uri: root_uri.clone(),
                 ready_marker: opts.ready_marker.clone(),
+                inside: opts.inside.clone(),
             },
         ));
         let params = initialize_params(&root_uri, root, &opts.initialization);

@@ -41,7 +41,11 @@ impl LspClient {
             ) => Vec::new(),
             lt::DocumentDiagnosticReportResult::Partial(_) => Vec::new(),
         };
-        Ok(items.into_iter().map(convert_diag).collect())
+        Ok(super::quotes::confine(
+            uri,
+            items.into_iter().map(convert_diag).collect(),
+            &self.opts.inside,
+        ))
     }
 
     /// Waits for the pushed diagnostics of `uri` at `version` (or, for servers that send no

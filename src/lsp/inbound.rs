@@ -24,6 +24,8 @@ pub(super) struct Inbox {
     pub(super) settings: Value,
     pub(super) root_uri: Url,
     pub(super) ready_marker: Option<String>,
+    /// What its diagnostics may quote.
+    pub(super) inside: super::Inside,
 }
 
 /// Serves a server's own messages, in order, until its transport closes.
@@ -82,7 +84,11 @@ impl Inbox {
         };
         let published = Published {
             version: p.version,
-            diags: Arc::new(p.diagnostics.into_iter().map(convert_diag).collect()),
+            diags: Arc::new(super::quotes::confine(
+                &p.uri,
+                p.diagnostics.into_iter().map(convert_diag).collect(),
+                &self.inside,
+            )),
             seq,
         };
         if let Ok(mut d) = self.state.diags.lock() {

@@ -9,6 +9,7 @@ mod convert;
 mod diagnostics;
 pub mod framing;
 mod inbound;
+mod quotes;
 mod requests;
 mod state;
 pub mod transport;
@@ -23,6 +24,7 @@ pub use caps::{Cap, announces};
 pub use client::{ClientOptions, Connect, Dialect, LspClient};
 #[doc(hidden)]
 pub use convert::workspace_edit;
+pub use quotes::Inside;
 pub use state::{EditSink, RawEditSink};
 pub use transport::SpawnSpec;
 pub use view::View;

@@ -46,7 +46,7 @@ impl LspClient {
                 .await?;
             out.extend(body(&answer, kind)?.iter().filter_map(diagnostic));
         }
-        Ok(out)
+        Ok(super::quotes::confine(uri, out, &self.opts.inside))
     }
 
     /// Symbols matching `query` in the projects of each of `files` (one file per project;

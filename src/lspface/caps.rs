@@ -30,8 +30,10 @@ pub const EXTRA: &[(&str, &str)] = &[
 /// The provider key a request of `method` needs, if the face routes it.
 pub fn provider_of(method: &str) -> Option<&'static str> {
     if let Some(cap) = Cap::of_method(method) {
-        // Not offered (see `union`): refused rather than passed on unconverted.
-        return (cap != Cap::SemanticTokens).then(|| cap.provider_key());
+        // Not offered (see `union`): refused rather than passed on unconverted (tokens) or
+        // as the server wrote them (diagnostics are published as `lsp::quotes` confines them).
+        let refused = matches!(cap, Cap::SemanticTokens | Cap::PullDiagnostics);
+        return (!refused).then(|| cap.provider_key());
     }
     EXTRA.iter().find(|(m, _)| *m == method).map(|(_, k)| *k)
 }

@@ -27,6 +27,7 @@ impl Engine {
         let terse = p.terse.unwrap_or(self.options().terse);
         let asked_all = p.file.is_none();
         let mut out = self.all_diagnostics_with_progress(p, progress).await?;
+        out.notes = self.waiting_notes();
         if terse {
             // Terse lists errors and warnings only, in the text and the structured answer alike.
             for f in &mut out.files {
@@ -212,6 +213,21 @@ impl Engine {
 }
 
 impl Engine {
+    /// What the workspace's lspgate.toml defines that waits for `lspgate trust` while
+    /// built-ins answer in its place (`Registry::waiting`): the first answer of a session that
+    /// carries notes says it, the later ones not again.
+    pub(super) fn waiting_notes(&self) -> Vec<String> {
+        let notes = self.registry.waiting();
+        if notes.is_empty()
+            || self
+                .told_waiting
+                .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return Vec::new();
+        }
+        notes
+    }
+
     /// The tick an answer asked at `tick` may be stamped with: `tick` when no delivery of
     /// changes began while it was asked, else none (it may know of a later change, or not).
     fn stamp(&self, tick: u64) -> Option<u64> {
@@ -227,6 +243,7 @@ fn empty_answer() -> DiagnosticsResult {
         next_cursor: None,
         partial: false,
         reason: None,
+        notes: Vec::new(),
     }
 }
 

@@ -97,6 +97,8 @@ pub struct Engine {
     opts: EngineOptions,
     /// What each of this session's previews was computed from, by call.
     previews: std::sync::Mutex<HashMap<String, Previewed>>,
+    /// This session was told what of the workspace's lspgate.toml waits for trust.
+    told_waiting: std::sync::atomic::AtomicBool,
 }
 
 impl std::ops::Deref for Engine {
@@ -127,6 +129,7 @@ impl Engine {
             owns: false,
             opts,
             previews: std::sync::Mutex::default(),
+            told_waiting: Default::default(),
         }
     }
 

@@ -278,6 +278,9 @@ impl Render for CallHierarchyResult {
 impl Render for DiagnosticsResult {
     fn render(&self, terse: bool) -> String {
         let mut out = String::new();
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
         partial_note(&mut out, self.partial, &self.reason);
         let mut shown = 0;
         for f in &self.files {

@@ -415,6 +415,10 @@ pub struct DiagnosticsResult {
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What else the answer should know, said once a session (a server of the workspace's
+    /// lspgate.toml waiting for `lspgate trust` while a built-in answers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -114,6 +114,10 @@ impl Registry {
             initialization: spec.initialization.clone(),
             ready_marker: spec.ready_marker.clone(),
             dialect: spec.dialect,
+            inside: {
+                let root = self.root.clone();
+                crate::lsp::Inside::new(move |p| root.confine(p).is_ok())
+            },
         };
         // Watching starts before the first server reads the disk.
         self.ensure_watcher().await;

@@ -3,7 +3,7 @@
 //! (server, root)), lazy start and install, sharing, health, restart and stop. A server that
 //! fails never affects the others. `server` is one running instance, `supervisor` keeps it alive.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -14,6 +14,7 @@ use tokio::sync::OnceCell;
 use crate::error::{Code, ToolError};
 use crate::lsp::Cap;
 
+mod define;
 mod feed;
 mod launch;
 mod readiness;
@@ -23,8 +24,7 @@ mod supervisor;
 mod sync;
 
 use crate::watch::{WatchOptions, Watcher};
-use crate::workspace::config::Config;
-use crate::workspace::presets::{self, Launch, Origin, PRESETS, Preset, ServerSpec};
+use crate::workspace::presets::{Launch, Origin, PRESETS, ServerSpec};
 use crate::workspace::{Languages, Root, server_root};
 pub use feed::{Claims, RegistryEvent, Sink};
 pub use readiness::Scope;
@@ -117,6 +117,8 @@ struct Entry {
     note: Mutex<Option<(String, crate::workspace::trust::Untrusted)>>,
     instances: Mutex<HashMap<PathBuf, Arc<Instance>>>,
     restarts: Mutex<u32>,
+    /// How trusting the workspace's lspgate.toml changes what it serves (`define`).
+    deferred: Option<define::Deferred>,
 }
 
 impl Entry {
@@ -135,11 +137,15 @@ impl Entry {
             spec: tokio::sync::Mutex::new(spec),
             instances: Mutex::default(),
             restarts: Mutex::new(0),
+            deferred: None,
         }
     }
 
+    /// Whether it serves `language` now (a server of an untrusted lspgate.toml waits while a
+    /// built-in stands in for it, see `define`).
     fn serves(&self, language: &str) -> bool {
-        self.languages.is_empty() || self.languages.iter().any(|l| l == language)
+        (self.languages.is_empty() || self.languages.iter().any(|l| l == language))
+            && self.deferred.as_ref().is_none_or(|d| d.serves(language))
     }
 
     /// `untrusted_config` while the entry comes from an untrusted lspgate.toml, or is a preset
@@ -308,67 +314,6 @@ impl Registry {
         self.feed.send(e);
     }
 
-    /// The registry for a workspace: config servers first (in file order), then presets —
-    /// per language the first one found (companions join), and for languages nobody serves
-    /// the first missing preset, so `--install` can fetch it and errors can say how.
-    pub fn with_config(root: Root, config: &Config, opts: RegistryOptions) -> Arc<Registry> {
-        let path = opts.path.clone();
-        Registry::with_config_using(root, config, opts, move |p| {
-            presets::locate_in(p, path.as_deref())
-        })
-    }
-
-    /// `with_config`, finding preset executables with `locate`.
-    pub fn with_config_using(
-        root: Root,
-        config: &Config,
-        opts: RegistryOptions,
-        locate: impl Fn(&Preset) -> Option<PathBuf>,
-    ) -> Arc<Registry> {
-        let languages = Languages::new(root.path(), &config.languages);
-        let reg = Registry::new(root, languages, opts);
-        if let Some(u) = &config.workspace {
-            let _ = reg.workspace.set(u.clone());
-        }
-        let trust = config.workspace.as_ref();
-        let mut served: HashSet<String> = HashSet::new();
-        for c in &config.servers {
-            served.extend(c.languages.iter().cloned());
-            reg.register(ServerSpec::from_config(c, config.untrusted.as_ref()));
-        }
-        let overridden = |p: &Preset| config.servers.iter().any(|c| c.name == p.name);
-        let mut missing = Vec::new();
-        for p in PRESETS.iter().filter(|p| !overridden(p)) {
-            let exe = locate(p);
-            if p.companion {
-                if let Some(exe) = exe {
-                    reg.register(p.spec_for(Some(&exe), trust));
-                }
-                continue;
-            }
-            // A preset serves only the languages nobody serves yet.
-            let langs = unserved(p, &served);
-            if langs.is_empty() {
-                continue;
-            }
-            match exe {
-                Some(exe) => {
-                    served.extend(langs.iter().cloned());
-                    reg.register(serving(p.spec_for(Some(&exe), trust), langs));
-                }
-                None => missing.push(p),
-            }
-        }
-        for p in missing {
-            let langs = unserved(p, &served);
-            if !langs.is_empty() {
-                served.extend(langs.iter().cloned());
-                reg.register(serving(p.spec_for(None, trust), langs));
-            }
-        }
-        reg
-    }
-
     pub fn root(&self) -> &Root {
         &self.root
     }
@@ -394,7 +339,11 @@ impl Registry {
 
     /// Adds a server; one with the same name is replaced (and its instances stopped).
     pub fn register(&self, spec: ServerSpec) {
-        let entry = Arc::new(Entry::new(spec));
+        self.insert(Entry::new(spec));
+    }
+
+    fn insert(&self, entry: Entry) {
+        let entry = Arc::new(entry);
         let old = self.entries.write().ok().and_then(|mut list| {
             match list.iter().position(|e| e.name == entry.name) {
                 Some(i) => Some(std::mem::replace(&mut list[i], entry)),
@@ -442,6 +391,30 @@ impl Registry {
             .iter()
             .filter(|e| e.name.split('/').next() == Some(namespace))
             .map(|e| e.name.clone())
+            .collect()
+    }
+
+    /// The servers for `language`, in routing order. A built-in that stood in for a server of
+    /// the workspace's lspgate.toml stops once that file is trusted: its own server takes over.
+    fn routed(&self, language: &str) -> Vec<Arc<Entry>> {
+        let all = self.entries();
+        for e in &all {
+            if e.deferred.as_ref().is_some_and(|d| d.handed_over()) {
+                self.stop_entry(e, "lspgate.toml is trusted now: its own servers take over");
+                if let Ok(mut m) = e.instances.lock() {
+                    m.clear();
+                }
+            }
+        }
+        all.into_iter().filter(|e| e.serves(language)).collect()
+    }
+
+    /// What the workspace's lspgate.toml defines that waits for `lspgate trust` while
+    /// built-ins serve in its place, a sentence each; none once the file is trusted.
+    pub fn waiting(&self) -> Vec<String> {
+        self.entries()
+            .iter()
+            .filter_map(|e| e.deferred.as_ref()?.waits())
             .collect()
     }
 
@@ -576,7 +549,7 @@ impl Registry {
         language: &str,
     ) -> Vec<Result<Arc<Server>, ToolError>> {
         let mut out = Vec::new();
-        for e in self.entries().into_iter().filter(|e| e.serves(language)) {
+        for e in self.routed(language) {
             let root = server_root(self.root.path(), path, &e.roots);
             out.push(self.instance(&e, &root).await);
         }
@@ -601,7 +574,7 @@ impl Registry {
         admit: &Admit<'_>,
     ) -> Vec<Arc<Server>> {
         let mut out = Vec::new();
-        for e in self.entries().into_iter().filter(|e| e.serves(language)) {
+        for e in self.routed(language) {
             if !admit(&e.name, &e.languages) {
                 continue;
             }
@@ -624,7 +597,7 @@ impl Registry {
     ) -> Result<Arc<Server>, ToolError> {
         let mut failure = None;
         let mut lacking = Vec::new();
-        for e in self.entries().into_iter().filter(|e| e.serves(language)) {
+        for e in self.routed(language) {
             let root = server_root(self.root.path(), path, &e.roots);
             match self.instance(&e, &root).await {
                 Ok(s) if s.supports(cap) => return Ok(s),
@@ -812,23 +785,6 @@ impl Registry {
         });
         futures::future::join_all(stops).await;
     }
-}
-
-/// `spec` serving only `languages` (so does the full spec of a restricted one).
-fn serving(mut spec: ServerSpec, languages: Vec<String>) -> ServerSpec {
-    if let Some(r) = spec.restricted.as_mut() {
-        r.full.languages = languages.clone();
-    }
-    spec.languages = languages;
-    spec
-}
-
-fn unserved(p: &Preset, served: &HashSet<String>) -> Vec<String> {
-    p.languages
-        .iter()
-        .filter(|l| !served.contains(**l))
-        .map(|l| l.to_string())
-        .collect()
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! found, config overrides, register/replace/remove, one start for concurrent first uses.
 
 use super::*;
+use crate::workspace::config::Config;
+use crate::workspace::trust::Untrusted;
 
 fn opts() -> RegistryOptions {
     RegistryOptions {
@@ -12,9 +14,28 @@ fn opts() -> RegistryOptions {
 }
 
 fn registry(config: &str, found: &[&str]) -> (tempfile::TempDir, Arc<Registry>) {
+    registry_trusted(config, found, true)
+}
+
+/// `registry`, its lspgate.toml trusted or not (never trusted: no record can match).
+fn registry_trusted(
+    config: &str,
+    found: &[&str],
+    trusted: bool,
+) -> (tempfile::TempDir, Arc<Registry>) {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path()).unwrap();
-    let config = Config::parse(config, Path::new("lspgate.toml")).unwrap();
+    let mut config = Config::parse(config, Path::new("lspgate.toml")).unwrap();
+    if !trusted {
+        let u = Untrusted {
+            config: root.path().join("lspgate.toml"),
+            root: root.path().to_path_buf(),
+            digest: "not a digest".into(),
+            changed: false,
+        };
+        config.untrusted = Some(u.clone());
+        config.workspace = Some(u);
+    }
     let found: Vec<String> = found.iter().map(|s| s.to_string()).collect();
     let reg = Registry::with_config_using(root, &config, opts(), |p| {
         found
@@ -57,6 +78,82 @@ fn config_servers_come_first_and_override_presets_by_name() {
     let list = reg.list();
     assert_eq!(&list[..2], ["local/fast-c", "builtin/pyright"]);
     assert_eq!(list.iter().filter(|n| *n == "builtin/pyright").count(), 1);
+}
+
+const UNTRUSTED: &str = "[[server]]\nname = \"local/pyls\"\ncommand = \"x\"\nlanguages = [\"python\", \"cobol\"]\n\n\
+    [[server]]\nname = \"builtin/clangd\"\ncommand = \"my-clangd\"\nlanguages = [\"c\"]\n";
+
+#[test]
+fn an_untrusted_configs_servers_wait_while_the_builtins_serve() {
+    let found = ["pyright", "ruff", "clangd"];
+    let (_d, reg) = registry_trusted(UNTRUSTED, &found, false);
+    // pyright stands in for local/pyls; ruff joins as ever.
+    assert_eq!(
+        reg.by_language("python"),
+        ["builtin/pyright", "builtin/ruff"]
+    );
+    // Nothing stands in for cobol: local/pyls answers it (`untrusted_config`, with how to
+    // trust the file).
+    assert_eq!(reg.by_language("cobol"), ["local/pyls"]);
+    // The file's builtin/clangd is the preset's command until trusted.
+    assert_eq!(reg.by_language("c"), ["builtin/clangd"]);
+    let clangd = reg
+        .statuses()
+        .into_iter()
+        .find(|s| s.name == "builtin/clangd");
+    let clangd = clangd.unwrap();
+    assert_eq!(
+        clangd.command,
+        "/bin/clangd --log=error (the built-in serves until lspgate.toml's own definition is trusted)"
+    );
+    // Listed, saying so.
+    assert_eq!(&reg.list()[..2], ["local/pyls", "builtin/clangd"]);
+    let pyls = reg
+        .statuses()
+        .into_iter()
+        .find(|s| s.name == "local/pyls")
+        .unwrap();
+    assert_eq!(pyls.state, "untrusted");
+    let note = pyls.note.unwrap();
+    assert!(
+        note.contains("waits for `lspgate trust --root")
+            && note.contains("builtin/pyright serves python"),
+        "{note}"
+    );
+    let pyright = reg
+        .statuses()
+        .into_iter()
+        .find(|s| s.name == "builtin/pyright")
+        .unwrap();
+    assert!(
+        pyright
+            .note
+            .unwrap()
+            .starts_with("serves python until lspgate.toml is trusted")
+    );
+    let waiting = reg.waiting();
+    assert_eq!(waiting.len(), 2, "{waiting:?}");
+    assert!(waiting[0].contains("defines `local/pyls`"), "{waiting:?}");
+    assert!(
+        waiting[1].contains("redefines `builtin/clangd`"),
+        "{waiting:?}"
+    );
+
+    // Trusted, the same file takes what it defines.
+    let (_d, reg) = registry_trusted(UNTRUSTED, &found, true);
+    assert_eq!(reg.by_language("python"), ["local/pyls", "builtin/ruff"]);
+    assert_eq!(reg.by_language("c"), ["builtin/clangd"]);
+    assert!(reg.waiting().is_empty());
+    // A definition replacing pyright by name: pyright alone serves in its place.
+    let (_d, reg) = registry_trusted(
+        "[[server]]\nname = \"builtin/pyright\"\ncommand = \"my-pyright\"\nlanguages = [\"python\"]\n",
+        &["pyright", "basedpyright"],
+        false,
+    );
+    assert_eq!(reg.by_language("python"), ["builtin/pyright"]);
+    // With no built-in that starts for python, its server answers (saying how to trust it).
+    let (_d, reg) = registry_trusted(UNTRUSTED, &["ruff"], false);
+    assert_eq!(reg.by_language("python"), ["local/pyls", "builtin/ruff"]);
 }
 
 #[tokio::test]

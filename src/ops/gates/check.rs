@@ -129,7 +129,7 @@ impl Engine {
             checked: found.checked,
             not_checked: found.not_checked,
             reused: found.reused,
-            notes: found.notes,
+            notes: [found.notes, self.waiting_notes()].concat(),
         };
         check_report(&p, issues, unchecked, tally)
     }
