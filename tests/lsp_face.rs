@@ -660,3 +660,34 @@ async fn a_garbage_client_is_cut_off_and_the_others_go_on() {
     assert!(text.contains("def compute(x: int) -> int"), "{text}");
     gate.stop().await;
 }
+
+/// `:edit!` (Neovim closes the document and opens it again with the disk's text) keeps the
+/// document's diagnostics coming: the client gets them again after the reload, and after a
+/// later change on disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reloaded_buffer_gets_its_diagnostics_again() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = python_workspace();
+    let env = d.env(&[]);
+    let mut a = LspClient::spawn(
+        Driver::Nvim,
+        &lspgate_lsp(),
+        ws.path(),
+        json!([
+            {"do": "open", "file": "app.py"},
+            {"do": "wait_diagnostics", "file": "app.py", "match": TYPE_ERROR, "label": "first"},
+            {"do": "reload", "file": "app.py"},
+            {"do": "wait_diagnostics", "file": "app.py", "match": TYPE_ERROR, "label": "reloaded", "timeout_ms": 30000},
+            {"do": "reload", "file": "app.py"},
+            {"do": "wait_diagnostics", "file": "app.py", "match": TYPE_ERROR, "label": "twice", "timeout_ms": 30000},
+            {"do": "stop"},
+        ]),
+        &env,
+    );
+    let a = a.finish(120).await;
+    a.assert_clean();
+    for label in ["first", "reloaded", "twice"] {
+        assert!(!a.result(label).is_null(), "{label}\n{}", a.dump());
+    }
+}

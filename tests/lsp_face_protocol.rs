@@ -663,6 +663,8 @@ async fn one_clients_unsaved_text_never_reaches_another_client() {
         "A's hovers show its buffer in {mine} of {}",
         own.len()
     );
+}
+
 /// clangd's messages quote a file outside the root through the face no more than through the
 /// tools (issue 36): `#include "../home/.env"` gets its error at the `#include` line without
 /// the token the file holds, in what the face publishes for the disk's content and for an

@@ -28,6 +28,7 @@ local json = vim.json
 local out = assert(io.open(os.getenv('LSPF_OUT'), 'a'))
 local root = os.getenv('LSPF_ROOT')
 local signals = os.getenv('LSPF_SIGNALS') or root
+if os.getenv('LSPF_DEBUG') then vim.lsp.set_log_level('debug') end
 local uv = vim.loop
 
 local function emit(obj)
@@ -160,6 +161,16 @@ local steps = {
   definition = function(step) return request('textDocument/definition', step) end,
   references = function(step)
     return request('textDocument/references', step, { context = { includeDeclaration = true } })
+  end,
+  -- `:edit!`: the buffer read again from disk. Neovim sends didClose; the client attaches
+  -- again as lspconfig's FileType autocommand does, and so sends didOpen with the disk's text.
+  reload = function(step)
+    local buf = buffer_of(step.file)
+    vim.api.nvim_set_current_buf(buf)
+    marks[uri_of(step.file)] = seq
+    vim.cmd('edit!')
+    vim.bo[buf].filetype = step.filetype or filetypes[step.file:match('%.(%w+)$')] or ''
+    return vim.lsp.buf_attach_client(buf, client_id)
   end,
   close = function(step)
     vim.cmd('bwipeout! ' .. buffer_of(step.file))
