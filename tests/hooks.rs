@@ -562,4 +562,25 @@ async fn an_event_past_the_bounds_is_answered_within_the_budget_saying_what_was_
         report.starts_with("lspgate: not checked: the hook event is over 16 MiB"),
         "{report}"
     );
+
+    // Within the bounds, a 2 MB old content told to the daemon reaches it (a request over
+    // 1 MiB was refused, and the hook found "no daemon").
+    let original = format!(
+        "{}def total(x: int) -> int:\n    return x\n",
+        "# padding\n".repeat(200_000)
+    );
+    let write = json!({"session_id": "w", "cwd": root, "hook_event_name": "PostToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": root.join("lib.py"), "content": LIB_TEXT},
+        "tool_response": {"type": "update", "filePath": root.join("lib.py"), "originalFile": original}});
+    let (_, code, out, err) = hook_timed(
+        &d,
+        root,
+        &["post-edit", "--budget", "30"],
+        write.to_string().into_bytes(),
+        0,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("no daemon"), "{err}");
+    let report = context_of(&out, "PostToolUse");
+    assert!(report.contains("app.py:3:"), "{report}");
 }
