@@ -335,12 +335,17 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
             };
             daemon.connected(engine, read, write, serve).await;
         }
-        Request::Mcp { session, max_frame } => {
+        Request::Mcp {
+            session,
+            max_frame,
+            acks,
+        } => {
             let attached = daemon.conns.attach("mcp-stdio", &session.root);
             let observer = attached.observer();
             let engine = |p: Provider| async move { session.agent_engine(Some(&p)).await };
             let serve = |e, read, write| async move {
-                let served = crate::mcp::serve_observed(e, read, write, max_frame, Some(observer));
+                let served =
+                    crate::mcp::serve_observed(e, read, write, max_frame, Some(observer), acks);
                 if let Err(e) = served.await {
                     tracing::debug!("MCP session ended: {e:#}");
                 }
