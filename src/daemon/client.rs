@@ -463,7 +463,10 @@ async fn connect_only(request: Request) -> Result<Option<Answer>, String> {
 
 /// The MCP connection to the daemon, with what the relay needs to know of it.
 struct Link {
-    read: tokio::io::Lines<BufReader<OwnedReadHalf>>,
+    /// The daemon's lines, read by a task of their own as they come (so the daemon is never
+    /// kept waiting on its output while the relay writes to it: it acknowledges a request on
+    /// its output before it reads the next); closed when the daemon closes.
+    read: tokio::sync::mpsc::UnboundedReceiver<String>,
     write: OwnedWriteHalf,
 }
 
@@ -476,10 +479,16 @@ async fn link(request: &Request) -> Result<Link, String> {
     if !answer.ok {
         return Err(answer.error.unwrap_or_default());
     }
-    Ok(Link {
-        read: read.lines(),
-        write,
-    })
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut lines = read.lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Ok(Link { read: rx, write })
 }
 
 /// Daemons lost in a row, each before it took the requests sent to it, before they fail.
@@ -516,7 +525,7 @@ pub async fn serve(session: SessionSpec, max_frame: usize) -> Result<i32, String
     loop {
         let from_daemon = async {
             match link.as_mut() {
-                Some(l) => l.read.next_line().await,
+                Some(l) => l.read.recv().await,
                 None => std::future::pending().await,
             }
         };
@@ -546,7 +555,7 @@ pub async fn serve(session: SessionSpec, max_frame: usize) -> Result<i32, String
             }
             line = from_daemon => {
                 match line {
-                    Ok(Some(line)) => {
+                    Some(line) => {
                         if s.swallow(&line) {
                             continue;
                         }
@@ -554,7 +563,7 @@ pub async fn serve(session: SessionSpec, max_frame: usize) -> Result<i32, String
                             return Ok(0);
                         }
                     }
-                    _ => link = s.lost(&mcp, &mut out).await,
+                    None => link = s.lost(&mcp, &mut out).await,
                 }
             }
         }
