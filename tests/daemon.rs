@@ -2,7 +2,8 @@
 //! root share one pyright, a session's overlay stays its own, a session ending leaves the
 //! others working, two sessions editing one file serialize (one wins, the other is told),
 //! idle servers and an idle daemon go away, a daemon killed mid-call leaves no server behind
-//! and its sessions carry on with a new one, and another user cannot connect.
+//! and its sessions carry on with a new one (on pyright, the call it had taken fails and the
+//! next one, sent as it died, is answered), and another user cannot connect.
 
 mod common;
 use common::*;
@@ -711,4 +712,60 @@ async fn the_daemon_serves_typed_calls_and_drops_those_whose_client_left() {
         0,
         "the call went on after its client left"
     );
+}
+
+/// A session on a real pyright whose daemon dies under it: the call the daemon had taken fails
+/// (`server_failed`), and the next call, sent when the daemon could no longer read it (frozen,
+/// then killed: the moment between a `kill -9` and the socket closing, made to last), is
+/// answered by a new daemon. It used to fail with the first, as "in flight" when the daemon
+/// went away, though the new daemon started for the session's following call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_call_after_a_daemon_died_is_answered_by_a_new_one() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = python_workspace();
+    let gate = d
+        .session(ws.path(), &["pyright-langserver", "--stdio"])
+        .await;
+    let hover = json!({"file": "app.py", "line": 3, "symbol": "compute"});
+    let daemon = d.pid() as i32;
+    // The first hover starts pyright: still in flight when the daemon stops reading.
+    let first = gate.call("hover", hover.clone());
+    let next = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // SAFETY: signals to the daemon this test started.
+        unsafe { libc::kill(daemon, libc::SIGSTOP) };
+        let kill = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            unsafe { libc::kill(daemon, libc::SIGKILL) };
+        };
+        let (r, ()) = tokio::join!(gate.call("hover", hover.clone()), kill);
+        r
+    };
+    let (first, next) = tokio::join!(first, next);
+    assert_eq!(first.is_error, Some(true), "{}", text_of(&first));
+    assert!(
+        text_of(&first).starts_with("server_failed"),
+        "{}",
+        text_of(&first)
+    );
+    assert_ne!(next.is_error, Some(true), "{}", text_of(&next));
+    let said = first_text(&next);
+    assert!(said.contains("compute") && said.contains("int"), "{said}");
+    assert_ne!(d.pid() as i32, daemon);
+    // And the one after, on the same daemon.
+    let (h, text) = gate.ok("hover", hover).await;
+    assert!(
+        h["contents"].as_str().unwrap_or("").contains("int"),
+        "{text}"
+    );
+    gate.stop().await;
+}
+
+fn first_text(r: &rmcp::model::CallToolResult) -> String {
+    r.structured_content
+        .as_ref()
+        .and_then(|s| s["contents"].as_str())
+        .unwrap_or_default()
+        .to_string()
 }

@@ -461,3 +461,126 @@ async fn a_first_hook_compares_with_the_content_the_event_tells_and_asks_only_wh
         .collect();
     assert_eq!(checked, [3, 1, 1, 3], "{events}");
 }
+
+/// Runs `lspgate hook ARGS` in `root`, writing `event` and then `more` zero bytes on its stdin
+/// from a thread (the hook may stop reading: the write's failure is expected): how long it
+/// took, its exit code, stdout and stderr.
+fn hook_timed(
+    d: &Daemon,
+    root: &Path,
+    args: &[&str],
+    event: Vec<u8>,
+    more: usize,
+) -> (std::time::Duration, i32, String, String) {
+    let began = std::time::Instant::now();
+    let mut child = std::process::Command::new(LSPGATE)
+        .current_dir(root)
+        .arg("hook")
+        .args(args)
+        .env("PATH", test_path())
+        .envs(d.env(&[]))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        if stdin.write_all(&event).is_err() {
+            return;
+        }
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..more >> 20 {
+            if stdin.write_all(&zeros).is_err() {
+                return;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let took = began.elapsed();
+    let _ = writer.join();
+    (
+        took,
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A Codex `apply_patch` event naming 50,000 files, and one past the bound on an event's size
+/// followed by a gigabyte more, each answer within the budget (plus a margin for a loaded
+/// machine), saying what was left out. The files were de-duplicated by comparing each with
+/// each before the budget could count (15,000 files took 19.5 s with `--budget 3`), and an
+/// event over 16 MiB was cut mid-JSON and answered with nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_past_the_bounds_is_answered_within_the_budget_saying_what_was_left_out() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = python_project();
+    let root = ws.path();
+    let budget = std::time::Duration::from_secs(3);
+    let margin = std::time::Duration::from_secs(2);
+    let codex = |patch: String| {
+        json!({"session_id": "big", "turn_id": "t", "cwd": root,
+            "hook_event_name": "PostToolUse", "tool_name": "apply_patch",
+            "tool_input": {"command": patch}, "tool_response": "Exit code: 0"})
+        .to_string()
+        .into_bytes()
+    };
+    let mut patch = String::from(
+        "*** Begin Patch\n*** Update File: lib.py\n@@\n-def total(x: int) -> int:\n+def total(x: int) -> str:\n",
+    );
+    for i in 0..50_000 {
+        patch.push_str(&format!("*** Add File: gen/m{i}.py\n+x = {i}\n"));
+    }
+    patch.push_str("*** End Patch");
+    std::fs::write(root.join("lib.py"), LIB_TEXT).unwrap();
+    let (took, code, out, err) =
+        hook_timed(&d, root, &["post-edit", "--budget", "3"], codex(patch), 0);
+    assert_eq!(code, 0, "{err}");
+    assert!(took < budget + margin, "took {took:?}: {err}");
+    let report = context_of(&out, "PostToolUse");
+    assert!(
+        report.contains(
+            "lspgate: not checked: 49001 of the 50001 files written (a hook checks 1000 at most"
+        ),
+        "{report}"
+    );
+
+    // Over 16 MiB, and a gigabyte behind it: not read whole, nor parsed; said.
+    let body = "+x = 1\n".repeat(3 << 20);
+    let big = codex(format!(
+        "*** Begin Patch\n*** Add File: big.py\n{body}*** End Patch"
+    ));
+    assert!(big.len() > 16 << 20);
+    let (took, code, out, err) =
+        hook_timed(&d, root, &["post-edit", "--budget", "3"], big, 1 << 30);
+    assert_eq!(code, 0, "{err}");
+    assert!(took < budget + margin, "took {took:?}: {err}");
+    let report = context_of(&out, "PostToolUse");
+    assert!(
+        report.starts_with("lspgate: not checked: the hook event is over 16 MiB"),
+        "{report}"
+    );
+
+    // Within the bounds, a 2 MB old content told to the daemon reaches it (a request over
+    // 1 MiB was refused, and the hook found "no daemon").
+    let original = format!(
+        "{}def total(x: int) -> int:\n    return x\n",
+        "# padding\n".repeat(200_000)
+    );
+    let write = json!({"session_id": "w", "cwd": root, "hook_event_name": "PostToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": root.join("lib.py"), "content": LIB_TEXT},
+        "tool_response": {"type": "update", "filePath": root.join("lib.py"), "originalFile": original}});
+    let (_, code, out, err) = hook_timed(
+        &d,
+        root,
+        &["post-edit", "--budget", "30"],
+        write.to_string().into_bytes(),
+        0,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("no daemon"), "{err}");
+    let report = context_of(&out, "PostToolUse");
+    assert!(report.contains("app.py:3:"), "{report}");
+}

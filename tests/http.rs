@@ -772,11 +772,12 @@ fn a_daemon_killed_under_serve_http_is_replaced_and_a_killed_serve_takes_its_lis
         .as_u64()
         .unwrap();
     let daemon = env.status()["pid"].as_u64().unwrap();
+    let old_session = m.session().unwrap().to_string();
 
     // SAFETY: a signal to the daemon this test started.
     unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
     // A new daemon listens at the same URL and takes the same token; the old session is gone
-    // with its daemon, a new one works.
+    // with its daemon (404, MCP's word for "initialize again"), a new one works.
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut m = loop {
         match Mcp::connect(&s.url, &token) {
@@ -791,6 +792,11 @@ fn a_daemon_killed_under_serve_http_is_replaced_and_a_killed_serve_takes_its_lis
             }
         }
     };
+    let gone = Mcp::resume(&s.url, &token, &old_session)
+        .unwrap()
+        .call("servers", json!({}))
+        .unwrap_err();
+    assert!(gone.to_string().starts_with("HTTP 404"), "{gone}");
     let r = m.call("servers", json!({})).unwrap();
     assert_ne!(r["isError"], true, "{r}");
     let server = r["structuredContent"]["servers"][0]["pid"]

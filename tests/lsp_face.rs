@@ -2,7 +2,8 @@
 //! the drivers proven against pyright-langserver directly, then, through the daemon, clients
 //! sharing one pyright with an MCP session, unsaved buffers that stay their client's own, a
 //! shell write reaching importers, a killed pyright, pyright and ruff on one connection,
-//! position encodings, and a garbage-sending client cut off while the others go on.
+//! position encodings, a garbage-sending client cut off while the others go on, and a killed
+//! daemon ending a session clearly (exit 1, a word on stderr).
 
 mod common;
 use common::lsp_clients::*;
@@ -661,6 +662,139 @@ async fn a_garbage_client_is_cut_off_and_the_others_go_on() {
     gate.stop().await;
 }
 
+/// `lspgate lsp` with a daemon, spoken to by hand: its stdin, a reader of its messages, and
+/// its stderr (read to the end in a thread).
+struct Hand {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    messages: std::sync::mpsc::Receiver<Value>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Hand {
+    fn start(root: &std::path::Path, env: &[(&str, &str)]) -> Hand {
+        let mut child = std::process::Command::new(LSPGATE)
+            .args(["lsp", "--root"])
+            .arg(root)
+            .env("PATH", test_path())
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let (tx, messages) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut out = std::io::BufReader::new(stdout);
+            while let Some(message) = read_frame(&mut out) {
+                let _ = tx.send(message);
+            }
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut s);
+            s
+        });
+        Hand {
+            child,
+            stdin,
+            messages,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        use std::io::Write;
+        self.stdin.write_all(&frame(&message)).unwrap();
+    }
+
+    /// The answer to request `id` (within 90 s).
+    fn answer(&mut self, id: u64) -> Value {
+        loop {
+            let m = self
+                .messages
+                .recv_timeout(Duration::from_secs(90))
+                .unwrap_or_else(|_| panic!("no answer to request {id}"));
+            if m["id"] == id && m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+
+    /// Its exit code and stderr, once it has exited (within `secs`, its stdin still open).
+    async fn exited(mut self, secs: u64) -> (Option<i32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return (s.code(), self.stderr.join().unwrap());
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "still running after {secs} s: {}",
+                    self.stderr.join().unwrap()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// The daemon killed under an `lspgate lsp` session: the session cannot go on in another
+/// daemon (the documents the client opened went with it), so the process says so and exits
+/// 1 at once, as a crashed server would (it exited 0, saying nothing, as if the client had
+/// ended it); a client that ends its session (`shutdown`, `exit`) still gets exit 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_killed_under_an_lsp_session_ends_it_clearly() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = python_workspace();
+    let env = d.env(&[]);
+    let root = uri_of(ws.path());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": root, "capabilities": {}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "initialized", "params": {}});
+
+    let mut ends = Hand::start(ws.path(), &env);
+    ends.send(init.clone());
+    assert!(ends.answer(1)["result"]["capabilities"].is_object());
+    ends.send(initialized.clone());
+    ends.send(json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+    ends.answer(2);
+    ends.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    let (code, err) = ends.exited(20).await;
+    assert_eq!(code, Some(0), "{err}");
+
+    let mut hand = Hand::start(ws.path(), &env);
+    hand.send(init);
+    assert!(hand.answer(1)["result"]["capabilities"].is_object());
+    hand.send(initialized);
+    let app = ws.path().join("app.py");
+    hand.send(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri_of(&app), "languageId": "python", "version": 1, "text": APP}}}),
+    );
+    hand.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": uri_of(&app)}, "position": {"line": 3, "character": 8}}}),
+    );
+    let hover = hand.answer(2);
+    assert!(hover["result"].to_string().contains("compute"), "{hover}");
+    let daemon = d.pid();
+    // SAFETY: a signal to the daemon this test started.
+    unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
+    let (code, err) = hand.exited(20).await;
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("the lspgate daemon stopped under this session"),
+        "{err}"
+    );
+}
+
 /// `:edit!` (Neovim closes the document and opens it again with the disk's text) keeps the
 /// document's diagnostics coming: the client gets them again after the reload, and after a
 /// later change on disk.
@@ -670,7 +804,7 @@ async fn a_reloaded_buffer_gets_its_diagnostics_again() {
     let d = Daemon::new();
     let ws = python_workspace();
     let env = d.env(&[]);
-    let mut a = LspClient::spawn(
+    let a = LspClient::spawn(
         Driver::Nvim,
         &lspgate_lsp(),
         ws.path(),

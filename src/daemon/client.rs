@@ -1,8 +1,10 @@
 //! The client end of the daemon: connecting (starting a daemon, detached, when none answers;
-//! replacing one of another version), calling a tool there, and `serve` as a thin session
-//! that relays MCP between the agent's stdio and the daemon. When the daemon stops or dies under
-//! a session, the calls in flight fail with `server_failed`, and the session's next request
-//! reconnects to a new daemon (started then, not before), replaying the client's `initialize`.
+//! replacing one of another version; waiting out one that dies as it is reached), calling a
+//! tool there, and `serve` as a thin session that relays MCP between the agent's stdio and the
+//! daemon. When the daemon stops or dies under a session, the calls it had taken fail with
+//! `server_failed`, those it never read go to a new daemon at once, and otherwise the session's
+//! next request reconnects to a new daemon (started then, not before), replaying the client's
+//! `initialize`. `lsp` relays an LSP client, and ends with exit 1 when its daemon goes first.
 //! `daemon stop` and `daemon status`: a stopping daemon is said to be, and `stop` returns once
 //! the daemon and its servers are gone.
 
@@ -16,6 +18,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::paths;
 use super::protocol::{Answer, CallLine, Hello, Request, STOPPING, Stopped, VERSION};
+use crate::lsp::framing::{encode, read_frame};
 use crate::ops::session::SessionSpec;
 use crate::procfs::alive;
 
@@ -34,8 +37,9 @@ pub(super) struct Opened {
 pub(super) async fn open(request: &Request) -> Result<Opened, String> {
     let dir = paths::runtime_dir()?;
     let socket = paths::socket(&dir);
-    // Twice at most: a daemon of another version drains and leaves the socket to ours.
-    for _ in 0..3 {
+    // Twice at most: a daemon of another version drains and leaves the socket to ours; one
+    // in its last moments closes without a word.
+    for _ in 0..4 {
         let mut stream = match UnixStream::connect(&socket).await {
             Ok(s) => s,
             Err(_) => start(&socket).await?,
@@ -46,16 +50,26 @@ pub(super) async fn open(request: &Request) -> Result<Opened, String> {
         };
         let mut line = serde_json::to_vec(&hello).map_err(|e| e.to_string())?;
         line.push(b'\n');
-        stream
-            .write_all(&line)
-            .await
-            .map_err(|e| format!("daemon: {e}"))?;
+        let sent = stream.write_all(&line).await;
         let (read, write) = stream.into_split();
         let mut read = BufReader::new(read);
         let mut answer = String::new();
-        read.read_line(&mut answer)
-            .await
-            .map_err(|e| format!("daemon: {e}"))?;
+        let said = match sent {
+            Ok(()) => read.read_line(&mut answer).await,
+            Err(e) => Err(e),
+        };
+        if !matches!(said, Ok(n) if n > 0) {
+            // Connected as it died (killed: its socket closes a moment after the sessions it
+            // had): once it is gone, start another.
+            tracing::info!("the daemon closed without answering; starting another once it is gone");
+            if !gone(&[], START_WAIT).await {
+                return Err(match said {
+                    Err(e) => format!("daemon: {e}"),
+                    Ok(_) => "the daemon closed without answering".into(),
+                });
+            }
+            continue;
+        }
         let answer: Answer = serde_json::from_str(&answer)
             .map_err(|e| format!("the daemon's answer is not understood ({e})"))?;
         if answer.error.as_deref() == Some("version") {
@@ -213,6 +227,10 @@ async fn run(
 /// `lspgate lsp` attached to the daemon: relays the client's LSP connection (`input`,
 /// `output`) to the daemon's face for `session` until either end closes; the exit code. Err,
 /// with the streams given back, when no daemon can be had (the caller serves them itself).
+/// The client's messages are relayed frame by frame, so that its `exit` is seen: when the
+/// daemon closes before that (it stopped or died, taking the session's documents with it, so
+/// the session cannot be carried to another), this process says so on stderr and exits 1 at
+/// once, and the client (an editor) starts it again as it would a crashed server.
 #[allow(clippy::type_complexity)]
 pub async fn lsp<R, W>(
     session: SessionSpec,
@@ -237,8 +255,23 @@ where
         eprintln!("{}", answer.error.unwrap_or_default());
         return Ok(2);
     }
+    // The client ended the session: it sent `exit`, or closed (or garbled) its input.
+    let ended = std::sync::atomic::AtomicBool::new(false);
     let up = async {
-        let _ = tokio::io::copy(&mut input, &mut write).await;
+        let mut frames = BufReader::new(&mut input);
+        loop {
+            let Ok(body) = read_frame(&mut frames, crate::lspface::MAX_FRAME).await else {
+                // The face would close on it all the same.
+                ended.store(true, std::sync::atomic::Ordering::Release);
+                break;
+            };
+            if is_exit(&body) {
+                ended.store(true, std::sync::atomic::Ordering::Release);
+            }
+            if write.write_all(&encode(&body)).await.is_err() {
+                break;
+            }
+        }
         let _ = write.shutdown().await;
         // The daemon closes once the client's last messages are answered.
         std::future::pending::<()>().await;
@@ -248,7 +281,23 @@ where
         _ = tokio::io::copy_buf(&mut read, &mut output) => {}
     }
     let _ = output.flush().await;
-    Ok(0)
+    if ended.load(std::sync::atomic::Ordering::Acquire) {
+        return Ok(0);
+    }
+    eprintln!(
+        "lspgate lsp: the lspgate daemon stopped under this session, and the documents it had \
+         open went with it: restart the language server (`lspgate lsp`) to go on"
+    );
+    Ok(1)
+}
+
+/// Whether an LSP message is the `exit` notification.
+fn is_exit(body: &[u8]) -> bool {
+    // `{"jsonrpc":"2.0","method":"exit"}`, give or take its spaces and `params`.
+    body.len() < 1024
+        && serde_json::from_slice::<Value>(body).is_ok_and(|m| {
+            m.get("method").and_then(Value::as_str) == Some("exit") && m.get("id").is_none()
+        })
 }
 
 /// The running daemon's status (`daemon status`), as JSON; one that is stopping is said to
@@ -406,7 +455,10 @@ async fn connect_only(request: Request) -> Result<Option<Answer>, String> {
 
 /// The MCP connection to the daemon, with what the relay needs to know of it.
 struct Link {
-    read: tokio::io::Lines<BufReader<OwnedReadHalf>>,
+    /// The daemon's lines, read by a task of their own as they come (so the daemon is never
+    /// kept waiting on its output while the relay writes to it: it acknowledges a request on
+    /// its output before it reads the next); closed when the daemon closes.
+    read: tokio::sync::mpsc::UnboundedReceiver<String>,
     write: OwnedWriteHalf,
 }
 
@@ -419,18 +471,34 @@ async fn link(request: &Request) -> Result<Link, String> {
     if !answer.ok {
         return Err(answer.error.unwrap_or_default());
     }
-    Ok(Link {
-        read: read.lines(),
-        write,
-    })
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut lines = read.lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Ok(Link { read: rx, write })
 }
+
+/// Daemons lost in a row, each before it took the requests sent to it, before they fail.
+const RESENDS: usize = 3;
 
 /// `lspgate serve` as a thin session: relays MCP between stdio and the daemon. Err when no
 /// daemon can be had at first (the caller serves in-process instead); once relaying, it never
-/// falls back: while no daemon answers, each request fails (`server_failed`) and the next one
-/// tries again.
+/// falls back. The daemon acknowledges each request it reads (`TOOK`): when it dies (or stops),
+/// the calls it took fail (`server_failed`: it may have done part of them), and those it never
+/// read are sent to a new daemon at once, the session replayed there first; with nothing left
+/// to answer, a new daemon is started at the session's next request only (so that a `daemon
+/// stop` stops). While no daemon can be had, each request fails and the next one tries again.
 pub async fn serve(session: SessionSpec, max_frame: usize) -> Result<i32, String> {
-    let mcp = Request::Mcp { session, max_frame };
+    let mcp = Request::Mcp {
+        session,
+        max_frame,
+        acks: true,
+    };
     let first = match link(&mcp).await {
         Ok(l) => l,
         // A command line or config the daemon refuses is the user's error, not a reason to
@@ -449,7 +517,7 @@ pub async fn serve(session: SessionSpec, max_frame: usize) -> Result<i32, String
     loop {
         let from_daemon = async {
             match link.as_mut() {
-                Some(l) => l.read.next_line().await,
+                Some(l) => l.read.recv().await,
                 None => std::future::pending().await,
             }
         };
@@ -463,28 +531,23 @@ pub async fn serve(session: SessionSpec, max_frame: usize) -> Result<i32, String
                     return Ok(0);
                 };
                 let request = s.note_client_line(&line);
-                if link.is_none() {
-                    if !request {
-                        // A notification or a reply for a daemon that is gone: its session
-                        // went with it (`initialized` is kept, for the next one).
-                        continue;
+                let Some(l) = link.as_mut() else {
+                    if request {
+                        // The daemon is needed again: a new one, the session replayed there
+                        // and this request sent.
+                        link = s.reconnect(&mcp, &mut out).await;
                     }
-                    // The daemon is needed again: a new one, the session replayed there.
-                    link = s.reconnect(&mcp, &mut out).await;
-                }
-                let sent = match link.as_mut() {
-                    Some(l) => send(&mut l.write, &line).await.is_ok(),
-                    None => false,
+                    // Else a notification or a reply for a daemon that is gone: its session
+                    // went with it (`initialized` is kept, for the next one).
+                    continue;
                 };
-                if !sent {
-                    // No daemon now: this request fails; the next one tries again.
-                    link = None;
-                    s.fail_inflight(&mut out).await;
+                if send(&mut l.write, &line).await.is_err() {
+                    link = s.lost(&mcp, &mut out).await;
                 }
             }
             line = from_daemon => {
                 match line {
-                    Ok(Some(line)) => {
+                    Some(line) => {
                         if s.swallow(&line) {
                             continue;
                         }
@@ -492,14 +555,7 @@ pub async fn serve(session: SessionSpec, max_frame: usize) -> Result<i32, String
                             return Ok(0);
                         }
                     }
-                    _ => {
-                        // Stopped or died: the calls it had fail, and a new daemon is started
-                        // only when the session next needs one (its next request), so that a
-                        // `daemon stop` stops.
-                        tracing::warn!("the daemon went away; a new one at the next request");
-                        s.fail_inflight(&mut out).await;
-                        link = None;
-                    }
+                    None => link = s.lost(&mcp, &mut out).await,
                 }
             }
         }
@@ -514,6 +570,11 @@ struct Relay {
     initialized: Option<String>,
     /// Requests of the client not answered yet: id → method.
     inflight: HashMap<String, String>,
+    /// Requests of the client no daemon has said it took (`TOOK`), in order, with their
+    /// lines: sent again to a new daemon when theirs is lost.
+    untaken: std::collections::VecDeque<(String, String)>,
+    /// Daemons lost in a row with requests untaken.
+    lost: usize,
     /// The id of a replayed `initialize`, whose answer the client must not see.
     replayed: Option<Value>,
 }
@@ -526,7 +587,9 @@ impl Relay {
         };
         match (msg.get("id"), msg.get("method").and_then(Value::as_str)) {
             (Some(id), Some(method)) => {
-                self.inflight.insert(id.to_string(), method.to_string());
+                let id = id.to_string();
+                self.inflight.insert(id.clone(), method.to_string());
+                self.untaken.push_back((id, line.to_string()));
                 if method == "initialize" {
                     self.init = Some(msg.clone());
                 }
@@ -540,12 +603,19 @@ impl Relay {
         }
     }
 
-    /// Notes a line from the daemon; true when the client must not see it (the answer to a
-    /// replayed `initialize`).
+    /// Notes a line from the daemon; true when the client must not see it (the daemon's
+    /// `TOOK`, the answer to a replayed `initialize`).
     fn swallow(&mut self, line: &str) -> bool {
         let Ok(msg) = serde_json::from_str::<Value>(line) else {
             return false;
         };
+        if msg.get("method").and_then(Value::as_str) == Some(crate::mcp::stdio::TOOK) {
+            if let Some(id) = msg.pointer("/params/id") {
+                self.taken(&id.to_string());
+                self.lost = 0;
+            }
+            return true;
+        }
         if msg.get("method").is_some() {
             return false;
         }
@@ -556,58 +626,132 @@ impl Relay {
             self.replayed = None;
             return true;
         }
-        self.inflight.remove(&id.to_string());
+        let id = id.to_string();
+        // Answered (the guard answers some without taking them).
+        self.taken(&id);
+        self.lost = 0;
+        self.inflight.remove(&id);
         false
     }
 
-    /// Fails every call in flight: the daemon that had them is gone.
-    async fn fail_inflight(&mut self, out: &mut (impl AsyncWrite + Unpin)) {
-        for (id, method) in self.inflight.drain() {
-            let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
-            let message = "the lspgate daemon stopped during this call; call again";
-            let reply = if method == "tools/call" {
-                json!({"jsonrpc": "2.0", "id": id, "result": {
-                    "content": [{"type": "text", "text": format!("server_failed: {message}")}],
-                    "isError": true,
-                    "structuredContent": {"error": {"code": "server_failed", "message": message}},
-                }})
-            } else {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}})
-            };
-            let _ = send(out, &reply.to_string()).await;
+    /// Request `id` is the daemon's now (the daemon takes them in order: the first, mostly).
+    fn taken(&mut self, id: &str) {
+        if let Some(i) = self.untaken.iter().position(|(u, _)| u == id) {
+            self.untaken.remove(i);
         }
     }
 
-    /// A new daemon, with the client's `initialize` replayed there; `None` when none answers.
+    /// The daemon is gone (stopped or died): the calls it took fail, and those it never read
+    /// go to a new daemon, unless daemons were lost `RESENDS` times in a row before taking
+    /// them (then they fail too). The new daemon's link, if one was needed and had.
+    async fn lost(
+        &mut self,
+        request: &Request,
+        out: &mut (impl AsyncWrite + Unpin),
+    ) -> Option<Link> {
+        let untaken: std::collections::HashSet<&String> =
+            self.untaken.iter().map(|(id, _)| id).collect();
+        let taken: Vec<(String, String)> = self
+            .inflight
+            .iter()
+            .filter(|(id, _)| !untaken.contains(id))
+            .map(|(id, m)| (id.clone(), m.clone()))
+            .collect();
+        for (id, _) in &taken {
+            self.inflight.remove(id);
+        }
+        fail(out, taken).await;
+        if self.untaken.is_empty() {
+            tracing::warn!("the daemon went away; a new one at the next request");
+            return None;
+        }
+        tracing::warn!(
+            "the daemon went away before it took {} request(s): sending them to a new one",
+            self.untaken.len()
+        );
+        self.reconnect(request, out).await
+    }
+
+    /// Fails every call in flight: no daemon will answer them.
+    async fn fail_inflight(&mut self, out: &mut (impl AsyncWrite + Unpin)) {
+        self.untaken.clear();
+        let all: Vec<(String, String)> = self.inflight.drain().collect();
+        fail(out, all).await;
+    }
+
+    /// A new daemon, with the client's `initialize` replayed there and the requests no daemon
+    /// took sent again; `None` (every call in flight failed) when none answers.
     async fn reconnect(
         &mut self,
         request: &Request,
         out: &mut (impl AsyncWrite + Unpin),
     ) -> Option<Link> {
-        let mut link = match link(request).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!("no daemon: {e}");
+        loop {
+            self.lost += 1;
+            if self.lost > RESENDS {
+                tracing::warn!("{RESENDS} daemons went away in a row before taking a request");
                 self.fail_inflight(out).await;
                 return None;
             }
-        };
-        if let Some(init) = &self.init {
+            let mut link = match link(request).await {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!("no daemon: {e}");
+                    self.fail_inflight(out).await;
+                    return None;
+                }
+            };
+            if self.replay(&mut link).await.is_ok() {
+                return Some(link);
+            }
+        }
+    }
+
+    /// Sends a new daemon the session so far: the client's `initialize` (unless it is among
+    /// the requests sent again), `initialized`, then the requests no daemon took.
+    async fn replay(&mut self, link: &mut Link) -> std::io::Result<()> {
+        let init_id = self
+            .init
+            .as_ref()
+            .and_then(|i| i.get("id"))
+            .map(Value::to_string);
+        let init_untaken = self
+            .untaken
+            .iter()
+            .any(|(id, _)| Some(id) == init_id.as_ref());
+        if let Some(init) = self.init.as_ref().filter(|_| !init_untaken) {
             let mut again = init.clone();
             let id = json!("lspgate-reconnect");
             again["id"] = id.clone();
             self.replayed = Some(id);
-            if send(&mut link.write, &again.to_string()).await.is_err() {
-                return None;
-            }
+            send(&mut link.write, &again.to_string()).await?;
         }
         // `initialized` right behind it: the daemon's session serves nothing before it.
-        if let Some(n) = &self.initialized
-            && send(&mut link.write, n).await.is_err()
-        {
-            return None;
+        if let Some(n) = &self.initialized {
+            send(&mut link.write, n).await?;
         }
-        Some(link)
+        for (_, line) in &self.untaken {
+            send(&mut link.write, line).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Answers each of `calls` (id, method) with the failure of a daemon gone under it.
+async fn fail(out: &mut (impl AsyncWrite + Unpin), calls: Vec<(String, String)>) {
+    for (id, method) in calls {
+        let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
+        let message = "the lspgate daemon stopped during this call; call again";
+        let reply = if method == "tools/call" {
+            json!({"jsonrpc": "2.0", "id": id, "result": {
+                "content": [{"type": "text", "text": format!("server_failed: {message}")}],
+                "isError": true,
+                "structuredContent": {"error": {"code": "server_failed", "message": message}},
+            }})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}})
+        };
+        let _ = send(out, &reply.to_string()).await;
     }
 }
 

@@ -335,12 +335,17 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
             };
             daemon.connected(engine, read, write, serve).await;
         }
-        Request::Mcp { session, max_frame } => {
+        Request::Mcp {
+            session,
+            max_frame,
+            acks,
+        } => {
             let attached = daemon.conns.attach("mcp-stdio", &session.root);
             let observer = attached.observer();
             let engine = |p: Provider| async move { session.agent_engine(Some(&p)).await };
             let serve = |e, read, write| async move {
-                let served = crate::mcp::serve_observed(e, read, write, max_frame, Some(observer));
+                let served =
+                    crate::mcp::serve_observed(e, read, write, max_frame, Some(observer), acks);
                 if let Err(e) = served.await {
                     tracing::debug!("MCP session ended: {e:#}");
                 }
@@ -350,16 +355,27 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
     }
 }
 
-/// The client's hello line (bounded in time and size); `None` when there is none to read, or
-/// (answered so) it is not understood.
+/// The largest hello read: a hook's carries the written files' old contents (`cli::hook`
+/// tells 8 MiB of them at most).
+const MAX_HELLO: u64 = 64 << 20;
+
+/// The client's hello line (bounded in time and size: no more than `MAX_HELLO` is read);
+/// `None` when there is none to read, or (answered so) it is too long or not understood.
 async fn read_hello(
     read: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
     write: &mut tokio::net::unix::OwnedWriteHalf,
 ) -> Option<Hello> {
     let mut line = String::new();
-    let said = tokio::time::timeout(Duration::from_secs(10), read.read_line(&mut line)).await;
-    if !matches!(said, Ok(Ok(n)) if n > 0 && n < 1 << 20) {
-        return None;
+    let mut bounded = read.take(MAX_HELLO + 1);
+    let said = tokio::time::timeout(Duration::from_secs(10), bounded.read_line(&mut line)).await;
+    match said {
+        Ok(Ok(n)) if n as u64 > MAX_HELLO => {
+            let why = format!("the request is over {} MiB", MAX_HELLO >> 20);
+            let _ = answer(write, &Answer::refused(why)).await;
+            return None;
+        }
+        Ok(Ok(n)) if n > 0 => {}
+        _ => return None,
     }
     match serde_json::from_str(&line) {
         Ok(h) => Some(h),

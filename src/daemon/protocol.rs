@@ -30,6 +30,10 @@ pub enum Request {
         session: SessionSpec,
         /// The largest MCP message, in bytes.
         max_frame: usize,
+        /// Each request read is acknowledged (`mcp::stdio::TOOK`) before it is served: the
+        /// relay sends one the daemon never read to the next daemon if this one dies.
+        #[serde(default)]
+        acks: bool,
     },
     /// A client of lspgate's language-server face (`lspgate lsp`): after the answer, the
     /// connection carries LSP.

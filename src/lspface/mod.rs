@@ -29,7 +29,7 @@ use crate::registry::Server;
 use crate::text::Encoding;
 
 /// The largest message a client may send (a whole document in `didChange` included).
-const MAX_FRAME: usize = 64 << 20;
+pub(crate) const MAX_FRAME: usize = 64 << 20;
 
 /// How long the face waits for the client to answer a request of its own.
 const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);

@@ -489,22 +489,24 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    serve_observed(engine, input, output, max_frame, None).await
+    serve_observed(engine, input, output, max_frame, None, false).await
 }
 
-/// `serve_on`, telling `observer` (when given) the name of each tool called.
+/// `serve_on`, telling `observer` (when given) the name of each tool called; with `acks`,
+/// each request read is acknowledged first (`stdio::guard_with`), for a relaying `serve`.
 pub async fn serve_observed<R, W>(
     engine: Arc<Engine>,
     input: R,
     output: W,
     max_frame: usize,
     observer: Option<Observer>,
+    acks: bool,
 ) -> anyhow::Result<()>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let transport = stdio::guard(input, output, max_frame);
+    let transport = stdio::guard_with(input, output, max_frame, acks);
     let mut server = McpServer::new(engine, max_frame);
     if let Some(o) = observer {
         server = server.observed(o);

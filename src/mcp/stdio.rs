@@ -13,7 +13,7 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// Default largest frame (one line) accepted from the client.
 pub const DEFAULT_MAX_FRAME: usize = 2 * 1024 * 1024;
@@ -174,10 +174,17 @@ fn judge(line: &[u8]) -> Verdict {
     }
 }
 
+/// A whole output line, and who waits until it is written, if anyone.
+type Out = (Vec<u8>, Option<oneshot::Sender<()>>);
+
+/// The method of the notification with which the daemon acknowledges a request it has read
+/// (`guard_with`, `params: {"id": ID}`): for the relaying `serve` only, never its client.
+pub const TOOK: &str = "lspgate/took";
+
 /// rmcp's side of the guard: messages the guard let through, and a queue of whole output lines.
 pub struct GuardTransport {
     inbound: mpsc::Receiver<ClientJsonRpcMessage>,
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    out: mpsc::UnboundedSender<Out>,
 }
 
 impl Transport<RoleServer> for GuardTransport {
@@ -192,7 +199,7 @@ impl Transport<RoleServer> for GuardTransport {
             .map_err(std::io::Error::other)
             .and_then(|mut line| {
                 line.push(b'\n');
-                self.out.send(line).map_err(|_| {
+                self.out.send((line, None)).map_err(|_| {
                     std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client output closed")
                 })
             });
@@ -217,18 +224,33 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    guard_with(input, output, max_frame, false)
+}
+
+/// `guard`; with `acks`, each request read is acknowledged (a `TOOK` notification) on
+/// `output`, written there before rmcp has the request: a relay whose daemon dies knows that
+/// a request not acknowledged was never served (and may be sent to another), and that one
+/// acknowledged may have been.
+pub fn guard_with<R, W>(input: R, output: W, max_frame: usize, acks: bool) -> GuardTransport
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (in_tx, inbound) = mpsc::channel::<ClientJsonRpcMessage>(64);
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
 
     // Writer: the only task that touches the client's output.
     tokio::spawn(async move {
         let mut output = output;
-        while let Some(line) = out_rx.recv().await {
+        while let Some((line, written)) = out_rx.recv().await {
             if output.write_all(&line).await.is_err() {
                 break;
             }
-            if out_rx.is_empty() && output.flush().await.is_err() {
+            if (written.is_some() || out_rx.is_empty()) && output.flush().await.is_err() {
                 break;
+            }
+            if let Some(w) = written {
+                let _ = w.send(());
             }
         }
     });
@@ -242,18 +264,29 @@ where
                 Ok(Line::Eof) | Err(_) => break,
                 Ok(Line::TooLong { prefix, len }) => {
                     tracing::warn!("dropped a {len}-byte frame over the {max_frame}-byte limit");
-                    let _ = replies.send(error(
+                    let reply = error(
                         id_from_prefix(&prefix),
                         -32600,
-                        format!("invalid request: frame of {len} bytes is over the limit of {max_frame} bytes"),
-                    ));
+                        format!(
+                            "invalid request: frame of {len} bytes is over the limit of {max_frame} bytes"
+                        ),
+                    );
+                    let _ = replies.send((reply, None));
                 }
                 Ok(Line::Text(line)) => match judge(&line) {
                     Verdict::Skip => {}
                     Verdict::Reply(r) => {
-                        let _ = replies.send(r);
+                        let _ = replies.send((r, None));
                     }
                     Verdict::Forward(msg) => {
+                        if let (true, ClientJsonRpcMessage::Request(r)) = (acks, msg.as_ref()) {
+                            // Out before anything of the request is done.
+                            let (written, done) = oneshot::channel();
+                            let ack = took(&r.id);
+                            if replies.send((ack, Some(written))).is_err() || done.await.is_err() {
+                                break;
+                            }
+                        }
                         if in_tx.send(*msg).await.is_err() {
                             break;
                         }
@@ -267,6 +300,16 @@ where
         inbound,
         out: out_tx,
     }
+}
+
+/// The `TOOK` line of request `id`.
+fn took(id: &rmcp::model::RequestId) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "method": TOOK, "params": {"id": id}
+    }))
+    .unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 /// The client's stdin and stdout as non-blocking streams driven by the runtime's poller when
@@ -414,6 +457,40 @@ mod tests {
             })
             .collect();
         assert_eq!(codes, [-32700, -32600]);
+    }
+
+    /// With acks, each request is acknowledged on the output before rmcp has it; a
+    /// notification is not, nor is anything without acks.
+    #[tokio::test]
+    async fn requests_are_acknowledged_before_they_are_served() {
+        let input = concat!(
+            r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#,
+            "\n"
+        );
+        for acks in [true, false] {
+            let (theirs, mut ours) = tokio::io::duplex(4096);
+            let mut t = guard_with(input.as_bytes(), theirs, 1024, acks);
+            let mut lines = BufReader::new(&mut ours).lines();
+            for id in [json!(7), json!("x")] {
+                if id == json!("x") {
+                    assert!(t.receive().await.is_some(), "the notification");
+                }
+                if acks {
+                    let took: Value =
+                        serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+                    assert_eq!(took["method"], TOOK);
+                    assert_eq!(took["params"]["id"], id);
+                }
+                assert!(t.receive().await.is_some(), "{id}");
+            }
+            assert!(t.receive().await.is_none());
+            drop(t);
+            assert_eq!(lines.next_line().await.unwrap(), None);
+        }
     }
 
     #[test]

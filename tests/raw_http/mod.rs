@@ -206,6 +206,20 @@ impl Mcp {
         Ok(m)
     }
 
+    /// A new connection carrying session `session` as it is, without an `initialize`.
+    pub fn resume(url: &str, token: &str, session: &str) -> std::io::Result<Mcp> {
+        let (addr, path) = split_url(url);
+        Ok(Mcp {
+            conn: Conn::connect_within(addr, Duration::from_secs(60))?,
+            path,
+            host: addr.to_string(),
+            token: token.to_string(),
+            session: Some(session.to_string()),
+            id: 100,
+            init: Value::Null,
+        })
+    }
+
     fn post(&mut self, msg: &Value) -> std::io::Result<Response> {
         let auth = format!("Bearer {}", self.token);
         let body = msg.to_string();

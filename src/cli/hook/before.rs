@@ -5,6 +5,7 @@
 //! this content when it knew nothing of the files before, so even a first hook reports only what
 //! the write introduced.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -12,15 +13,62 @@ use serde_json::Value;
 use super::event::Format;
 use crate::ops::hook::Before;
 
+/// The bytes of old text told at most, in all (past it, the rest is unknown): what the daemon
+/// is sent, within its bound on a request (`daemon::MAX_HELLO`, 64 MiB) however it is escaped.
+const MAX_TEXT: usize = 8 << 20;
+/// The bytes searched while undoing replacements at most, in all (each replacement searches
+/// its file's text once): a patch of many hunks on a large file costs this much, no more.
+const MAX_SEARCHED: usize = 256 << 20;
+
+/// What undoing may still cost: bytes of text searched, bytes of text told.
+struct Work {
+    searched: usize,
+    told: usize,
+}
+
+impl Work {
+    fn new() -> Work {
+        Work {
+            searched: MAX_SEARCHED,
+            told: MAX_TEXT,
+        }
+    }
+
+    /// Whether `bytes` more may be searched (taken if so).
+    fn search(&mut self, bytes: usize) -> bool {
+        let ok = bytes <= self.searched;
+        self.searched = self.searched.saturating_sub(bytes);
+        ok
+    }
+
+    /// `b`, or unknown once the text told is over the bound.
+    fn tell(&mut self, b: Before) -> Before {
+        match b {
+            Before::Text(t) if t.len() > self.told => {
+                self.told = 0;
+                Before::Unknown
+            }
+            Before::Text(t) => {
+                self.told -= t.len();
+                Before::Text(t)
+            }
+            b => b,
+        }
+    }
+}
+
 /// The content before the write of each file `files` names, as far as `event` tells.
 pub fn of(format: Format, event: &Value, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
     let input = super::event::tool_input(event);
     let tool = event.get("tool_name").and_then(Value::as_str).unwrap_or("");
+    let mut work = Work::new();
     let mut out = Vec::new();
     match format {
         Format::Codex => {
             let patch = input.get("command").and_then(Value::as_str).unwrap_or("");
-            for (path, before) in patch_befores(patch, files) {
+            let cwd = super::event::cwd_of(event);
+            for (path, before) in patch_befores(patch, files, &cwd, &mut work) {
+                let before = work.tell(before);
                 out.push((path, before));
             }
         }
@@ -30,13 +78,13 @@ pub fn of(format: Format, event: &Value, files: &[PathBuf]) -> Vec<(PathBuf, Bef
             };
             let before = match (format, tool) {
                 (Format::ClaudeCode, "Write" | "Edit" | "MultiEdit") => {
-                    original(event).unwrap_or_else(|| undo(path, &replacements(&input)))
+                    original(event).unwrap_or_else(|| undo(path, &replacements(&input), &mut work))
                 }
-                (Format::Gemini, "replace") => undo(path, &replacements(&input)),
-                (Format::Cursor, _) => undo(path, &replacements(event)),
+                (Format::Gemini, "replace") => undo(path, &replacements(&input), &mut work),
+                (Format::Cursor, _) => undo(path, &replacements(event), &mut work),
                 _ => Before::Unknown,
             };
-            out.push((path.clone(), before));
+            out.push((path.clone(), work.tell(before)));
         }
     }
     out
@@ -84,14 +132,19 @@ fn replacements(input: &Value) -> Vec<Replacement> {
 
 /// The file now with `edits` undone, last first; unknown when one cannot be undone exactly (its
 /// new text is not there, or is there more than once for a single replacement).
-fn undo(path: &Path, edits: &[Replacement]) -> Before {
+fn undo(path: &Path, edits: &[Replacement], work: &mut Work) -> Before {
     if edits.is_empty() {
         return Before::Unknown;
     }
-    let Ok(mut text) = std::fs::read_to_string(path) else {
+    // A regular file no larger than what may be told (not a device, a fifo, a huge file).
+    let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_TEXT as u64);
+    let Some(mut text) = small.then(|| std::fs::read_to_string(path).ok()).flatten() else {
         return Before::Unknown;
     };
     for e in edits.iter().rev() {
+        if !work.search(text.len()) {
+            return Before::Unknown;
+        }
         // Every occurrence replaced: which of the new text's occurrences were there before is
         // not known.
         let found = text.matches(e.new.as_str()).count();
@@ -103,9 +156,16 @@ fn undo(path: &Path, edits: &[Replacement]) -> Before {
     Before::Text(text)
 }
 
-/// An `apply_patch` body's files before it: an added file was absent; an updated one is the file
-/// now with each hunk's new lines put back to its old ones; a deleted or moved one is unknown.
-fn patch_befores(patch: &str, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
+/// An `apply_patch` body's files before it (those of `files`, paths against `cwd`, once each:
+/// the first section of a file): an added file was absent; an updated one is the file now with
+/// each hunk's new lines put back to its old ones; a deleted or moved one is unknown.
+fn patch_befores(
+    patch: &str,
+    files: &[PathBuf],
+    cwd: &Path,
+    work: &mut Work,
+) -> Vec<(PathBuf, Before)> {
+    let mut left: HashSet<&Path> = files.iter().map(PathBuf::as_path).collect();
     let mut out = Vec::new();
     let mut lines = patch.lines().peekable();
     while let Some(line) = lines.next() {
@@ -118,9 +178,10 @@ fn patch_befores(patch: &str, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
         } else {
             continue;
         };
-        let Some(full) = files.iter().find(|f| f.ends_with(path.trim())) else {
+        let full = cwd.join(path.trim());
+        if !left.remove(full.as_path()) {
             continue;
-        };
+        }
         // This file's section, up to the next file's.
         let mut body = Vec::new();
         while let Some(next) = lines.peek() {
@@ -136,10 +197,10 @@ fn patch_befores(patch: &str, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
         }
         let before = match kind {
             'A' => Before::Absent,
-            'U' if !body.contains(&"MOVE") => undo(full, &hunks(&body)),
+            'U' if !body.contains(&"MOVE") => undo(&full, &hunks(&body), work),
             _ => Before::Unknown,
         };
-        out.push((full.clone(), before));
+        out.push((full, before));
     }
     out
 }
@@ -221,7 +282,7 @@ mod tests {
             dir.path().join("n.ts"),
             dir.path().join("gone.ts"),
         ];
-        let got = patch_befores(patch, &files);
+        let got = patch_befores(patch, &files, dir.path(), &mut Work::new());
         assert_eq!(got[0], (f, Before::Text("a\nb\nc\nd\ne\n".into())));
         assert_eq!(got[1].1, Before::Absent);
         assert_eq!(got[2].1, Before::Unknown);

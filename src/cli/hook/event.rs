@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 use serde_json::Value;
 
-use crate::ops::hook::Stage;
+use crate::ops::hook::{Stage, distinct_bounded};
 
 /// The harnesses whose hook events lspgate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -56,7 +56,10 @@ pub struct Event {
     pub session: String,
     /// The project the harness works in.
     pub root: Option<PathBuf>,
+    /// What it wrote: `MAX_FILES` files at most, the first the event names.
     pub tool: Tool,
+    /// The distinct files the event names, those past `MAX_FILES` included.
+    pub named: usize,
 }
 
 /// Fields naming the written file in a tool's input, by the harnesses' spellings.
@@ -107,10 +110,7 @@ pub fn read(
             let tool = if tool_name == "apply_patch"
                 || command.trim_start().starts_with("*** Begin Patch")
             {
-                Tool::Wrote(patch_files(
-                    command,
-                    cwd.as_deref().unwrap_or(Path::new("")),
-                ))
+                Tool::Wrote(patch_files(command, &cwd_of(v)))
             } else if matches!(
                 tool_name.as_str(),
                 "Bash" | "shell" | "exec_command" | "local_shell" | "unified_exec"
@@ -163,6 +163,14 @@ pub fn read(
         }
         _ => None,
     };
+    // The files named, once each, and the first `MAX_FILES` of them kept.
+    let (tool, named) = match tool {
+        Tool::Wrote(files) => {
+            let (kept, named) = distinct_bounded(files);
+            (Tool::Wrote(kept), named)
+        }
+        t => (t, 0),
+    };
     Ok(Event {
         format,
         name,
@@ -170,7 +178,46 @@ pub fn read(
         session: format!("{}:{}", format.name(), session.unwrap_or_default()),
         root,
         tool,
+        named,
     })
+}
+
+/// The event's `cwd` (empty when it has none): what Codex's patch paths are relative to.
+pub(super) fn cwd_of(v: &Value) -> PathBuf {
+    v.get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// The fields an event's first bytes hold (an event cut short), as far as they go: its
+/// top-level strings and the few others that tell the harness (`workspace_roots`); the rest
+/// skipped as it is read, once.
+pub fn sniff(prefix: &[u8]) -> Value {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Fields<'a>(&'a mut serde_json::Map<String, Value>);
+    impl<'de> Visitor<'de> for Fields<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                if key.starts_with("tool_") {
+                    map.next_value::<IgnoredAny>()?;
+                } else {
+                    let value = map.next_value::<Value>()?;
+                    self.0.insert(key, value);
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut fields = serde_json::Map::new();
+    let mut de = serde_json::Deserializer::from_slice(prefix);
+    // It ends where the bytes do, with an error: what was read before is kept.
+    let _ = de.deserialize_map(Fields(&mut fields));
+    Value::Object(fields)
 }
 
 /// The harness whose event `v` is, from the fields only it writes.
@@ -231,26 +278,25 @@ fn wrote(input: &Value, root: Option<&Path>) -> Tool {
     )
 }
 
-/// The files an `apply_patch` body adds, updates, deletes or moves to, against `cwd`.
+/// The files an `apply_patch` body adds, updates, deletes or moves to, against `cwd`, in
+/// order, each as often as the patch names it (`distinct_bounded` makes them distinct).
 pub fn patch_files(patch: &str, cwd: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for line in patch.lines() {
-        let named = [
-            "*** Add File: ",
-            "*** Update File: ",
-            "*** Delete File: ",
-            "*** Move to: ",
-        ]
-        .iter()
-        .find_map(|p| line.strip_prefix(p));
-        if let Some(path) = named.map(str::trim).filter(|p| !p.is_empty()) {
-            let path = cwd.join(path);
-            if !out.contains(&path) {
-                out.push(path);
-            }
-        }
-    }
-    out
+    patch
+        .lines()
+        .filter_map(|line| {
+            [
+                "*** Add File: ",
+                "*** Update File: ",
+                "*** Delete File: ",
+                "*** Move to: ",
+            ]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        })
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| cwd.join(p))
+        .collect()
 }
 
 #[cfg(test)]
@@ -312,5 +358,40 @@ mod tests {
         );
         assert!(read(&json!({"x": 1}), Format::Auto, &none).is_err());
         assert!(read(&json!([1]), Format::ClaudeCode, &none).is_err());
+    }
+
+    #[test]
+    fn a_patch_naming_many_files_keeps_the_first_once_each() {
+        let mut patch = String::from("*** Begin Patch\n");
+        for i in 0..3000 {
+            patch.push_str(&format!("*** Update File: f{}.py\n@@\n-a\n+b\n", i % 1500));
+        }
+        let codex = json!({"session_id": "c", "turn_id": "t", "cwd": "/p",
+            "hook_event_name": "PostToolUse", "tool_name": "apply_patch",
+            "tool_input": {"command": patch}});
+        let e = read(&codex, Format::Auto, &none).unwrap();
+        assert_eq!(e.named, 1500);
+        let Tool::Wrote(files) = e.tool else {
+            panic!("{:?}", e.tool)
+        };
+        assert_eq!(files.len(), crate::ops::hook::MAX_FILES);
+        assert_eq!(files[0], Path::new("/p/f0.py"));
+        assert_eq!(files[999], Path::new("/p/f999.py"));
+    }
+
+    #[test]
+    fn an_event_cut_short_still_tells_its_harness() {
+        // In Codex's order: the tool's input comes last.
+        let event = format!(
+            r#"{{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"PostToolUse","tool_name":"apply_patch","tool_input":{{"command":"{}"}}}}"#,
+            "*** Begin Patch\\n".repeat(100)
+        );
+        let cut = &event.as_bytes()[..event.len() - 200];
+        let v = sniff(cut);
+        assert_eq!(v["hook_event_name"], "PostToolUse");
+        assert!(v.get("tool_input").is_none());
+        let e = read(&v, Format::Auto, &none).unwrap();
+        assert_eq!(e.format, Format::Codex);
+        assert_eq!(sniff(b"\0\0\0"), json!({}));
     }
 }

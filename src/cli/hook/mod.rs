@@ -19,8 +19,9 @@ use crate::lsp::wire::Severity;
 use crate::ops::hook::{HookAsk, HookVerdict, Stage};
 use event::{Format, Tool};
 
-/// The largest hook event read (a `Write` carries the whole file).
-const MAX_EVENT: u64 = 16 << 20;
+/// The largest hook event read (a `Write` carries the whole file): of a larger one, no more
+/// than this is read, and nothing is checked (`oversize`).
+const MAX_EVENT: usize = 16 << 20;
 /// What the daemon's answer may take of the budget at most: the rest is for this process.
 const MARGIN: Duration = Duration::from_millis(300);
 
@@ -111,14 +112,19 @@ async fn hook(
             "hooks answer through the per-user daemon; standalone, nothing is reported".into(),
         );
     }
+    // One byte past the bound tells a larger event, of which no more is read.
     let mut raw = Vec::new();
     tokio::io::stdin()
-        .take(MAX_EVENT)
+        .take(MAX_EVENT as u64 + 1)
         .read_to_end(&mut raw)
         .await
         .map_err(|e| format!("reading the event: {e}"))?;
+    if raw.len() > MAX_EVENT {
+        return oversize(args, &raw);
+    }
     let value: serde_json::Value =
         serde_json::from_slice(&raw).map_err(|e| format!("the hook event is not JSON: {e}"))?;
+    drop(raw);
     let event = event::read(&value, args.format, &super::context::var)?;
     let stage = match args.stage {
         StageArg::PreEdit => Stage::PreEdit,
@@ -132,10 +138,10 @@ async fn hook(
             stage_name(stage)
         );
     }
-    let (files, shell) = match event.tool {
+    let (files, shell) = match &event.tool {
         Tool::Other => return Ok(None),
         Tool::Shell => (Vec::new(), true),
-        Tool::Wrote(files) => (files, false),
+        Tool::Wrote(files) => (files.clone(), false),
     };
     // What they held before: only after the write is it told from the file now.
     let before = match stage {
@@ -169,7 +175,7 @@ async fn hook(
                     as u64
             }),
     };
-    let verdict: HookVerdict = match crate::daemon::client::hook(session, ask).await {
+    let mut verdict: HookVerdict = match crate::daemon::client::hook(session, ask).await {
         Ok(CallLine::Done { structured, .. }) => serde_json::from_value(structured)
             .map_err(|e| format!("the daemon's verdict is not understood: {e}"))?,
         Ok(CallLine::Unopened { error } | CallLine::Failed { error }) => {
@@ -185,9 +191,24 @@ async fn hook(
                 .into(),
         );
     }
+    if event.named > named {
+        verdict
+            .notes
+            .insert(0, crate::ops::hook::left_out(event.named));
+    }
     if stage == Stage::PreEdit {
         return Ok(None);
     }
+    Ok(say(args, budget, &event, &verdict))
+}
+
+/// The answer to `event` saying `verdict`, if there is anything to say.
+fn say(
+    args: &HookArgs,
+    budget: Duration,
+    event: &event::Event,
+    verdict: &HookVerdict,
+) -> Option<String> {
     let style = answer::Style {
         max_lines: args.max_lines,
         block_on: match args.block_on {
@@ -197,22 +218,36 @@ async fn hook(
         },
         budget_secs: budget.as_secs_f64(),
     };
-    let Some(report) = answer::report(&verdict, &style) else {
-        return Ok(None);
-    };
+    let report = answer::report(verdict, &style)?;
     tracing::info!("reporting:\n{report}");
     let name = match (event.name.as_str(), event.format) {
         ("", Format::Gemini) => "AfterTool",
         ("", _) => "PostToolUse",
         (name, _) => name,
     };
-    let out = answer::answer(
-        event.format,
-        name,
-        &report,
-        answer::blocks(&verdict, &style),
+    let out = answer::answer(event.format, name, &report, answer::blocks(verdict, &style));
+    Some(out.to_string())
+}
+
+/// An event over `MAX_EVENT`: nothing checked, and after the tool the answer says so (in the
+/// shape of the harness told from the fields before the cut, or `--format`).
+fn oversize(args: &HookArgs, prefix: &[u8]) -> Result<Option<String>, String> {
+    let why = format!(
+        "the hook event is over {} MiB, of which lspgate reads no more (`lspgate diagnostics \
+         FILE` checks a file)",
+        MAX_EVENT >> 20
     );
-    Ok(Some(out.to_string()))
+    let event = event::read(&event::sniff(prefix), args.format, &super::context::var)
+        .map_err(|e| format!("{why}; {e}"))?;
+    if args.stage == StageArg::PreEdit {
+        return Err(why);
+    }
+    complain!("lspgate hook: {why}");
+    let verdict = HookVerdict {
+        notes: vec![why],
+        ..Default::default()
+    };
+    Ok(say(args, Duration::ZERO, &event, &verdict))
 }
 
 fn stage_name(s: Stage) -> &'static str {

@@ -4,7 +4,7 @@
 //! included; a file the write created had none. Nothing asked here is kept (`Held` holds what
 //! was said of the disk only).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -41,32 +41,33 @@ impl Engine {
         let mut out = Rebuilt::new();
         // Every written file must be known as it was: an unknown one would make the answers a
         // mix of before and after.
-        let known = |f: &PathBuf| {
-            before
-                .iter()
-                .any(|(p, b)| p == f && matches!(b, Before::Text(_) | Before::Absent))
-        };
-        if !written.iter().all(known) {
+        let known: HashSet<&PathBuf> = before
+            .iter()
+            .filter(|(_, b)| matches!(b, Before::Text(_) | Before::Absent))
+            .map(|(p, _)| p)
+            .collect();
+        if !written.iter().all(|f| known.contains(f)) {
             return out;
         }
         // A file the write created is on disk now, and overlays cannot hide it: only the
         // written files' own baselines can be had then.
-        let created = before.iter().any(|(_, b)| *b == Before::Absent);
+        let absent: HashSet<&PathBuf> = before
+            .iter()
+            .filter(|(_, b)| *b == Before::Absent)
+            .map(|(p, _)| p)
+            .collect();
+        let is_written: HashSet<&PathBuf> = written.iter().collect();
         let missing: Vec<(PathBuf, Vec<String>)> = missing
             .iter()
-            .filter(|(p, _)| !created || written.contains(p))
+            .filter(|(p, _)| absent.is_empty() || is_written.contains(p))
             .cloned()
             .collect();
         let missing = missing.as_slice();
         // A created file had nothing to say before.
-        for (path, b) in before {
-            if *b == Before::Absent {
-                for (p, servers) in missing {
-                    if p == path {
-                        for s in servers {
-                            out.insert((p.clone(), s.clone()), Arc::default());
-                        }
-                    }
+        for (p, servers) in missing {
+            if absent.contains(p) {
+                for s in servers {
+                    out.insert((p.clone(), s.clone()), Arc::default());
                 }
             }
         }

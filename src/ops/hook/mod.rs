@@ -11,7 +11,7 @@ mod imports;
 mod signatures;
 mod surface;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -34,6 +34,36 @@ use crate::lsp::wire::Severity;
 const AT_ONCE: usize = 4;
 /// Written files a verdict lists, at most (the event log's record too).
 const MAX_LISTED: usize = 50;
+/// Written files a hook checks, at most (an `apply_patch` may name any number, a shell command
+/// change any number): the first ones, the rest left out with a note (`left_out`).
+pub const MAX_FILES: usize = 1000;
+
+/// `files` without repeats, in their order, and `MAX_FILES` of them at most: those kept, and
+/// how many distinct ones there were in all. Linear: a hook naming a hundred thousand files
+/// costs a pass over them, never a comparison of each with each.
+pub fn distinct_bounded(files: impl IntoIterator<Item = PathBuf>) -> (Vec<PathBuf>, usize) {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept = Vec::new();
+    for f in files {
+        if seen.contains(&f) {
+            continue;
+        }
+        if kept.len() < MAX_FILES {
+            kept.push(f.clone());
+        }
+        seen.insert(f);
+    }
+    (kept, seen.len())
+}
+
+/// The note of a hook that left files out: `all` distinct files written, `MAX_FILES` checked.
+pub fn left_out(all: usize) -> String {
+    format!(
+        "{} of the {all} files written (a hook checks {MAX_FILES} at most; \
+         `lspgate diagnostics FILE` checks one)",
+        all.saturating_sub(MAX_FILES)
+    )
+}
 
 /// Before the harness's tool writes, or after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,7 +161,10 @@ impl Engine {
         self.registry.sync().await;
         let now = self.registry.tick();
         let previous = self.held.session_moves(&ask.session, now);
-        let written = self.written(&ask, previous);
+        let (written, all) = self.written(&ask, previous);
+        if all > MAX_FILES {
+            v.notes.push(left_out(all));
+        }
         v.files = written
             .iter()
             .take(MAX_LISTED)
@@ -149,29 +182,30 @@ impl Engine {
 
     /// The files the tool writes or wrote, in the root and served: those the event names, or
     /// for a command after it, those changed since the session's previous hook (its clock
-    /// `previous`).
-    fn written(&self, ask: &HookAsk, previous: Option<u64>) -> Vec<PathBuf> {
-        let written: Vec<PathBuf> = if ask.shell {
+    /// `previous`). The first `MAX_FILES` of them at most, with how many there were in all.
+    fn written(&self, ask: &HookAsk, previous: Option<u64>) -> (Vec<PathBuf>, usize) {
+        let (first, all) = if ask.shell {
             // Before a command, only the session's clock moves: its files are known after it.
             match previous.filter(|_| ask.stage == Stage::PostEdit) {
-                Some(t) => self.registry.changed_since(t),
+                Some(t) => distinct_bounded(self.registry.changed_since(t)),
                 None => {
                     tracing::debug!("{}: changes are counted from now on", ask.session);
-                    Vec::new()
+                    (Vec::new(), 0)
                 }
             }
         } else {
-            let mut out = Vec::new();
-            for f in &ask.files {
-                // A file outside the root is none of this workspace's business.
-                match self.root().confine(f) {
-                    Ok(p) => out.push(p),
-                    Err(e) => tracing::debug!("hook: {}", e.message),
-                }
-            }
-            out
+            distinct_bounded(ask.files.iter().cloned())
         };
-        written.into_iter().filter(|p| self.served(p)).collect()
+        let confined = first.iter().filter_map(|f| {
+            // A file outside the root is none of this workspace's business.
+            self.root()
+                .confine(f)
+                .map_err(|e| tracing::debug!("hook: {}", e.message))
+                .ok()
+        });
+        // Two names of one file (a symlink) are one file.
+        let (out, _) = distinct_bounded(confined.filter(|p| self.served(p)));
+        (out, all)
     }
 
     /// Before the write: the written files' text kept (for the post-edit hook to compare
@@ -188,9 +222,13 @@ impl Engine {
             if let Ok(text) = std::fs::read_to_string(f) {
                 // Within the budget (a server still starting answers hovers late): without
                 // them, the post-edit hook asks the importers.
-                let signatures = tokio::time::timeout_at(deadline, self.signatures(f, None, None))
-                    .await
-                    .unwrap_or_default();
+                let signatures = if Instant::now() < deadline {
+                    tokio::time::timeout_at(deadline, self.signatures(f, None, None))
+                        .await
+                        .unwrap_or_default()
+                } else {
+                    Default::default()
+                };
                 let kept = Kept {
                     text: text.into(),
                     signatures: std::sync::Arc::new(signatures),
@@ -228,18 +266,25 @@ impl Engine {
             .unwrap_or(now);
         // What the written files held before: the pre-edit hook's text, else the event's (its
         // paths confined as the written files' are; outside the root, left out).
+        let is_written: HashSet<&PathBuf> = written.iter().collect();
         let mut before: Vec<(PathBuf, Before)> = ask
             .before
             .iter()
+            .take(MAX_FILES)
             .filter_map(|(p, b)| Some((self.root().confine(p).ok()?, b.clone())))
             .collect();
         let mut kept_signatures = None;
+        let mut kept = Vec::new();
         for f in written {
-            if let Some(kept) = self.held.take(&ask.session, f) {
-                before.retain(|(p, _)| p != f);
-                before.push((f.clone(), Before::Text(kept.text.to_string())));
-                kept_signatures = Some(kept.signatures);
+            if let Some(k) = self.held.take(&ask.session, f) {
+                kept.push((f.clone(), Before::Text(k.text.to_string())));
+                kept_signatures = Some(k.signatures);
             }
+        }
+        if !kept.is_empty() {
+            let kept_paths: HashSet<PathBuf> = kept.iter().map(|(p, _)| p.clone()).collect();
+            before.retain(|(p, _)| !kept_paths.contains(p));
+            before.extend(kept);
         }
         let changed = changed(written, &before);
         let seen_the_same = match (&changed, written) {
@@ -280,8 +325,8 @@ impl Engine {
         // Baselines are read before asking: what this hook asks is never its own baseline.
         let mut held = HashMap::new();
         for p in &targets {
-            let is_written = written.contains(p);
             let content = is_written
+                .contains(p)
                 .then(|| std::fs::read_to_string(p).ok())
                 .flatten()
                 .map(|t| content_hash(&t));
@@ -295,7 +340,7 @@ impl Engine {
         v.timed_out = v.unchecked > 0;
         v.checked = asked.len();
         for (path, a) in asked {
-            let is_written = written.contains(&path);
+            let is_written = is_written.contains(&path);
             let file = self.root().relative(&path);
             v.notes.extend(a.notes);
             for answer in a.answers {
@@ -372,11 +417,12 @@ impl Engine {
         if before.is_empty() {
             return before::Rebuilt::new();
         }
+        let is_written: HashSet<&PathBuf> = written.iter().collect();
         let missing: Vec<(PathBuf, Vec<String>)> = targets
             .iter()
             .filter_map(|p| {
                 let names = self.registry.by_language(&self.languages().detect(p));
-                let now = written
+                let now = is_written
                     .contains(p)
                     .then(|| std::fs::read_to_string(p).ok())
                     .flatten()
@@ -549,12 +595,16 @@ impl Engine {
 /// affected).
 fn changed(written: &[PathBuf], before: &[(PathBuf, Before)]) -> Option<Changed> {
     let mut out = Changed::default();
+    let mut was: HashMap<&PathBuf, &Before> = HashMap::new();
+    for (p, b) in before {
+        was.entry(p).or_insert(b);
+    }
     for f in written {
         let Some(family) = imports::Family::of(f) else {
             continue;
         };
-        let old = match before.iter().find(|(p, _)| p == f) {
-            Some((_, Before::Text(t))) => t,
+        let old = match was.get(f) {
+            Some(Before::Text(t)) => t,
             _ => return None,
         };
         let new = std::fs::read_to_string(f).ok()?;
