@@ -6,8 +6,9 @@
 //! Requests hold the view shared for as long as they are in flight; an overlay holds it
 //! exclusively from the moment its text is sent until the disk's is sent back. The task that
 //! holds it exclusively passes freely (an operation asks its own questions about its own
-//! overlay), and an exclusive holder waiting keeps new shared holders out, so a stream of
-//! requests never starves an overlay.
+//! overlay), and an exclusive holder waiting keeps new shared holders out for a while, so a
+//! stream of requests does not starve an overlay and a request the overlay's wait depends on
+//! still goes on.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -20,6 +21,10 @@ use url::Url;
 /// still dropped when the server publishes nothing for that document to show it took the
 /// text back (a server that sends no diagnostics for it, or none with versions).
 const SETTLE_AFTER_RESTORE: Duration = Duration::from_secs(2);
+
+/// How long a request gives way to an overlay waiting for its turn (one in place it always
+/// waits for).
+const COURTESY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// One server's view, shared by all its processes (a restart keeps it).
 #[derive(Default)]
@@ -104,6 +109,7 @@ impl View {
     /// Holds the view for one request: waits while another task's overlay is in place or
     /// waiting to be. The overlay's own task passes at once.
     pub async fn shared(self: &Arc<Self>) -> Shared {
+        let courtesy = tokio::time::Instant::now() + COURTESY;
         loop {
             let notified = self.changed.notified();
             tokio::pin!(notified);
@@ -114,7 +120,10 @@ impl View {
                 };
                 match s.owner {
                     Some((owner, _)) if owner == me() => return Shared { view: None },
-                    None if s.waiting == 0 => {
+                    // An overlay only waiting is not in place yet: a request that gave it its
+                    // turn goes on (it may be one the overlay's own wait depends on, such as
+                    // a server's request answered while another request is in flight).
+                    None if s.waiting == 0 || tokio::time::Instant::now() >= courtesy => {
                         s.shared += 1;
                         return Shared {
                             view: Some(self.clone()),
@@ -123,7 +132,9 @@ impl View {
                     _ => {}
                 }
             }
-            notified.await;
+            if tokio::time::timeout_at(courtesy, notified).await.is_err() {
+                continue;
+            }
         }
     }
 
@@ -299,6 +310,27 @@ mod tests {
         drop(first);
         overlay.await.unwrap();
         newcomer.await.unwrap();
+    }
+
+    /// A request that waited its courtesy for an overlay still waiting (on a request in
+    /// flight, which may depend on it) goes on: the overlay is not in place yet.
+    #[tokio::test]
+    async fn a_request_gives_a_waiting_overlay_its_turn_then_goes_on() {
+        let view = Arc::new(View::default());
+        let first = view.shared().await;
+        let overlay = tokio::spawn({
+            let view = view.clone();
+            async move {
+                drop(view.exclusive(&uri("a.py")).await);
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let t = Instant::now();
+        let second = view.shared().await;
+        assert!(t.elapsed() >= COURTESY, "{:?}", t.elapsed());
+        assert!(!overlay.is_finished());
+        drop((first, second));
+        overlay.await.unwrap();
     }
 
     /// Pushes for other documents are dropped while an overlay is in place and until the
