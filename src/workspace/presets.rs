@@ -441,7 +441,7 @@ impl ServerSpec {
             name,
             languages: Vec::new(),
             roots: Vec::new(),
-            initialization: Value::Null,
+            initialization: known.map_or(Value::Null, Preset::gopls_options),
             settings: known
                 .and_then(|p| p.settings)
                 .and_then(|s| serde_json::from_str(s).ok())
@@ -652,10 +652,7 @@ impl Preset {
                     }
                 }
                 if self.command == "gopls" {
-                    initialization = self
-                        .settings
-                        .and_then(|s| serde_json::from_str::<Value>(s).ok())
-                        .map_or(Value::Null, |s| s["gopls"].clone());
+                    initialization = self.gopls_options();
                 }
                 Launch::Stdio(SpawnSpec {
                     name: self.name.to_string(),
@@ -702,6 +699,14 @@ impl Preset {
         }
     }
 
+    /// gopls's settings as its `initializationOptions` (it reads them flat, not under `gopls`);
+    /// `Null` for a preset without them.
+    fn gopls_options(&self) -> Value {
+        self.settings
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+            .map_or(Value::Null, |s| s["gopls"].clone())
+    }
+
     /// The command a person would run to install this preset.
     pub fn install_hint(&self) -> String {
         match self.install {
@@ -746,5 +751,16 @@ mod tests {
         );
         let other = ServerSpec::explicit(&["my-server".to_string()]).unwrap();
         assert_eq!(other.ready_marker, None);
+        // gopls offers semantic tokens only when they are on at `initialize`.
+        let gopls = ServerSpec::explicit(&["/go/bin/gopls".to_string()]).unwrap();
+        assert_eq!(gopls.initialization["semanticTokens"], true);
+        assert_eq!(gopls.settings["gopls"], gopls.initialization);
+        assert_eq!(gopls.ready_marker.as_deref(), Some("Setting up workspace"));
+        let spec = Preset::by_name("gopls")
+            .unwrap()
+            .spec(Some(Path::new("/go/bin/gopls")));
+        assert_eq!(spec.initialization, gopls.initialization);
+        assert_eq!(spec.initialization["hints"]["parameterNames"], true);
+        assert_eq!(spec.initialization["staticcheck"], false);
     }
 }
