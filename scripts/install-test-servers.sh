@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the real language servers the integration tests drive, pinned, into .tools/ (npm)
-# and the system (clangd, neovim from apt). Safe to run again: it skips what is already there.
+# Installs the real language servers the integration tests drive, pinned, into .tools/ (npm,
+# pip, `go install`) and the system (clangd, neovim from apt). Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS="$PWD/.tools"
@@ -55,6 +55,19 @@ if [ ! -f "$TOOLS/playwright/node_modules/playwright-core/package.json" ]; then
   npm install --prefix "$TOOLS/playwright" --no-audit --no-fund --loglevel=error playwright-core@1.49.1 >&2
 fi
 
+# gopls, pinned (v0.24 needs a newer Go than 1.25), built by `go install` into .tools/go/bin;
+# Go's module cache for it and for the Go projects below is .tools/go (writable, so it can be
+# deleted), the build cache Go's default. tests/golang.rs runs with the same GOPATH, offline.
+if ! command -v go >/dev/null; then
+  echo "go is required (Go 1.25+, https://go.dev/dl/) for gopls and tests/golang.rs" >&2
+  exit 1
+fi
+go_env() { env GOPATH="$TOOLS/go" GOBIN="$TOOLS/go/bin" GOFLAGS=-modcacherw GOTOOLCHAIN=local "$@"; }
+if ! "$TOOLS/go/bin/gopls" version 2>/dev/null | grep -q 'golang.org/x/tools/gopls v0.23.0'; then
+  echo "installing gopls v0.23.0 into $TOOLS/go/bin" >&2
+  (cd "$TOOLS" && go_env go install golang.org/x/tools/gopls@v0.23.0) >&2
+fi
+
 APT_PKGS=()
 command -v clangd >/dev/null || APT_PKGS+=(clangd)
 command -v shellcheck >/dev/null || APT_PKGS+=(shellcheck)
@@ -97,4 +110,19 @@ if [ ! -f "$PROJECTS/rxjs-7.8.2/src/internal/Subject.ts" ]; then
   mkdir -p "$PROJECTS/download" "$PROJECTS/rxjs-7.8.2"
   (cd "$PROJECTS/download" && npm pack --silent rxjs@7.8.2 >/dev/null)
   tar -xzf "$PROJECTS/download/rxjs-7.8.2.tgz" -C "$PROJECTS/rxjs-7.8.2" --strip-components=1
+fi
+
+# cobra 1.8.1, fetched by module name from the Go module proxy (go mod download), copied out of
+# the read-only module cache into a writable tree, and its dependencies downloaded, so the tests
+# build it offline.
+if [ ! -f "$PROJECTS/cobra-1.8.1/command.go" ]; then
+  echo "fetching github.com/spf13/cobra@v1.8.1 (go mod download) into $PROJECTS" >&2
+  mkdir -p "$PROJECTS"
+  dir=$(cd "$PROJECTS" && go_env go mod download -json github.com/spf13/cobra@v1.8.1 \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')
+  rm -rf "$PROJECTS/cobra-1.8.1.part"
+  cp -r "$dir" "$PROJECTS/cobra-1.8.1.part"
+  chmod -R u+w "$PROJECTS/cobra-1.8.1.part"
+  (cd "$PROJECTS/cobra-1.8.1.part" && go_env go mod download && go_env go build ./...) >&2
+  mv "$PROJECTS/cobra-1.8.1.part" "$PROJECTS/cobra-1.8.1"
 fi

@@ -94,7 +94,8 @@ pub struct ServerOpts {
     /// lspgate's data folder (`state/HASH`), outside the workspace.
     #[arg(long, value_name = "DIR")]
     pub state: Option<PathBuf>,
-    /// Install a missing preset server (npm or PyPI) into lspgate's data folder on first use.
+    /// Install a missing preset server (npm, PyPI, `go install`) into lspgate's data folder on
+    /// first use.
     #[arg(long)]
     pub install: bool,
     /// Cap on a text reply, in characters [default: 20000].
@@ -396,7 +397,7 @@ pub enum Command {
     /// The JSON Schema of lspgate.toml.
     #[command(name = "config-schema")]
     ConfigSchema,
-    /// Install a server (npm or PyPI) into lspgate's own data folder.
+    /// Install a server (npm, PyPI, `go install`) into lspgate's own data folder.
     Install {
         /// Preset name, e.g. pyright, typescript-language-server, pylsp.
         name: String,

@@ -1,6 +1,6 @@
 //! Toolchain tasks for the gates: running a task's commands in the root (each an argv, never
 //! through a shell; bounded, output captured and capped) and parsing their output into
-//! diagnostics with a named parser (`cargo-json`, `gcc`, `tsc`, `nim`) or a regex with named
+//! diagnostics with a named parser (`cargo-json`, `gcc`, `tsc`, `nim`, `go`) or a regex with named
 //! groups; task presets by marker (`presets`); and SARIF 2.1.0 for check reports.
 
 mod presets;
@@ -275,6 +275,10 @@ fn severity(s: &str) -> Severity {
 
 const GCC: &str = r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<severity>fatal error|error|warning|note): (?P<message>.*?)(?: \[(?P<code>-W[^\]]+)\])?$";
 const TSC: &str = r"^(?P<file>[^(\n]+)\((?P<line>\d+),(?P<col>\d+)\): (?P<severity>error|warning) (?P<code>TS\d+): (?P<message>.*)$";
+/// `go build` and `go vet`: `./a.go:3:7: msg`, `doc/b.go:6:14: msg` (vet's findings), `vet:
+/// ./a_test.go:3:17: msg` (a type error vet met in a test file, which `go build` does not
+/// compile), absolute paths for some; `go.mod:5: msg` without a column.
+const GO: &str = r"^(?:vet: )?(?P<file>[^\s:#][^:\n]*\.(?:go|mod|work)):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<message>.*)$";
 const NIM: &str = r"^(?P<file>[^(\n]+)\((?P<line>\d+), (?P<col>\d+)\) (?P<severity>Error|Warning|Hint): (?P<message>.*)$";
 
 /// Parses a toolchain's output (stdout and stderr) with the named parser or a regex with named
@@ -286,6 +290,7 @@ pub fn parse(parser: Option<&str>, stdout: &str, stderr: &str) -> Result<Vec<Tas
         Some("gcc") | Some("clang") => GCC,
         Some("tsc") => TSC,
         Some("nim") => NIM,
+        Some("go") => GO,
         Some(custom) => custom,
     };
     let re = Regex::new(&format!("(?m){pattern}"))
@@ -312,6 +317,14 @@ pub fn parse(parser: Option<&str>, stdout: &str, stderr: &str) -> Result<Vec<Tas
                 message: c["message"].trim().to_string(),
             });
         }
+    }
+    if parser == Some("go") {
+        // `go vet` type-checks what `go build` compiled and says its errors again.
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|d| {
+            let file = d.file.trim_start_matches("./").to_string();
+            seen.insert((file, d.line, d.column, d.message.clone()))
+        });
     }
     Ok(out)
 }
@@ -456,6 +469,30 @@ mod tests {
             ("t.py", 12, "boom")
         );
         assert!(parse(Some("(?P<x>.*)"), "", "").is_err());
+    }
+
+    #[test]
+    fn go_build_and_vet_output() {
+        // As go 1.26 prints them: `go build ./...` with an error in command.go, then
+        // `go vet ./...` saying it again, a type error in a test file, a finding in doc/.
+        let err = "# github.com/spf13/cobra\n./command.go:267:6: declared and not used: unused\n# github.com/spf13/cobra\n# [github.com/spf13/cobra]\n./command.go:267:6: declared and not used: unused\nvet: ./broken_test.go:3:17: undefined: undefinedThing\n/w/c2/x_test.go:3:1: wrong signature for TestX, must be: func TestX(t *testing.T)\ndoc/vetme.go:6:14: fmt.Printf format %d has arg \"x\" of wrong type string\ngo: errors parsing go.mod:\n/w/c2/go.mod:5: unknown directive: foo\n";
+        let d = parse(Some("go"), "", err).unwrap();
+        let got: Vec<(&str, u32, u32)> = d
+            .iter()
+            .map(|d| (d.file.as_str(), d.line, d.column))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("./command.go", 267, 6),
+                ("./broken_test.go", 3, 17),
+                ("/w/c2/x_test.go", 3, 1),
+                ("doc/vetme.go", 6, 14),
+                ("/w/c2/go.mod", 5, 1),
+            ]
+        );
+        assert!(d.iter().all(|d| d.severity == Severity::Error));
+        assert_eq!(d[1].message, "undefined: undefinedThing");
     }
 
     #[test]

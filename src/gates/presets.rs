@@ -1,5 +1,5 @@
 //! Task presets for the toolchains whose markers the workspace holds: cargo, tsc, cc, nim,
-//! pytest, make. Each is an argv run directly, never through a shell. Only `cc` and `nim` take
+//! pytest, make, go. Each is an argv run directly, never through a shell. Only `cc` and `nim` take
 //! anything from the repository into their command line: file names (from lspgate's own
 //! walk, `./`-prefixed so none reads as a flag), and for `cc` the flags of
 //! `compile_flags.txt` (one argument per line, as clangd reads it) that shape diagnostics, and
@@ -102,6 +102,19 @@ pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
             r"^(?P<file>[^\s:]+\.py):(?P<line>\d+): (?P<message>.*)$",
         ));
     }
+    if has("go.mod") && on_path("go") {
+        // `go build ./...` writes the executable when the module is one main package: the
+        // build's result goes nowhere.
+        let null = if cfg!(windows) { "NUL" } else { "/dev/null" };
+        out.push(task(
+            "go",
+            vec![
+                argv(&["go", "build", "-o", null, "./..."]),
+                argv(&["go", "vet", "./..."]),
+            ],
+            "go",
+        ));
+    }
     if has("Makefile") && on_path("make") {
         out.push(task("make", vec![argv(&["make"])], "gcc"));
     }
@@ -110,7 +123,7 @@ pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
 
 /// The presets whose extra arguments can run commands or write files anywhere (see the module
 /// comment for why, one by one): refused on a workspace that is not trusted. All of them.
-pub const ARGS_RUN_COMMANDS: &[&str] = &["cargo", "tsc", "cc", "nim", "pytest", "make"];
+pub const ARGS_RUN_COMMANDS: &[&str] = &["cargo", "tsc", "cc", "nim", "pytest", "make", "go"];
 
 /// The C sources of the workspace (lspgate's walk: .gitignore respected, hidden folders and
 /// node_modules skipped, no symlink followed), as `./`-prefixed root-relative paths.
@@ -296,6 +309,7 @@ mod tests {
             "app.nim",
             "pytest.ini",
             "Makefile",
+            "go.mod",
         ] {
             std::fs::write(dir.path().join(f), "").unwrap();
         }

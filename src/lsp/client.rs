@@ -176,7 +176,7 @@ impl LspClient {
             .get("serverInfo")
             .map(|i| {
                 let name = i.get("name").and_then(Value::as_str).unwrap_or("");
-                match i.get("version").and_then(Value::as_str) {
+                match i.get("version").and_then(Value::as_str).map(short_version) {
                     Some(v) => format!("{name} {v}"),
                     None => name.to_string(),
                 }
@@ -563,6 +563,26 @@ impl Drop for LspClient {
     }
 }
 
+/// A server's `serverInfo.version` as people read it: gopls sends its whole build information
+/// as JSON there (2 KB: Go version, every dependency with its checksum), of which its
+/// `Version` is kept.
+fn short_version(v: &str) -> &str {
+    if !v.starts_with('{') {
+        return v;
+    }
+    #[derive(serde::Deserialize)]
+    struct Build<'a> {
+        #[serde(rename = "Version", borrow)]
+        version: Option<&'a str>,
+    }
+    match serde_json::from_str::<Build>(v) {
+        Ok(Build {
+            version: Some(short),
+        }) => short,
+        _ => v,
+    }
+}
+
 fn with_stderr(e: LspError, t: &Transport) -> LspError {
     match e {
         LspError::StreamClosed { reason, .. } => LspError::StreamClosed {
@@ -683,4 +703,17 @@ fn initialize_params(root_uri: &Url, root: &Path, init_options: &Value) -> Value
         params["initializationOptions"] = init_options.clone();
     }
     params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_version;
+
+    #[test]
+    fn a_version_sent_as_build_information_is_its_version() {
+        let gopls = r#"{"GoVersion":"go1.26.8","Path":"golang.org/x/tools/gopls","Main":{"Path":"golang.org/x/tools/gopls","Version":"v0.23.0"},"Deps":[{"Path":"golang.org/x/mod","Version":"v0.37.0"}],"Version":"v0.23.0"}"#;
+        assert_eq!(short_version(gopls), "v0.23.0");
+        assert_eq!(short_version("1.1.414"), "1.1.414");
+        assert_eq!(short_version("{not json"), "{not json");
+    }
 }

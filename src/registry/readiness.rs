@@ -72,7 +72,7 @@ impl Readied<'_> {
             Readiness::Marker => match client.wait_loaded(bound).await {
                 Ok(()) => Scope::default(),
                 Err(_) => partial(format!(
-                    "{} had not listed the workspace's files after {}s; results may be incomplete",
+                    "{} had not loaded the workspace after {}s; results may be incomplete",
                     self.name,
                     bound.as_secs()
                 )),

@@ -1,4 +1,5 @@
-//! Installing a preset server into lspgate's data folder with npm or pip (no global changes),
+//! Installing a preset server into lspgate's data folder with npm, pip or `go install` (no
+//! global changes beyond Go's own module and build caches),
 //! reporting each step to whatever progress the caller shows (`Spinner` on a terminal).
 
 use std::path::{Path, PathBuf};
@@ -19,9 +20,10 @@ pub fn install(preset: &Preset, step: &dyn Fn(&str)) -> Result<PathBuf, String> 
     match preset.install {
         Install::Npm(pkgs) => npm(&dir, pkgs, step)?,
         Install::Pip(pkgs) => pip(&dir, pkgs, step)?,
+        Install::Go(module) => go(&dir, module, step)?,
         Install::System(hint) => {
             return Err(format!(
-                "{} is not installed from npm or PyPI; install it with: {hint}",
+                "{} is not installed from npm, PyPI or the Go module proxy; install it with: {hint}",
                 preset.name
             ));
         }
@@ -58,6 +60,24 @@ fn pip(dir: &Path, pkgs: &[&str], step: &dyn Fn(&str)) -> Result<(), String> {
     run(Command::new(venv.join("bin/pip"))
         .args(["install", "--quiet"])
         .args(pkgs))
+}
+
+/// `go install module` with `dir/bin` as `GOBIN`. Go's module cache and build cache stay the
+/// user's own (`go env GOMODCACHE`, `GOCACHE`): they are caches, shared with every other Go
+/// build, and `GOPATH` is left as the user set it. The `go` on lspgate's PATH builds it; one
+/// older than the module needs fetches the toolchain it names (`GOTOOLCHAIN`, Go's default).
+fn go(dir: &Path, module: &str, step: &dyn Fn(&str)) -> Result<(), String> {
+    let Some(go) = super::presets::which("go") else {
+        return Err(format!(
+            "`go install {module}` needs Go, and `go` is not on PATH: install Go (https://go.dev/dl/) and run this again"
+        ));
+    };
+    step(&format!("go install {module}"));
+    // Run from the install folder: no go.mod or go.work of the caller's is in the way.
+    run(Command::new(go)
+        .args(["install", module])
+        .current_dir(dir)
+        .env("GOBIN", dir.join("bin")))
 }
 
 /// Runs an installer command to its end; a failure says how it exited and its last lines.

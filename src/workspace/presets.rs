@@ -1,6 +1,6 @@
 //! Built-in server presets and server specs: which command serves which languages, where to find
 //! it (lspgate's own install folder, then PATH), where `lspgate install` puts it and from what
-//! (npm or PyPI; `install.rs` runs the installer), and the `ServerSpec` every server (preset,
+//! (npm, PyPI or `go install`; `install.rs` runs the installer), and the `ServerSpec` every server (preset,
 //! config or `-- CMD`) is started from.
 
 use std::path::{Path, PathBuf};
@@ -22,6 +22,9 @@ pub enum Install {
     /// `pip install` of these exact packages (pinned, extras' packages too) into a private
     /// virtualenv in lspgate's data folder.
     Pip(&'static [&'static str]),
+    /// `go install` of this exact module version (`PATH@VERSION`), its binary put in lspgate's
+    /// data folder (`GOBIN`); Go's module and build caches are the user's own.
+    Go(&'static str),
     /// Only from elsewhere; the hint says how.
     System(&'static str),
 }
@@ -65,10 +68,13 @@ pub enum Readiness {
     /// every call, which costs nothing once it is idle.
     #[default]
     Progress,
-    /// pyright: its file list, which it logs ("Found 883 source files", 1 s into Django). It
-    /// searches symbols and references over every listed file on demand (parsing and binding
-    /// what it has not yet), so its background checking of every file (tens of seconds on
-    /// Django, reported as progress) does not hold answers back.
+    /// The preset's `ready_marker`: pyright's file list, which it logs ("Found 883 source
+    /// files", 1 s into Django). It searches symbols and references over every listed file on
+    /// demand (parsing and binding what it has not yet), so its background checking of every
+    /// file (tens of seconds on Django, reported as progress) does not hold answers back.
+    /// gopls: the end of its "Setting up workspace" progress ("Loading packages..." to
+    /// "Finished loading packages.", 1.4 s into cobra 1.8.1), the `go list` of every package
+    /// of the module; later analysis progress does not hold answers back.
     Marker,
     /// tsserver: knows no project until a file of it is open, and searches symbols only in the
     /// projects of the file it is asked about. One file per tsconfig.json / jsconfig.json is
@@ -140,6 +146,26 @@ const TS_LANGS: &[&str] = &[
     "javascript",
     "javascriptreact",
 ];
+
+/// gopls's settings (v0.23.0's `doc/settings.md`), under `gopls` on `workspace/configuration`
+/// and, as they are, its `initializationOptions`: it offers semantic tokens only when they are
+/// on at `initialize`. Every inlay hint is on (computed only when asked for); semantic tokens
+/// on (off by default); staticcheck off, as it is by default (its index of analysis facts
+/// costs time on a first load; a workspace's settings can turn it on).
+const GOPLS_SETTINGS: &str = r#"{"gopls": {
+    "semanticTokens": true,
+    "staticcheck": false,
+    "hints": {
+        "assignVariableTypes": true,
+        "compositeLiteralFields": true,
+        "compositeLiteralTypes": true,
+        "constantValues": true,
+        "functionTypeParameters": true,
+        "ignoredError": true,
+        "parameterNames": true,
+        "rangeVariableTypes": true
+    }
+}}"#;
 
 /// In order of preference: for each language the first one found serves it (companions join).
 pub const PRESETS: &[Preset] = &[
@@ -240,12 +266,17 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         roots: &["go.mod", "go.work"],
+        settings: Some(GOPLS_SETTINGS),
+        // The `$/progress` it reports from `initialized` until its packages are loaded.
+        ready_marker: Some("Setting up workspace"),
+        readiness: Readiness::Marker,
         ..preset(
             "builtin/gopls",
             "gopls",
             &[],
             &["go"],
-            Install::System("apt-get install gopls golang-go"),
+            // v0.24 needs a newer Go than many have; v0.23.0 builds with Go 1.25.
+            Install::Go("golang.org/x/tools/gopls@v0.23.0"),
         )
     },
     Preset {
@@ -410,7 +441,7 @@ impl ServerSpec {
             name,
             languages: Vec::new(),
             roots: Vec::new(),
-            initialization: Value::Null,
+            initialization: known.map_or(Value::Null, Preset::gopls_options),
             settings: known
                 .and_then(|p| p.settings)
                 .and_then(|s| serde_json::from_str(s).ok())
@@ -521,6 +552,7 @@ pub fn locate_in(preset: &Preset, path: Option<&std::ffi::OsStr>) -> Option<Path
     let own = [
         dir.join("node_modules/.bin").join(preset.command),
         dir.join("venv/bin").join(preset.command),
+        dir.join("bin").join(preset.command),
     ];
     own.into_iter()
         .find(|p| is_executable(p))
@@ -619,6 +651,9 @@ impl Preset {
                         initialization["tsserver"]["path"] = json!(p);
                     }
                 }
+                if self.command == "gopls" {
+                    initialization = self.gopls_options();
+                }
                 Launch::Stdio(SpawnSpec {
                     name: self.name.to_string(),
                     command: exe.to_string_lossy().into_owned(),
@@ -664,10 +699,20 @@ impl Preset {
         }
     }
 
+    /// gopls's settings as its `initializationOptions` (it reads them flat, not under `gopls`);
+    /// `Null` for a preset without them.
+    fn gopls_options(&self) -> Value {
+        self.settings
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+            .map_or(Value::Null, |s| s["gopls"].clone())
+    }
+
     /// The command a person would run to install this preset.
     pub fn install_hint(&self) -> String {
         match self.install {
-            Install::Npm(_) | Install::Pip(_) => format!("lspgate install {}", self.short_name()),
+            Install::Npm(_) | Install::Pip(_) | Install::Go(_) => {
+                format!("lspgate install {}", self.short_name())
+            }
             Install::System(hint) => hint.to_string(),
         }
     }
@@ -706,5 +751,16 @@ mod tests {
         );
         let other = ServerSpec::explicit(&["my-server".to_string()]).unwrap();
         assert_eq!(other.ready_marker, None);
+        // gopls offers semantic tokens only when they are on at `initialize`.
+        let gopls = ServerSpec::explicit(&["/go/bin/gopls".to_string()]).unwrap();
+        assert_eq!(gopls.initialization["semanticTokens"], true);
+        assert_eq!(gopls.settings["gopls"], gopls.initialization);
+        assert_eq!(gopls.ready_marker.as_deref(), Some("Setting up workspace"));
+        let spec = Preset::by_name("gopls")
+            .unwrap()
+            .spec(Some(Path::new("/go/bin/gopls")));
+        assert_eq!(spec.initialization, gopls.initialization);
+        assert_eq!(spec.initialization["hints"]["parameterNames"], true);
+        assert_eq!(spec.initialization["staticcheck"], false);
     }
 }
