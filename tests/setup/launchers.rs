@@ -52,7 +52,8 @@ fn through_uvx_setup_writes_uvx_in_every_shape() {
     let env = Env::new();
     // uvx runs the wheel's binary from an environment in uv's cache: no variable says so.
     let cache = temp();
-    let bin = cache.path().join("uv/archive-v0/Xk3/bin");
+    // Any cache folder (UV_CACHE_DIR): what counts is `archive-v0/ID/bin`.
+    let bin = cache.path().join("uvc/archive-v0/Xk3/bin");
     std::fs::create_dir_all(&bin).unwrap();
     let exe = bin.join("lspgate");
     if std::fs::hard_link(BIN, &exe).is_err() {

@@ -355,10 +355,12 @@ fn launched(launcher: &str, exe: Option<&Path>) -> Option<String> {
         "uvx" => return Some("uvx lspgate".into()),
         _ => {}
     }
-    // uvx runs the wheel's binary from an environment under uv's cache (`…/uv/archive-v0/…`),
-    // gone at the next `uv cache clean`: `uvx lspgate` is what finds it again.
-    let exe = exe?.to_string_lossy().into_owned();
-    let throwaway = exe.contains("/uv/archive-v") || exe.contains("/uv/builds-v");
+    // uvx runs the wheel's binary from a throwaway environment in uv's cache
+    // (`CACHE/archive-v0/ID/bin/lspgate`, with that `bin` first on PATH), gone at the next
+    // `uv cache clean`: `uvx lspgate` is what finds it again.
+    let env = exe?.parent()?.parent()?;
+    let cache = env.parent()?.file_name()?.to_string_lossy();
+    let throwaway = cache.starts_with("archive-v") || cache.starts_with("builds-v");
     throwaway.then(|| "uvx lspgate".into())
 }
 

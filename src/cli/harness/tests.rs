@@ -571,6 +571,13 @@ fn the_launcher_is_told_or_seen_in_uvs_cache() {
     assert_eq!(launched("uvx", None).as_deref(), Some("uvx lspgate"));
     let cached = Path::new("/home/u/.cache/uv/archive-v0/Xk3/bin/lspgate");
     assert_eq!(launched("", Some(cached)).as_deref(), Some("uvx lspgate"));
+    let elsewhere = Path::new("/tmp/uvc/archive-v0/DGmvuTLmuCe2Gm91/bin/lspgate");
+    assert_eq!(
+        launched("", Some(elsewhere)).as_deref(),
+        Some("uvx lspgate")
+    );
+    let installed = Path::new("/home/u/.local/share/uv/tools/lspgate/bin/lspgate");
+    assert_eq!(launched("", Some(installed)), None);
     assert_eq!(launched("npm", Some(Path::new("/usr/bin/lspgate"))), None);
     assert_eq!(
         launched("", Some(Path::new("/home/u/.cargo/bin/lspgate"))),
