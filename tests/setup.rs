@@ -3,7 +3,8 @@
 //! servers and hooks, comments, unusual indentation) keep them byte for byte; the result parses
 //! and has the documented shapes; a second run changes nothing; `--dry-run` prints a diff and
 //! writes nothing; a file that does not parse is refused with nothing written; `--remove` gives
-//! back the original bytes; `--user` writes under HOME. Symbolic links: `setup/links.rs`.
+//! back the original bytes; `--user` writes under HOME. Symbolic links: `setup/links.rs`; npx,
+//! uvx and npm launches: `setup/launchers.rs`.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -12,6 +13,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+#[path = "setup/launchers.rs"]
+mod launchers;
 #[path = "setup/links.rs"]
 mod links;
 

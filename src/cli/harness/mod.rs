@@ -57,8 +57,9 @@ pub struct SetupArgs {
     /// a note).
     #[arg(long)]
     pub remove: bool,
-    /// The command the harness runs lspgate with (default: `lspgate` when that is this
-    /// executable on PATH, else this executable's absolute path).
+    /// The command the harness runs lspgate with (default: as lspgate was run: `npx -y
+    /// lspgate` or `uvx lspgate` through those, else `lspgate` when that is this executable on
+    /// PATH, else this executable's absolute path).
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
 }
@@ -325,13 +326,46 @@ fn check(text: &str, format: Format, entries: &[&Entry], cmd: &str) -> Result<()
     Ok(())
 }
 
-/// How the harness runs lspgate: `lspgate` when the first `lspgate` on PATH is this
-/// executable, else this executable's absolute path.
+/// How the harness runs lspgate: as the user ran it. Through npx or uvx (`npx -y lspgate`,
+/// `uvx lspgate`: the npm launcher says so in `LSPGATE_LAUNCHER`, uvx's throwaway environment is
+/// in uv's cache); else `lspgate` when the first `lspgate` on PATH is this executable (or the
+/// npm launcher that ran it), else the absolute path of that executable.
 fn command() -> String {
-    let Ok(exe) = std::env::current_exe() else {
-        return "lspgate".into();
-    };
-    let exe = exe.canonicalize().unwrap_or(exe);
+    let exe = std::env::current_exe().ok();
+    let exe = exe.map(|e| e.canonicalize().unwrap_or(e));
+    let launcher = context::var("LSPGATE_LAUNCHER").unwrap_or_default();
+    launched(&launcher, exe.as_deref()).unwrap_or_else(|| {
+        // The npm launcher (a global or project install) runs the binary from its package.
+        let ran = context::var("LSPGATE_LAUNCHER_PATH")
+            .filter(|_| launcher == "npm")
+            .map(PathBuf::from)
+            .map(|p| p.canonicalize().unwrap_or(p))
+            .or(exe);
+        match ran {
+            Some(ran) => on_path(&ran),
+            None => "lspgate".into(),
+        }
+    })
+}
+
+/// The launcher line for a run through npx or uvx.
+fn launched(launcher: &str, exe: Option<&Path>) -> Option<String> {
+    match launcher {
+        "npx" => return Some("npx -y lspgate".into()),
+        "uvx" => return Some("uvx lspgate".into()),
+        _ => {}
+    }
+    // uvx runs the wheel's binary from a throwaway environment in uv's cache
+    // (`CACHE/archive-v0/ID/bin/lspgate`, with that `bin` first on PATH), gone at the next
+    // `uv cache clean`: `uvx lspgate` is what finds it again.
+    let env = exe?.parent()?.parent()?;
+    let cache = env.parent()?.file_name()?.to_string_lossy();
+    let throwaway = cache.starts_with("archive-v") || cache.starts_with("builds-v");
+    throwaway.then(|| "uvx lspgate".into())
+}
+
+/// `lspgate` when the first `lspgate` on PATH is `ran`, else `ran`'s path.
+fn on_path(ran: &Path) -> String {
     let path = context::var("PATH").unwrap_or_default();
     for dir in std::env::split_paths(&path) {
         let candidate = dir.join("lspgate");
@@ -339,11 +373,11 @@ fn command() -> String {
             .metadata()
             .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
         if runnable {
-            if candidate.canonicalize().is_ok_and(|c| c == exe) {
+            if candidate.canonicalize().is_ok_and(|c| c == ran) {
                 return "lspgate".into();
             }
             break;
         }
     }
-    exe.to_string_lossy().into_owned()
+    ran.to_string_lossy().into_owned()
 }

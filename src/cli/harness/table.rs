@@ -298,24 +298,54 @@ const LANGUAGES: &[(&str, &str)] = &[
     (".hpp", "cpp"),
 ];
 
+/// The launchers `cmd` may be a line of (`npx -y lspgate`, `uvx lspgate`): any other `cmd` is
+/// one word, a path or a name, spaces and all.
+const LAUNCHERS: &[&str] = &["npx", "uvx", "bunx", "pnpx"];
+
+/// `cmd` as the words of a command: a launcher's line split at its spaces, anything else one
+/// word.
+pub fn words(cmd: &str) -> Vec<&str> {
+    match cmd.split_once(' ') {
+        Some((first, _)) if LAUNCHERS.contains(&first) => cmd.split_whitespace().collect(),
+        _ => vec![cmd],
+    }
+}
+
+/// `cmd` as a shell command's first words (a hook's command line).
+pub fn line(cmd: &str) -> String {
+    words(cmd)
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The entry `put` stands for, running lspgate as `cmd`.
 pub fn entry(put: &Put, cmd: &str) -> Entry {
     let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let words = words(cmd);
+    let program = words.first().copied().unwrap_or(cmd);
+    let all = |sub: &'static str| {
+        let mut all = words.clone();
+        all.push(sub);
+        all
+    };
+    let args = |sub: &'static str| strs(&all(sub)[1..]);
     match *put {
         Put::Mcp(at, shape) => Entry::Member {
             path: path(at),
             key: "lspgate".into(),
             value: match shape {
-                Mcp::Plain => obj(vec![("command", s(cmd)), ("args", strs(&["serve"]))]),
+                Mcp::Plain => obj(vec![("command", s(program)), ("args", args("serve"))]),
                 Mcp::OpenCode => obj(vec![
                     ("type", s("local")),
-                    ("command", strs(&[cmd, "serve"])),
+                    ("command", strs(&all("serve"))),
                     ("enabled", J::Bool(true)),
                 ]),
                 Mcp::Copilot => obj(vec![
                     ("type", s("local")),
-                    ("command", s(cmd)),
-                    ("args", strs(&["serve"])),
+                    ("command", s(program)),
+                    ("args", args("serve")),
                     ("tools", strs(&["*"])),
                 ]),
             },
@@ -331,7 +361,7 @@ pub fn entry(put: &Put, cmd: &str) -> Entry {
                 Lsp::OpenCode => {
                     let extensions: Vec<&str> = LANGUAGES.iter().map(|(e, _)| *e).collect();
                     obj(vec![
-                        ("command", strs(&[cmd, "lsp"])),
+                        ("command", strs(&all("lsp"))),
                         ("extensions", strs(&extensions)),
                     ])
                 }
@@ -342,8 +372,8 @@ pub fn entry(put: &Put, cmd: &str) -> Entry {
                         .map(|(e, l)| (*e, s(l)))
                         .collect();
                     obj(vec![
-                        ("command", s(cmd)),
-                        ("args", strs(&["lsp"])),
+                        ("command", s(program)),
+                        ("args", args("lsp")),
                         ("fileExtensions", obj(map)),
                     ])
                 }
@@ -360,10 +390,7 @@ fn hook(cmd: &str, which: &str, style: Style) -> J {
         Style::Gemini => "gemini",
         Style::Cursor => "cursor",
     };
-    let command = s(&format!(
-        "{} hook {which} --format {format}",
-        shell_quote(cmd)
-    ));
+    let command = s(&format!("{} hook {which} --format {format}", line(cmd)));
     let handler = |name: Option<J>, timeout: i64| {
         let mut members: Vec<(&str, J)> = name.map(|n| ("name", n)).into_iter().collect();
         members.extend([
@@ -411,13 +438,16 @@ pub fn shell_quote(cmd: &str) -> String {
 /// Whether a hook's command runs `lspgate hook …`: this `cmd`, or any executable named
 /// lspgate (an older setup's path).
 pub fn runs_lspgate_hook(command: &str, cmd: &str) -> bool {
-    if command.starts_with(&format!("{} hook ", shell_quote(cmd)))
+    if command.starts_with(&format!("{} hook ", line(cmd)))
         || command.starts_with(&format!("{cmd} hook "))
     {
         return true;
     }
-    // The first word, quoted or not, and what follows it.
+    // The first word, quoted or not, and what follows it; a launcher's line (`npx -y lspgate`,
+    // `uvx lspgate@0.2.0`) stands for lspgate as a whole.
     let command = command.trim_start();
+    let launched = launched(command);
+    let command = launched.as_deref().unwrap_or(command);
     let (first, rest) = match command.chars().next() {
         Some(q @ ('\'' | '"')) => match command[1..].find(q) {
             Some(n) => (&command[1..=n], &command[n + 2..]),
@@ -429,6 +459,19 @@ pub fn runs_lspgate_hook(command: &str, cmd: &str) -> bool {
     };
     Path::new(first).file_name().is_some_and(|n| n == "lspgate")
         && rest.split_whitespace().next() == Some("hook")
+}
+
+/// `command` read as lspgate's own when it runs lspgate through a launcher (`npx -y lspgate
+/// hook …`, `uvx lspgate@0.2.0 hook …`): `lspgate hook …`.
+fn launched(command: &str) -> Option<String> {
+    let mut parts = command.split_whitespace();
+    if !LAUNCHERS.contains(&parts.next()?) {
+        return None;
+    }
+    let word = parts.find(|w| !w.starts_with('-'))?;
+    let name = word.split_once('@').map_or(word, |(n, _)| n);
+    let rest: Vec<&str> = parts.collect();
+    (name == "lspgate").then(|| format!("lspgate {}", rest.join(" ")))
 }
 
 /// How much of a hook group is lspgate's.

@@ -525,6 +525,64 @@ fn hook_commands_are_recognised() {
     assert!(runs_lspgate_hook(&format!("{CMD} hook pre-edit"), CMD));
     assert!(!runs_lspgate_hook("lspgate serve", CMD));
     assert!(!runs_lspgate_hook("my-lspgate hook", CMD));
+    // Through a launcher: this one, or another setup's (a pinned version, another launcher).
+    assert!(runs_lspgate_hook(
+        "npx -y lspgate hook pre-edit --format claude-code",
+        "npx -y lspgate"
+    ));
+    assert!(runs_lspgate_hook("uvx lspgate@0.2.0 hook post-edit", CMD));
+    assert!(runs_lspgate_hook("npx --yes lspgate hook post-edit", CMD));
+    assert!(!runs_lspgate_hook(
+        "npx -y lspgate-other hook post-edit",
+        CMD
+    ));
+    assert!(!runs_lspgate_hook("uvx lspgate serve", CMD));
+    assert!(!runs_lspgate_hook("npx", CMD));
+}
+
+#[test]
+fn a_launchers_line_is_split_into_words_and_any_other_command_is_one() {
+    assert_eq!(table::words("npx -y lspgate"), ["npx", "-y", "lspgate"]);
+    assert_eq!(table::words("uvx lspgate@0.2.0"), ["uvx", "lspgate@0.2.0"]);
+    assert_eq!(
+        table::words("/opt/my gate/lspgate"),
+        ["/opt/my gate/lspgate"]
+    );
+    assert_eq!(table::line("npx -y lspgate"), "npx -y lspgate");
+    assert_eq!(
+        table::line("/opt/my gate/lspgate"),
+        "'/opt/my gate/lspgate'"
+    );
+    let opencode = table::entry(&Put::Mcp(&["mcp"], Mcp::OpenCode), "uvx lspgate");
+    let Entry::Member { value, .. } = opencode else {
+        panic!("{opencode:?}")
+    };
+    assert_eq!(
+        value.value()["command"],
+        serde_json::json!(["uvx", "lspgate", "serve"])
+    );
+}
+
+#[test]
+fn the_launcher_is_told_or_seen_in_uvs_cache() {
+    use std::path::Path;
+    let launched = super::launched;
+    assert_eq!(launched("npx", None).as_deref(), Some("npx -y lspgate"));
+    assert_eq!(launched("uvx", None).as_deref(), Some("uvx lspgate"));
+    let cached = Path::new("/home/u/.cache/uv/archive-v0/Xk3/bin/lspgate");
+    assert_eq!(launched("", Some(cached)).as_deref(), Some("uvx lspgate"));
+    let elsewhere = Path::new("/tmp/uvc/archive-v0/DGmvuTLmuCe2Gm91/bin/lspgate");
+    assert_eq!(
+        launched("", Some(elsewhere)).as_deref(),
+        Some("uvx lspgate")
+    );
+    let installed = Path::new("/home/u/.local/share/uv/tools/lspgate/bin/lspgate");
+    assert_eq!(launched("", Some(installed)), None);
+    assert_eq!(launched("npm", Some(Path::new("/usr/bin/lspgate"))), None);
+    assert_eq!(
+        launched("", Some(Path::new("/home/u/.cargo/bin/lspgate"))),
+        None
+    );
 }
 
 #[test]
