@@ -22,14 +22,14 @@ pub async fn serve(cli: &Cli, server: &[String], only: Only) -> i32 {
     let mut input = BufReader::new(input);
     let mut session = context::session(cli, server);
     // The client's first message, read here only when the root is to come from it.
-    let mut first = Vec::new();
+    let mut first = None;
     if cli.root.is_none() {
         match read_frame(&mut input, MAX_INITIALIZE).await {
             Ok(body) => {
                 if let Some(root) = client_root(&body) {
                     session.root = root;
                 }
-                first = encode(&body);
+                first = Some(body);
             }
             Err(e) => {
                 tracing::warn!("the LSP client's first message cannot be read: {e}");
@@ -37,6 +37,16 @@ pub async fn serve(cli: &Cli, server: &[String], only: Only) -> i32 {
             }
         }
     }
+    // A root that is no project's folder (`/`, the home folder, a system folder): the
+    // client's `initialize` gets the refusal, and nothing is started.
+    if let Err(e) = session.root() {
+        if first.is_none() {
+            first = read_frame(&mut input, MAX_INITIALIZE).await.ok();
+        }
+        refuse(first.as_deref().unwrap_or_default(), &e, output).await;
+        return 2;
+    }
+    let first = first.map(|body| encode(&body)).unwrap_or_default();
     let input = std::io::Cursor::new(first).chain(input);
     if standalone(cli) {
         return in_process(session, only, Box::new(input), output).await;
@@ -66,6 +76,30 @@ async fn in_process(
     };
     crate::lspface::serve(engine, BufReader::new(input), output, only).await;
     0
+}
+
+/// Answers the client's first request (its `initialize`) with `e` as an `invalid params`
+/// error, the protocol's code in its `data`; and says it on stderr.
+async fn refuse(
+    first: &[u8],
+    e: &crate::error::ToolError,
+    mut output: Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+) {
+    use tokio::io::AsyncWriteExt;
+    eprintln!("{e}");
+    let id = serde_json::from_slice::<Value>(first)
+        .ok()
+        .and_then(|m| m.get("id").cloned())
+        .filter(|id| id.is_string() || id.is_number());
+    let Some(id) = id else { return };
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32602, "message": e.to_string(), "data": e.to_json()["error"]},
+    });
+    let body = serde_json::to_vec(&answer).unwrap_or_default();
+    let _ = output.write_all(&encode(&body)).await;
+    let _ = output.flush().await;
 }
 
 /// The root an `initialize` names: `rootUri`, else the first workspace folder, else

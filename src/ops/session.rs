@@ -82,10 +82,17 @@ impl SessionSpec {
         self.env.get(name).cloned()
     }
 
+    /// The session's root, refused when it is no project's folder (`Root::new_for`, the
+    /// client's home folder among those).
+    pub fn root(&self) -> Result<Root, ToolError> {
+        let home = self.var("HOME").map(PathBuf::from);
+        Root::new_for(&self.root, home.as_deref())
+    }
+
     /// The engine of a command: a workspace of its own (no provider), or a session on the
     /// provider's shared workspace for the same root, config, environment and settings.
     pub fn engine(&self, provider: Option<&Provider>) -> Result<Engine, ToolError> {
-        let root = Root::new(&self.root)?;
+        let root = self.root()?;
         let config = Config::for_workspace(root.path(), self.config.as_deref())
             .map_err(|e| ToolError::invalid(format!("invalid config {e}")))?;
         let env: SharedEnv = Arc::new(Env::from_map(self.env.clone()));

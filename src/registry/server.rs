@@ -189,6 +189,21 @@ impl Server {
     }
 }
 
+/// Files of a delivery handled on the runtime's thread between two yields.
+const CHUNK: usize = 256;
+
+/// Whether `served` holds for any of `changes` (which it tells by their language, a stat or a
+/// read each), yielding every `CHUNK`.
+async fn any_served(changes: &[&Change], served: &impl Fn(&&Change) -> bool) -> bool {
+    for chunk in changes.chunks(CHUNK) {
+        if chunk.iter().any(served) {
+            return true;
+        }
+        tokio::task::yield_now().await;
+    }
+    false
+}
+
 impl Server {
     /// Whether the server serves files of `language`.
     pub fn serves(&self, language: &str) -> bool {
@@ -199,28 +214,42 @@ impl Server {
     /// the disk at once, what it pushed for changed files is dropped, its registered file
     /// watchers hear of the changes they asked for, and whatever else its preset says it
     /// needs is done (see `OnDiskChange`).
+    ///
+    /// A flood's delivery is handled a `CHUNK` of files at a time, yielding between them, so
+    /// that the runtime's thread serves other roots and the daemon meanwhile.
     pub(super) async fn disk_changed(&self, changes: &[Change], languages: &Languages) {
-        let mine: Vec<Change> = changes
-            .iter()
-            .filter(|c| c.path.starts_with(&self.root) || self.docs.is_open(&c.path))
-            .cloned()
-            .collect();
+        let mut mine: Vec<Change> = Vec::new();
+        for chunk in changes.chunks(CHUNK) {
+            mine.extend(
+                chunk
+                    .iter()
+                    .filter(|c| c.path.starts_with(&self.root) || self.docs.is_open(&c.path))
+                    .cloned(),
+            );
+            tokio::task::yield_now().await;
+        }
         if mine.is_empty() {
             return;
         }
         let client = self.client();
         let mut others: Vec<&Change> = Vec::new();
-        for c in &mine {
-            if self.docs.is_open(&c.path) {
-                self.docs.refresh(&c.path, false);
-            } else {
-                others.push(c);
-                if let Ok(uri) = Url::from_file_path(&c.path) {
-                    client.forget_pushed(&uri);
+        for chunk in mine.chunks(CHUNK) {
+            for c in chunk {
+                if self.docs.is_open(&c.path) {
+                    self.docs.refresh(&c.path, false);
+                } else {
+                    others.push(c);
+                    if let Ok(uri) = Url::from_file_path(&c.path) {
+                        client.forget_pushed(&uri);
+                    }
                 }
             }
+            tokio::task::yield_now().await;
         }
-        client.did_change_watched_files(&mine);
+        for chunk in mine.chunks(CHUNK) {
+            client.did_change_watched_files(chunk);
+            tokio::task::yield_now().await;
+        }
         // What readiness found may no longer hold: project files came or went, or many files
         // appeared at once.
         let created = mine
@@ -242,12 +271,12 @@ impl Server {
         let served = |c: &&Change| self.serves(&languages.detect(&c.path));
         match self.on_change {
             OnDiskChange::Watched => {
-                if !client.watches_files() && others.iter().any(served) {
+                if !client.watches_files() && any_served(&others, &served).await {
                     self.docs.resync();
                 }
             }
             OnDiskChange::ResyncOpen => {
-                if others.iter().any(served) {
+                if any_served(&others, &served).await {
                     self.docs.resync();
                 }
             }
@@ -258,10 +287,14 @@ impl Server {
                 // lspgate.
                 let (listed, changed): (Vec<&&Change>, Vec<&&Change>) =
                     others.iter().partition(|c| c.kind != ChangeKind::Changed);
-                let relisted = listed
-                    .iter()
-                    .any(|c| served(c) || c.path.extension().is_none());
-                let changed: Vec<&&Change> = changed.into_iter().filter(|c| served(c)).collect();
+                let relisted = listed.iter().any(|c| c.path.extension().is_none())
+                    || any_served(&listed.iter().map(|c| **c).collect::<Vec<_>>(), &served).await;
+                let mut kept: Vec<&&Change> = Vec::new();
+                for chunk in changed.chunks(CHUNK) {
+                    kept.extend(chunk.iter().filter(|c| served(c)));
+                    tokio::task::yield_now().await;
+                }
+                let changed = kept;
                 if relisted || changed.len() > OPEN_CHANGED_LIMIT {
                     if let Err(e) = client.tsserver_reload().await {
                         tracing::warn!(server = %self.name, "reloading projects: {e}");

@@ -2,7 +2,9 @@
 //! before the first server; at the start of every call (`sync`, the consistency point) every
 //! change made before the call arrived is delivered to the servers, and between calls a
 //! debounce loop delivers bursts once they settle. The registry, not the watcher, decides what
-//! each server is told (`Server::disk_changed`).
+//! each server is told (`Server::disk_changed`). A flood costs its root only: a rescan's walk
+//! runs on the blocking pool, the debounce loop rescans at most every `RESCAN_GAP`, and
+//! servers are told a chunk of files at a time, the runtime's thread serving others between.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
@@ -17,6 +19,10 @@ use crate::watch::{Batch, Change, ChangeKind, WatchStatus, Watcher};
 const QUIET: Duration = Duration::from_millis(50);
 /// …or once it has lasted this long.
 const MAX_WAIT: Duration = Duration::from_millis(500);
+/// After a rescan (events lost: a flood), the debounce loop waits this long before it
+/// delivers again: a flood that goes on costs a walk of the root every few seconds, not
+/// every burst. A call delivers at once all the same.
+const RESCAN_GAP: Duration = Duration::from_secs(2);
 
 impl Registry {
     /// Starts the workspace watcher (once), before the first server starts: a change made
@@ -45,18 +51,25 @@ impl Registry {
     /// `sync`, with the changes lspgate's own edit made among them (each file is delivered
     /// once, whether the watcher saw it too or not).
     pub async fn sync_with(&self, own: Vec<Change>) {
+        self.deliver_pending(own).await;
+    }
+
+    /// `sync_with`; true when what it delivered was a rescan.
+    async fn deliver_pending(&self, own: Vec<Change>) -> bool {
         let _delivering = self.delivering.lock().await;
         let own_paths: Vec<PathBuf> = own.iter().map(|c| c.path.clone()).collect();
         let batch = match self.watcher.get() {
-            Some(w) => w.take_with(own),
+            Some(w) => w.take_with(own).await,
             None => Batch {
                 changes: own,
                 rescan: false,
             },
         };
+        let rescan = batch.rescan;
         if !batch.is_empty() {
             self.deliver(batch, &own_paths).await;
         }
+        rescan
     }
 
     /// Delivers a batch; `own` are the files lspgate's edit handed over with it.
@@ -64,22 +77,28 @@ impl Registry {
         let delivered: Vec<PathBuf> = batch.changes.iter().map(|c| c.path.clone()).collect();
         let mut changes = batch.changes;
         if batch.rescan {
-            // The kernel dropped events: anything may have changed.
-            tracing::warn!("file events were lost; telling servers every file may have changed");
+            // Events were lost (the kernel's queue, or the watcher's bound): anything may have
+            // changed. The walk and its merge are on the blocking pool.
+            tracing::warn!(
+                root = %self.root.path().display(),
+                "file events were lost; telling servers every file may have changed"
+            );
             let root = self.root.path().to_path_buf();
-            let all = tokio::task::spawn_blocking(move || {
-                crate::workspace::walk(&root, crate::workspace::WALK_LIMIT)
+            changes = tokio::task::spawn_blocking(move || {
+                let mut seen: std::collections::HashSet<PathBuf> =
+                    changes.iter().map(|c| c.path.clone()).collect();
+                for path in crate::workspace::walk(&root, crate::workspace::WALK_LIMIT) {
+                    if seen.insert(path.clone()) {
+                        changes.push(Change {
+                            path,
+                            kind: ChangeKind::Changed,
+                        });
+                    }
+                }
+                changes
             })
             .await
             .unwrap_or_default();
-            for path in all {
-                if !changes.iter().any(|c| c.path == path) {
-                    changes.push(Change {
-                        path,
-                        kind: ChangeKind::Changed,
-                    });
-                }
-            }
         }
         tracing::debug!(changes = changes.len(), "delivering changes on disk");
         // Ticked before any server is told: whatever was computed at an earlier tick knew
@@ -87,6 +106,8 @@ impl Registry {
         self.clock.tick(changes.iter().map(|c| c.path.as_path()));
         self.languages
             .forget(changes.iter().map(|c| c.path.as_path()));
+        // A flood's delivery is long: others are served between its steps (and its chunks).
+        tokio::task::yield_now().await;
         for server in self.running() {
             server.disk_changed(&changes, &self.languages).await;
         }
@@ -223,6 +244,13 @@ async fn debounce(
         let Some(registry) = registry.upgrade() else {
             return;
         };
-        registry.sync().await;
+        let rescanned = registry.deliver_pending(Vec::new()).await;
+        drop(registry);
+        if rescanned {
+            tokio::select! {
+                () = tokio::time::sleep(RESCAN_GAP) => {}
+                _ = alive.changed() => return,
+            }
+        }
     }
 }

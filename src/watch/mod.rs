@@ -5,6 +5,12 @@
 //! hands over every change that happened before it was called (the kernel queue is drained in
 //! the same call, so a write that finished before a tool call is in the batch that call takes),
 //! and the registry decides what each server is told.
+//!
+//! One root's flood never stalls the daemon: every reading of the kernel's queue, walk and
+//! scan runs on the blocking pool (never on the runtime's one thread), a drain reads at most
+//! a kernel queue's worth of events, what is pending is bounded (`MAX_PENDING` files, past
+//! which it collapses to "rescan needed"), a polling scan is bounded, and the status is read
+//! without the lock a long drain holds.
 
 mod filter;
 mod version;
@@ -68,8 +74,8 @@ pub struct WatchOptions {
     /// Watch at all (`LSPGATE_WATCH=off` turns it off; answers then rely on per-call checks of
     /// the files a call names).
     pub enabled: bool,
-    /// At most this many inotify watches (one per folder); past it, poll. `None`: the kernel's
-    /// limit (`LSPGATE_WATCH_LIMIT`).
+    /// At most this many inotify watches (one per folder) for this root; past it, poll.
+    /// `None`: `default_limit()` (`LSPGATE_WATCH_LIMIT` sets it).
     pub limit: Option<usize>,
     /// Folders never watched: lspgate's own state.
     pub skip: Vec<PathBuf>,
@@ -102,6 +108,29 @@ impl WatchOptions {
     }
 }
 
+/// Watches one root takes at most by default: half the user's inotify watches (the kernel's
+/// `max_user_watches`, shared by every root and every program of the user's), at most
+/// `MAX_DEFAULT_LIMIT`, so that one root's tree never takes them all.
+pub fn default_limit() -> usize {
+    let system = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(8192);
+    (system / 2).clamp(1, MAX_DEFAULT_LIMIT)
+}
+
+/// The default watch limit of a root, at most.
+const MAX_DEFAULT_LIMIT: usize = 65_536;
+
+/// Files (or folders moved or deleted whole) pending at most between two takes; past it the
+/// batch collapses to `rescan` (anything may have changed), so a flood costs the same as one
+/// kernel queue overflow, however long it lasts.
+pub const MAX_PENDING: usize = 10_000;
+
+/// Events read from the kernel in one drain when its queue length cannot be read (the
+/// kernel's default `max_queued_events`).
+const QUEUE_DEFAULT: usize = 16_384;
+
 /// How the watcher is doing, for `servers` and `doctor`.
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
 pub struct WatchStatus {
@@ -128,7 +157,7 @@ impl std::fmt::Display for WatchStatus {
     }
 }
 
-/// Files a polling scan tracks, at most.
+/// Files a polling scan tracks, at most (and folders it walks, at most).
 const POLL_FILE_LIMIT: usize = 50_000;
 
 const MASK: WatchMask = WatchMask::CREATE
@@ -163,6 +192,10 @@ struct Pending {
 impl Pending {
     fn add(&mut self, path: PathBuf, seen: Seen) {
         use Seen::*;
+        if self.rescan {
+            // Anything may have changed already: the rescan covers this one too.
+            return;
+        }
         let merged = match (self.map.get(&path).copied(), seen) {
             (None, s) => Some(s),
             (Some(New), Changed | MovedIn | New) => Some(New),
@@ -176,11 +209,25 @@ impl Pending {
         match merged {
             Some(s) => {
                 self.map.insert(path, s);
+                if self.map.len() > MAX_PENDING {
+                    self.overflow();
+                }
             }
             None => {
                 self.map.remove(&path);
             }
         }
+    }
+
+    /// Too much to tell file by file (a flood, a lost kernel queue): anything may have
+    /// changed.
+    fn overflow(&mut self) {
+        self.map = BTreeMap::new();
+        self.rescan = true;
+    }
+
+    fn any(&self) -> bool {
+        !self.map.is_empty() || self.rescan
     }
 
     /// The coalesced changes, each checked against the disk as it is now.
@@ -213,6 +260,9 @@ struct State {
     /// Watched folders by watch descriptor id.
     dirs: HashMap<i32, (PathBuf, WatchDescriptor)>,
     limit: usize,
+    /// Events one drain reads at most: the kernel's queue length, so everything queued
+    /// before a drain began is read, and a flood that goes on does not keep it reading.
+    queue: usize,
     /// Set once the watcher polls instead: every file it tracks, as last seen.
     poll: Option<HashMap<PathBuf, FileVersion>>,
     note: Option<String>,
@@ -223,7 +273,14 @@ struct State {
 pub struct Watcher {
     /// Readiness of the inotify instance (through a duplicate of its descriptor).
     ready: Option<AsyncFd<OwnedFd>>,
-    state: Mutex<State>,
+    /// Taken on the blocking pool only (`on_state`): a drain or a walk may hold it long.
+    state: Arc<Mutex<State>>,
+    /// One task of this watcher's on the blocking pool at a time, the others waiting here
+    /// (not on `state`, each holding a thread of the pool: a flooded root's drains, piling
+    /// up, would take every thread and stall every other root's).
+    turn: Arc<tokio::sync::Mutex<()>>,
+    /// The status as of the last time the state was touched, read without its lock.
+    shown: Arc<Mutex<WatchStatus>>,
     poll_interval: Duration,
 }
 
@@ -233,7 +290,7 @@ impl Watcher {
     pub async fn start(root: &Path, opts: WatchOptions) -> Arc<Watcher> {
         let root = root.to_path_buf();
         let interval = opts.poll_interval;
-        let state = tokio::task::spawn_blocking(move || State::start(root, opts))
+        let mut state = tokio::task::spawn_blocking(move || State::start(root, opts))
             .await
             .unwrap_or_else(|e| State::off(PathBuf::new(), format!("the watcher failed: {e}")));
         let ready = match (&state.inotify, &state.poll) {
@@ -251,104 +308,151 @@ impl Watcher {
             },
             _ => None,
         };
-        let state = Mutex::new(state);
-        let w = Watcher {
-            ready,
-            state,
-            poll_interval: interval,
-        };
-        if w.ready.is_none()
-            && let Ok(mut st) = w.state.lock()
-            && st.enabled
-            && st.poll.is_none()
-        {
-            st.switch_to_polling("inotify could not be waited on".into(), None);
+        if ready.is_none() && state.enabled && state.poll.is_none() {
+            // A scan of the whole tree: on the blocking pool too.
+            state = tokio::task::spawn_blocking(move || {
+                state.switch_to_polling("inotify could not be waited on".into(), None);
+                state
+            })
+            .await
+            .unwrap_or_else(|e| State::off(PathBuf::new(), format!("the watcher failed: {e}")));
         }
-        Arc::new(w)
+        Arc::new(Watcher {
+            ready,
+            shown: Arc::new(Mutex::new(state.status())),
+            state: Arc::new(Mutex::new(state)),
+            turn: Arc::default(),
+            poll_interval: interval,
+        })
+    }
+
+    /// Runs `f` on the state, on the blocking pool (it reads the kernel's queue, stats files,
+    /// walks new folders: never on the runtime's thread), then notes the status. `None` when
+    /// the state is poisoned or the task failed.
+    async fn on_state<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut State) -> R + Send + 'static,
+    ) -> Option<R> {
+        let (state, shown) = (self.state.clone(), self.shown.clone());
+        // Held until the blocking task ends, even when the caller stops waiting for it.
+        let turn = self.turn.clone().lock_owned().await;
+        tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            let mut st = state.lock().ok()?;
+            let out = f(&mut st);
+            if let Ok(mut s) = shown.lock() {
+                *s = st.status();
+            }
+            Some(out)
+        })
+        .await
+        .ok()
+        .flatten()
     }
 
     /// Every change since the last call, coalesced and checked against the disk. Drains the
     /// kernel's queue first (or scans, when polling), so nothing written before this call is
     /// left out.
-    pub fn take(&self) -> Batch {
-        let Ok(mut st) = self.state.lock() else {
-            return Batch::default();
-        };
-        st.collect();
-        st.pending.take()
+    pub async fn take(&self) -> Batch {
+        if let Some(nothing) = self.quiet() {
+            return nothing;
+        }
+        self.on_state(|st| {
+            st.collect();
+            st.pending.take()
+        })
+        .await
+        .unwrap_or_default()
     }
 
     /// `take`, with changes lspgate made itself (its edits) among them: they are what
     /// lspgate knows they are, whatever the kernel reported of the same files.
-    pub fn take_with(&self, own: Vec<Change>) -> Batch {
-        let Ok(mut st) = self.state.lock() else {
-            return Batch {
-                changes: own,
-                rescan: false,
-            };
-        };
-        st.collect();
-        for c in own {
-            let seen = match c.kind {
-                ChangeKind::Created => Seen::New,
-                ChangeKind::Changed => Seen::Changed,
-                ChangeKind::Deleted => Seen::Deleted,
-            };
-            st.pending.map.insert(c.path, seen);
+    pub async fn take_with(&self, own: Vec<Change>) -> Batch {
+        if own.is_empty()
+            && let Some(nothing) = self.quiet()
+        {
+            return nothing;
         }
-        st.pending.take()
+        let kept = own.clone();
+        self.on_state(move |st| {
+            st.collect();
+            for c in own {
+                let seen = match c.kind {
+                    ChangeKind::Created => Seen::New,
+                    ChangeKind::Changed => Seen::Changed,
+                    ChangeKind::Deleted => Seen::Deleted,
+                };
+                st.pending.map.insert(c.path, seen);
+            }
+            st.pending.take()
+        })
+        .await
+        .unwrap_or(Batch {
+            changes: kept,
+            rescan: false,
+        })
+    }
+
+    /// An empty batch when nothing changed since the last take, told here on the runtime's
+    /// thread without a hop to the blocking pool (the common case, before every call): no
+    /// event is queued in the kernel (FIONREAD, which reads none) and none is pending. `None`:
+    /// the blocking pool is asked (something changed, the watcher polls, or a drain of its is
+    /// under way).
+    fn quiet(&self) -> Option<Batch> {
+        let st = self.state.try_lock().ok()?;
+        if !st.enabled {
+            return Some(Batch::default());
+        }
+        if st.poll.is_some() || st.pending.any() {
+            return None;
+        }
+        let queued = rustix::io::ioctl_fionread(st.inotify.as_ref()?.as_fd()).ok()?;
+        (queued == 0).then(Batch::default)
     }
 
     /// Resolves once changes are pending (for the debounce loop; a call's `take` may get them
     /// first).
     pub async fn wait(&self) {
         loop {
-            let polling = self.state.lock().map(|s| s.poll.is_some()).unwrap_or(false);
-            let enabled = self.state.lock().map(|s| s.enabled).unwrap_or(false);
-            if !enabled {
+            let mode = self.status().mode;
+            if mode == "off" {
                 std::future::pending::<()>().await;
             }
-            match (&self.ready, polling) {
+            let pending = match (&self.ready, mode == "poll") {
                 (Some(fd), false) => {
-                    // A second now and then, in case the watcher switched to polling.
-                    let Ok(Ok(mut guard)) =
+                    // A second now and then, in case the watcher switched to polling or a
+                    // drain left events behind.
+                    if let Ok(Ok(mut guard)) =
                         tokio::time::timeout(Duration::from_secs(1), fd.readable()).await
-                    else {
-                        continue;
-                    };
-                    let pending = match self.state.lock() {
-                        Ok(mut st) => {
-                            st.drain();
-                            !st.pending.map.is_empty() || st.pending.rescan
-                        }
-                        Err(_) => false,
-                    };
-                    guard.clear_ready();
-                    if pending {
-                        return;
+                    {
+                        // Cleared before the drain: what comes after it wakes this again.
+                        guard.clear_ready();
                     }
+                    self.on_state(|st| {
+                        st.drain();
+                        st.pending.any()
+                    })
+                    .await
                 }
                 _ => {
                     tokio::time::sleep(self.poll_interval).await;
-                    let pending = match self.state.lock() {
-                        Ok(mut st) => {
-                            st.collect();
-                            !st.pending.map.is_empty() || st.pending.rescan
-                        }
-                        Err(_) => false,
-                    };
-                    if pending {
-                        return;
-                    }
+                    self.on_state(|st| {
+                        st.collect();
+                        st.pending.any()
+                    })
+                    .await
                 }
+            };
+            if pending == Some(true) {
+                return;
             }
         }
     }
 
-    /// How the watcher is doing.
+    /// How the watcher is doing, as of its last drain (never waits for one).
     pub fn status(&self) -> WatchStatus {
-        match self.state.lock() {
-            Ok(st) => st.status(),
+        match self.shown.lock() {
+            Ok(st) => st.clone(),
             Err(_) => WatchStatus {
                 mode: "off".into(),
                 watched: 0,
@@ -367,6 +471,7 @@ impl State {
             inotify: None,
             dirs: HashMap::new(),
             limit: 0,
+            queue: QUEUE_DEFAULT,
             poll: None,
             note: Some(note),
             enabled: false,
@@ -383,7 +488,11 @@ impl State {
             pending: Pending::default(),
             inotify: None,
             dirs: HashMap::new(),
-            limit: opts.limit.unwrap_or(usize::MAX),
+            limit: opts.limit.unwrap_or_else(default_limit),
+            queue: std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(QUEUE_DEFAULT),
             poll: None,
             note: None,
             enabled: true,
@@ -513,10 +622,14 @@ impl State {
         self.poll = Some(now);
     }
 
-    /// Reads every event the kernel has queued (non-blocking) into `pending`.
+    /// Reads the events the kernel has queued (non-blocking) into `pending`: at most a
+    /// queue's length of them, so every event queued before the drain began is read and a
+    /// flood that goes on meanwhile is left to the next one.
     fn drain(&mut self) {
         let mut buf = [0u8; 16 * 1024];
-        loop {
+        // One more than the queue holds: its overflow event.
+        let mut left = self.queue.saturating_add(1);
+        while left > 0 {
             let mut events = Vec::new();
             {
                 let Some(ino) = self.inotify.as_mut() else {
@@ -542,6 +655,7 @@ impl State {
             if events.is_empty() {
                 return;
             }
+            left = left.saturating_sub(events.len());
             for (wd, mask, name) in events {
                 self.event(wd, mask, name);
                 if self.poll.is_some() {
@@ -554,7 +668,7 @@ impl State {
 
     fn event(&mut self, wd: i32, mask: EventMask, name: Option<std::ffi::OsString>) {
         if mask.contains(EventMask::Q_OVERFLOW) {
-            self.pending.rescan = true;
+            self.pending.overflow();
             return;
         }
         if mask.contains(EventMask::IGNORED) {

@@ -18,7 +18,15 @@ pub struct Root {
 }
 
 impl Root {
+    /// The workspace root at `dir`, canonical; refused (`invalid_params`) when it is no
+    /// project's folder (`refusal`): every door that takes a root (`--root`, a session, the
+    /// LSP face's client, a hook's event) comes through here.
     pub fn new(dir: &Path) -> Result<Root, ToolError> {
+        Root::new_for(dir, None)
+    }
+
+    /// `new`, with the home folder of the client that asks (its `HOME`) refused too.
+    pub fn new_for(dir: &Path, client_home: Option<&Path>) -> Result<Root, ToolError> {
         let path = dir.canonicalize().map_err(|e| {
             ToolError::new(
                 Code::FileNotFound,
@@ -30,6 +38,14 @@ impl Root {
                 "workspace root {} is not a directory",
                 path.display()
             )));
+        }
+        if let Some(why) = refusal(&path, client_home) {
+            return Err(ToolError::invalid(format!(
+                "workspace root {} is refused: {why}; lspgate would watch and index all of \
+                 it. Open a project's folder instead (--root DIR)",
+                path.display()
+            ))
+            .with_data(serde_json::json!({"root": path, "refused": why})));
         }
         Ok(Root { path })
     }
@@ -127,6 +143,98 @@ impl Root {
             Err(_) => path.to_string_lossy().into_owned(),
         }
     }
+}
+
+/// System folders that are never a root themselves (their subfolders may be: `/opt/app`,
+/// `/var/www/site`, `/tmp/x`).
+const SYSTEM_FOLDERS: &[&str] = &[
+    "/bin",
+    "/boot",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/lost+found",
+    "/media",
+    "/mnt",
+    "/nix",
+    "/nix/store",
+    "/opt",
+    "/root",
+    "/sbin",
+    "/snap",
+    "/srv",
+    "/tmp",
+    "/usr",
+    "/usr/bin",
+    "/usr/include",
+    "/usr/lib",
+    "/usr/lib32",
+    "/usr/lib64",
+    "/usr/libexec",
+    "/usr/local",
+    "/usr/sbin",
+    "/usr/share",
+    "/usr/src",
+    "/var",
+    "/var/cache",
+    "/var/lib",
+    "/var/log",
+    "/var/spool",
+    "/var/tmp",
+    "/Applications",
+    "/Library",
+    "/System",
+    "/Users",
+    "/Volumes",
+    "/private",
+];
+
+/// Trees that hold no project anywhere: the kernel's and the devices' pseudo file systems,
+/// and the runtime folders.
+const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev", "/run"];
+
+/// Why `path` (canonical) is no workspace root, if it is not: the file system's root, a home
+/// folder (the process's `HOME`, the user's in the password database, `client_home`) or a
+/// folder that holds one, a system folder (`SYSTEM_FOLDERS`), or anything under
+/// `SYSTEM_TREES`.
+pub fn refusal(path: &Path, client_home: Option<&Path>) -> Option<String> {
+    if path.parent().is_none() {
+        return Some("it is the file system's root".into());
+    }
+    if let Some(tree) = SYSTEM_TREES.iter().find(|t| path.starts_with(t)) {
+        return Some(format!("it is in {tree}, a system tree"));
+    }
+    let homes = [
+        std::env::var_os("HOME").map(PathBuf::from),
+        passwd_home(),
+        client_home.map(Path::to_path_buf),
+    ];
+    for home in homes.into_iter().flatten().filter(|h| h.is_absolute()) {
+        let home = home.canonicalize().unwrap_or(home);
+        if home == path {
+            return Some("it is the home folder".into());
+        }
+        if home.starts_with(path) {
+            return Some(format!("it holds the home folder {}", home.display()));
+        }
+    }
+    if SYSTEM_FOLDERS.iter().any(|f| path == Path::new(f)) {
+        return Some("it is a system folder".into());
+    }
+    None
+}
+
+/// This user's home folder as the password database (`/etc/passwd`) says.
+fn passwd_home() -> Option<PathBuf> {
+    let uid = rustix::process::getuid().as_raw().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() >= 7 && f[2] == uid).then(|| PathBuf::from(f[5]))
+    })
 }
 
 enum Canon {
@@ -261,6 +369,55 @@ mod tests {
             root.path().join("src/a b.py")
         );
         assert_eq!(root.confine(Path::new("")).unwrap(), root.path());
+    }
+
+    #[test]
+    fn no_root_is_the_machine_the_home_folder_or_a_system_folder() {
+        for p in [
+            "/",
+            "/usr",
+            "/etc",
+            "/var",
+            "/tmp",
+            "/home",
+            "/usr/lib",
+            "/proc",
+            "/proc/1",
+            "/sys/kernel",
+            "/dev/shm",
+            "/run/user",
+        ] {
+            assert!(refusal(Path::new(p), None).is_some(), "{p}");
+        }
+        for p in [
+            "/opt/app",
+            "/var/www/site",
+            "/tmp/x",
+            "/usr/local/src/p",
+            "/work",
+        ] {
+            assert_eq!(refusal(Path::new(p), None), None, "{p}");
+        }
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path().canonicalize().unwrap();
+        let inside = home.join("project");
+        std::fs::create_dir(&inside).unwrap();
+        let why = refusal(&home, Some(&home)).unwrap();
+        assert_eq!(why, "it is the home folder");
+        assert!(refusal(home.parent().unwrap(), Some(&home)).is_some());
+        assert_eq!(refusal(&inside, Some(&home)), None);
+        let e = Root::new_for(&inside.join(".."), Some(&home)).unwrap_err();
+        assert_eq!(e.code, Code::InvalidParams);
+        assert!(
+            e.message.contains("is refused: it is the home folder"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            Root::new(Path::new("/")).unwrap_err().code,
+            Code::InvalidParams
+        );
+        assert!(Root::new_for(&inside, Some(&home)).is_ok());
     }
 
     #[test]

@@ -154,6 +154,8 @@ async fn hook(
     {
         session.root = super::context::absolute(root);
     }
+    // `/`, the home folder, a system folder: refused here, before any daemon is asked.
+    session.root().map_err(|e| e.to_string())?;
     let named = files.len();
     let ask = HookAsk {
         stage,
