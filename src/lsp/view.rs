@@ -54,6 +54,18 @@ struct Overlay {
     restored: Option<(Option<i32>, Instant)>,
 }
 
+impl State {
+    /// Forgets overlays taken back long enough ago (a server that pushes nothing never says
+    /// it took them back).
+    fn prune(&mut self) {
+        let now = Instant::now();
+        self.overlays.retain(|o| {
+            o.restored
+                .is_none_or(|(_, at)| now.duration_since(at) <= SETTLE_AFTER_RESTORE)
+        });
+    }
+}
+
 fn me() -> Option<tokio::task::Id> {
     tokio::task::try_id()
 }
@@ -165,6 +177,7 @@ impl View {
                     None => false,
                 };
                 if free {
+                    s.prune();
                     s.begun += 1;
                     s.overlays.push(Overlay {
                         uri: uri.clone(),
@@ -205,10 +218,9 @@ impl View {
         let Ok(mut s) = self.state.lock() else {
             return true;
         };
-        let now = Instant::now();
+        s.prune();
         s.overlays.retain(|o| match o.restored {
             None => true,
-            Some((_, at)) if now.duration_since(at) > SETTLE_AFTER_RESTORE => false,
             // The server published the restored version: it has taken the disk's text back.
             Some((back, _)) if &o.uri == uri => match (back, version) {
                 (Some(b), Some(v)) => v < b,
@@ -229,22 +241,27 @@ impl View {
     /// Whether some overlay is in place or lately taken back (pushes for other documents are
     /// being dropped).
     pub fn tainted(&self) -> bool {
-        self.state.lock().is_ok_and(|s| !s.overlays.is_empty())
+        self.state.lock().is_ok_and(|mut s| {
+            s.prune();
+            !s.overlays.is_empty()
+        })
     }
 
     /// A mark to tell, with `clean_since`, whether an answer that took a while (a whole
     /// workspace's diagnostics, not held as a request) saw an overlay.
     pub fn mark(&self) -> Option<u64> {
-        let s = self.state.lock().ok()?;
+        let mut s = self.state.lock().ok()?;
+        s.prune();
         s.overlays.is_empty().then_some(s.begun)
     }
 
     /// Whether no overlay was shown since `mark` (taken with no overlay about).
     pub fn clean_since(&self, mark: Option<u64>) -> bool {
         let Some(mark) = mark else { return false };
-        self.state
-            .lock()
-            .is_ok_and(|s| s.begun == mark && s.overlays.is_empty())
+        self.state.lock().is_ok_and(|mut s| {
+            s.prune();
+            s.begun == mark && s.overlays.is_empty()
+        })
     }
 }
 
@@ -368,5 +385,11 @@ mod tests {
         view.restored(&uri("a.py"), None);
         drop(ex);
         assert!(!view.clean_since(mark));
+        // A server that pushes nothing never says it took the text back: the taint ends on
+        // its own.
+        assert!(view.tainted());
+        tokio::time::sleep(SETTLE_AFTER_RESTORE + Duration::from_millis(100)).await;
+        assert!(!view.tainted());
+        assert!(view.mark().is_some());
     }
 }
