@@ -24,6 +24,10 @@ use crate::watch::FileVersion;
 /// How long a task showing the server an overlay waits for another document (see `lease`).
 const OVERLAY_WAIT: Duration = Duration::from_secs(5);
 
+/// How long an overlay waits for the requests in flight on its server (one of them may be
+/// waiting for the document the overlay holds: a command's edit, say).
+const VIEW_WAIT: Duration = Duration::from_secs(30);
+
 struct DocState {
     open: bool,
     version: i32,
@@ -349,7 +353,15 @@ impl Documents {
         if let Some(src) = overlay {
             let mut st = self.held(&doc, doc.state.clone().write_owned()).await?;
             // The document first, then the view: a request holding the view waits for nothing.
-            let view = self.slot.view.exclusive(&doc.uri).await;
+            let Some(view) = self.slot.view.exclusive(&doc.uri, VIEW_WAIT).await else {
+                return Err(ToolError::new(
+                    Code::Timeout,
+                    format!(
+                        "the server was busy with other requests for {} s; try again",
+                        VIEW_WAIT.as_secs()
+                    ),
+                ));
+            };
             set_text(&self.slot, &doc, &mut st, Arc::from(src), None);
             let snap = self.snapshot(&doc, &st);
             return Ok(Lease {

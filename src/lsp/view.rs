@@ -35,8 +35,8 @@ pub struct View {
 
 #[derive(Default)]
 struct State {
-    /// Requests in flight (shared holders).
-    shared: usize,
+    /// Requests in flight (shared holders), by the task that holds them.
+    shared: std::collections::HashMap<Option<tokio::task::Id>, usize>,
     /// The task holding the view exclusively, and how many times it holds it.
     owner: Option<(Option<tokio::task::Id>, usize)>,
     /// Exclusive holders waiting for it.
@@ -72,13 +72,20 @@ fn me() -> Option<tokio::task::Id> {
 
 /// A request's hold on the view, released when dropped.
 pub struct Shared {
-    view: Option<Arc<View>>,
+    view: Option<(Arc<View>, Option<tokio::task::Id>)>,
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        if let Some(view) = &self.view {
-            view.update(|s| s.shared = s.shared.saturating_sub(1));
+        if let Some((view, task)) = &self.view {
+            view.update(|s| {
+                if let Some(n) = s.shared.get_mut(task) {
+                    *n -= 1;
+                    if *n == 0 {
+                        s.shared.remove(task);
+                    }
+                }
+            });
         }
     }
 }
@@ -122,37 +129,48 @@ impl View {
     /// waiting to be. The overlay's own task passes at once.
     pub async fn shared(self: &Arc<Self>) -> Shared {
         let courtesy = tokio::time::Instant::now() + COURTESY;
+        let mine = me();
         loop {
             let notified = self.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            {
+            let only_waiting = {
                 let Ok(mut s) = self.state.lock() else {
                     return Shared { view: None };
                 };
+                let held = s.shared.contains_key(&mine);
                 match s.owner {
-                    Some((owner, _)) if owner == me() => return Shared { view: None },
+                    Some((owner, _)) if owner == mine => return Shared { view: None },
+                    Some(_) => false,
                     // An overlay only waiting is not in place yet: a request that gave it its
                     // turn goes on (it may be one the overlay's own wait depends on, such as
-                    // a server's request answered while another request is in flight).
-                    None if s.waiting == 0 || tokio::time::Instant::now() >= courtesy => {
-                        s.shared += 1;
+                    // a server's request answered while another request is in flight), and so
+                    // does one of a task with a request in flight (the overlay waits for that
+                    // one anyway).
+                    None if s.waiting == 0 || held || tokio::time::Instant::now() >= courtesy => {
+                        *s.shared.entry(mine).or_default() += 1;
                         return Shared {
-                            view: Some(self.clone()),
+                            view: Some((self.clone(), mine)),
                         };
                     }
-                    _ => {}
+                    None => true,
                 }
-            }
-            if tokio::time::timeout_at(courtesy, notified).await.is_err() {
-                continue;
+            };
+            if only_waiting {
+                // Woken when something changes, or when the courtesy is over.
+                let _ = tokio::time::timeout_at(courtesy, notified).await;
+            } else {
+                notified.await;
             }
         }
     }
 
     /// Holds the view for an overlay of `uri`: waits until no request of another task is in
     /// flight and no other overlay is in place. Taken again by the task holding it, it nests.
-    pub async fn exclusive(self: &Arc<Self>, uri: &Url) -> Exclusive {
+    /// `None` when that did not come within `bound` (a request in flight may be waiting for
+    /// what the caller holds).
+    pub async fn exclusive(self: &Arc<Self>, uri: &Url, bound: Duration) -> Option<Exclusive> {
+        let deadline = tokio::time::Instant::now() + bound;
         let mut waiting = None;
         loop {
             let notified = self.changed.notified();
@@ -163,14 +181,14 @@ impl View {
                     break;
                 };
                 let mine = me();
-                let shared = s.shared;
+                let shared = s.shared.keys().any(|task| *task != mine);
                 let free = match &mut s.owner {
                     Some((owner, depth)) if *owner == mine => {
                         *depth += 1;
                         true
                     }
                     Some(_) => false,
-                    owner @ None if shared == 0 => {
+                    owner @ None if !shared => {
                         *owner = Some((mine, 1));
                         true
                     }
@@ -190,10 +208,12 @@ impl View {
                     waiting = Some(Waiting(self));
                 }
             }
-            notified.await;
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return None;
+            }
         }
         drop(waiting);
-        Exclusive { view: self.clone() }
+        Some(Exclusive { view: self.clone() })
     }
 
     /// `uri`'s overlay is gone: its disk text went back as `version` (`None`: it was closed).
@@ -269,6 +289,8 @@ impl View {
 mod tests {
     use super::*;
 
+    const LONG: Duration = Duration::from_secs(30);
+
     fn uri(name: &str) -> Url {
         Url::parse(&format!("file:///w/{name}")).unwrap()
     }
@@ -281,7 +303,7 @@ mod tests {
         let held = tokio::spawn({
             let view = view.clone();
             async move {
-                let ex = view.exclusive(&uri("a.py")).await;
+                let ex = view.exclusive(&uri("a.py"), LONG).await.unwrap();
                 // Its own requests pass.
                 let own = tokio::time::timeout(Duration::from_millis(100), view.shared()).await;
                 assert!(own.is_ok());
@@ -308,7 +330,7 @@ mod tests {
         let overlay = tokio::spawn({
             let view = view.clone();
             async move {
-                let ex = view.exclusive(&uri("a.py")).await;
+                let ex = view.exclusive(&uri("a.py"), LONG).await.unwrap();
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 drop(ex);
             }
@@ -338,16 +360,51 @@ mod tests {
         let overlay = tokio::spawn({
             let view = view.clone();
             async move {
-                drop(view.exclusive(&uri("a.py")).await);
+                drop(view.exclusive(&uri("a.py"), LONG).await.unwrap());
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let other = tokio::spawn({
+            let view = view.clone();
+            async move {
+                let t = Instant::now();
+                let second = view.shared().await;
+                (t.elapsed(), second)
+            }
+        });
+        let (waited, second) = other.await.unwrap();
+        assert!(waited >= COURTESY, "{waited:?}");
+        assert!(!overlay.is_finished());
+        drop((first, second));
+        overlay.await.unwrap();
+    }
+
+    /// A task with a request in flight asks again at once (its overlay-waiting neighbour
+    /// waits for its first anyway); an overlay that cannot have its turn within its bound
+    /// gives up, and the view is as it was.
+    #[tokio::test]
+    async fn nested_requests_pass_and_a_bounded_overlay_gives_up() {
+        let view = Arc::new(View::default());
+        let first = view.shared().await;
+        let overlay = tokio::spawn({
+            let view = view.clone();
+            async move {
+                view.exclusive(&uri("a.py"), Duration::from_millis(300))
+                    .await
+                    .is_none()
             }
         });
         tokio::time::sleep(Duration::from_millis(20)).await;
         let t = Instant::now();
-        let second = view.shared().await;
-        assert!(t.elapsed() >= COURTESY, "{:?}", t.elapsed());
-        assert!(!overlay.is_finished());
-        drop((first, second));
-        overlay.await.unwrap();
+        let nested = view.shared().await;
+        assert!(
+            t.elapsed() < Duration::from_millis(100),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(overlay.await.unwrap(), "the overlay gave up");
+        drop((first, nested));
+        assert!(view.exclusive(&uri("a.py"), LONG).await.is_some());
     }
 
     /// Pushes for other documents are dropped while an overlay is in place and until the
@@ -357,7 +414,7 @@ mod tests {
         let view = Arc::new(View::default());
         let (a, b) = (uri("a.py"), uri("b.py"));
         assert!(view.admits_push(&b, Some(1)));
-        let ex = view.exclusive(&a).await;
+        let ex = view.exclusive(&a, LONG).await.unwrap();
         assert!(!view.admits_push(&b, Some(1)));
         assert!(view.admits_push(&a, Some(7)), "the overlay's own");
         view.restored(&a, Some(8));
@@ -379,7 +436,7 @@ mod tests {
         let view = Arc::new(View::default());
         let mark = view.mark();
         assert!(view.clean_since(mark));
-        let ex = view.exclusive(&uri("a.py")).await;
+        let ex = view.exclusive(&uri("a.py"), LONG).await.unwrap();
         assert_eq!(view.mark(), None, "no mark while one is in place");
         assert!(!view.clean_since(view.mark()));
         view.restored(&uri("a.py"), None);

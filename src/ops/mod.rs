@@ -206,6 +206,22 @@ impl Engine {
             .registry
             .first_supporting(&path, &language, cap, tool)
             .await?;
+        if source.is_some()
+            && matches!(
+                tool,
+                "definition"
+                    | "references"
+                    | "rename"
+                    | "inlay_hints"
+                    | "completions"
+                    | "call_hierarchy"
+                    | "type_hierarchy"
+            )
+        {
+            // Readiness first: preparing the server asks it questions, which wait while an
+            // overlay is shown to it (the workspace-wide tools ask again, at once, after).
+            self.workspace(&server).await;
+        }
         let lease = server.docs.lease(&path, &language, source).await?;
         Ok((server, lease))
     }
