@@ -285,11 +285,11 @@ impl Server {
                 // have held some) change its projects' file lists and module resolution, which
                 // only a reload redoes at once; a changed file is opened, so it is read from
                 // lspgate.
-                let (listed, changed): (Vec<&&Change>, Vec<&&Change>) =
+                let (listed, changed): (Vec<&Change>, Vec<&Change>) =
                     others.iter().partition(|c| c.kind != ChangeKind::Changed);
                 let relisted = listed.iter().any(|c| c.path.extension().is_none())
-                    || any_served(&listed.iter().map(|c| **c).collect::<Vec<_>>(), &served).await;
-                let mut kept: Vec<&&Change> = Vec::new();
+                    || any_served(&listed, &served).await;
+                let mut kept: Vec<&Change> = Vec::new();
                 for chunk in changed.chunks(CHUNK) {
                     kept.extend(chunk.iter().filter(|c| served(c)));
                     tokio::task::yield_now().await;

@@ -13,9 +13,10 @@
 //! without the lock a long drain holds.
 
 mod filter;
+mod pending;
 mod version;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,8 @@ use serde::Serialize;
 use tokio::io::unix::AsyncFd;
 
 pub use filter::Filter;
+pub use pending::MAX_PENDING;
+use pending::{Pending, Seen};
 pub use version::FileVersion;
 
 /// What happened to a file, as servers are told (`workspace/didChangeWatchedFiles`).
@@ -122,11 +125,6 @@ pub fn default_limit() -> usize {
 /// The default watch limit of a root, at most.
 const MAX_DEFAULT_LIMIT: usize = 65_536;
 
-/// Files (or folders moved or deleted whole) pending at most between two takes; past it the
-/// batch collapses to `rescan` (anything may have changed), so a flood costs the same as one
-/// kernel queue overflow, however long it lasts.
-pub const MAX_PENDING: usize = 10_000;
-
 /// Events read from the kernel in one drain when its queue length cannot be read (the
 /// kernel's default `max_queued_events`).
 const QUEUE_DEFAULT: usize = 16_384;
@@ -171,85 +169,6 @@ const MASK: WatchMask = WatchMask::CREATE
     .union(WatchMask::ONLYDIR)
     .union(WatchMask::DONT_FOLLOW)
     .union(WatchMask::EXCL_UNLINK);
-
-/// What the kernel said of a path since the last `take`, coalesced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Seen {
-    /// Created under a name that did not exist (IN_CREATE).
-    New,
-    /// Moved in, possibly over an existing file.
-    MovedIn,
-    Changed,
-    Deleted,
-}
-
-#[derive(Default)]
-struct Pending {
-    map: BTreeMap<PathBuf, Seen>,
-    rescan: bool,
-}
-
-impl Pending {
-    fn add(&mut self, path: PathBuf, seen: Seen) {
-        use Seen::*;
-        if self.rescan {
-            // Anything may have changed already: the rescan covers this one too.
-            return;
-        }
-        let merged = match (self.map.get(&path).copied(), seen) {
-            (None, s) => Some(s),
-            (Some(New), Changed | MovedIn | New) => Some(New),
-            (Some(New), Deleted) => None,
-            (Some(MovedIn), Changed) => Some(MovedIn),
-            (Some(_), Deleted) => Some(Deleted),
-            // It existed before the batch and exists again.
-            (Some(Deleted | Changed), New | MovedIn | Changed) => Some(Changed),
-            (Some(MovedIn), New | MovedIn) => Some(MovedIn),
-        };
-        match merged {
-            Some(s) => {
-                self.map.insert(path, s);
-                if self.map.len() > MAX_PENDING {
-                    self.overflow();
-                }
-            }
-            None => {
-                self.map.remove(&path);
-            }
-        }
-    }
-
-    /// Too much to tell file by file (a flood, a lost kernel queue): anything may have
-    /// changed.
-    fn overflow(&mut self) {
-        self.map = BTreeMap::new();
-        self.rescan = true;
-    }
-
-    fn any(&self) -> bool {
-        !self.map.is_empty() || self.rescan
-    }
-
-    /// The coalesced changes, each checked against the disk as it is now.
-    fn take(&mut self) -> Batch {
-        let map = std::mem::take(&mut self.map);
-        let mut changes = Vec::with_capacity(map.len());
-        for (path, seen) in map {
-            let exists = std::fs::symlink_metadata(&path).is_ok();
-            let kind = match (seen, exists) {
-                (Seen::New, false) => continue,
-                (Seen::New | Seen::MovedIn, true) => ChangeKind::Created,
-                (_, false) => ChangeKind::Deleted,
-                (Seen::Changed | Seen::Deleted, true) => ChangeKind::Changed,
-            };
-            changes.push(Change { path, kind });
-        }
-        Batch {
-            changes,
-            rescan: std::mem::take(&mut self.rescan),
-        }
-    }
-}
 
 struct State {
     root: PathBuf,
@@ -428,6 +347,10 @@ impl Watcher {
                         // Cleared before the drain: what comes after it wakes this again.
                         guard.clear_ready();
                     }
+                    if self.quiet().is_some() {
+                        // Nothing queued, nothing pending: no hop to the blocking pool.
+                        continue;
+                    }
                     self.on_state(|st| {
                         st.drain();
                         st.pending.any()
@@ -568,18 +491,27 @@ impl State {
     }
 
     /// Every file the filter keeps, with its version (polling).
+    /// The walk ends once it tracks `POLL_FILE_LIMIT` files or has walked as many folders.
     fn scan_files(&mut self) -> HashMap<PathBuf, FileVersion> {
         let mut out = HashMap::new();
         let root = self.root.clone();
+        let (files, mut folders) = (std::cell::Cell::new(0), 0);
         let _ = walk(
             &mut self.filter,
             &root,
-            |_| Ok(()),
+            |_| {
+                folders += 1;
+                match files.get() < POLL_FILE_LIMIT && folders <= POLL_FILE_LIMIT {
+                    true => Ok(()),
+                    false => Err("the polling limit".into()),
+                }
+            },
             |path, entry| {
-                if out.len() < POLL_FILE_LIMIT
+                if files.get() < POLL_FILE_LIMIT
                     && let Ok(meta) = entry.metadata()
                 {
                     out.insert(path, FileVersion::of(&meta));
+                    files.set(out.len());
                 }
             },
         );

@@ -95,6 +95,8 @@ async fn inotify_sees_every_change_in_the_next_take() {
     let (_d, root) = tree();
     let w = watcher(&root, None).await;
     assert_eq!(w.status().mode, "inotify");
+    // A root's own share of the user's watches by default.
+    assert!((1..=MAX_DEFAULT_LIMIT).contains(&default_limit()));
     // root, pkg, pkg/sub (node_modules and .lspgate are skipped).
     assert_eq!(w.status().watched, 3);
     sees_every_change_at_once(&w, &root).await;

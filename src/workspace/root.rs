@@ -150,6 +150,8 @@ impl Root {
 const SYSTEM_FOLDERS: &[&str] = &[
     "/bin",
     "/boot",
+    "/dev",
+    "/dev/shm",
     "/etc",
     "/home",
     "/lib",
@@ -163,6 +165,9 @@ const SYSTEM_FOLDERS: &[&str] = &[
     "/nix/store",
     "/opt",
     "/root",
+    "/run",
+    "/run/media",
+    "/run/user",
     "/sbin",
     "/snap",
     "/srv",
@@ -190,11 +195,13 @@ const SYSTEM_FOLDERS: &[&str] = &[
     "/Users",
     "/Volumes",
     "/private",
+    "/private/etc",
+    "/private/tmp",
+    "/private/var",
 ];
 
-/// Trees that hold no project anywhere: the kernel's and the devices' pseudo file systems,
-/// and the runtime folders.
-const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev", "/run"];
+/// Trees that hold no project anywhere: the kernel's pseudo file systems.
+const SYSTEM_TREES: &[&str] = &["/proc", "/sys"];
 
 /// Why `path` (canonical) is no workspace root, if it is not: the file system's root, a home
 /// folder (the process's `HOME`, the user's in the password database, `client_home`) or a
@@ -384,7 +391,9 @@ mod tests {
             "/proc",
             "/proc/1",
             "/sys/kernel",
+            "/dev",
             "/dev/shm",
+            "/run",
             "/run/user",
         ] {
             assert!(refusal(Path::new(p), None).is_some(), "{p}");
@@ -395,6 +404,8 @@ mod tests {
             "/tmp/x",
             "/usr/local/src/p",
             "/work",
+            "/run/media/me/usb/project",
+            "/dev/shm/scratch",
         ] {
             assert_eq!(refusal(Path::new(p), None), None, "{p}");
         }
