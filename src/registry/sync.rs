@@ -43,7 +43,7 @@ impl Registry {
 
     /// The consistency point, at the start of every call: every change made on disk before
     /// it (by anyone) has been delivered to the servers when it returns. Costs one
-    /// non-blocking read of the watcher's queue when nothing changed.
+    /// `FIONREAD` of the watcher's queue when nothing changed.
     pub async fn sync(&self) {
         self.sync_with(Vec::new()).await;
     }
