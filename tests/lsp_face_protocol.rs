@@ -518,6 +518,7 @@ async fn one_clients_unsaved_text_never_reaches_another_client() {
         ("pyproject.toml", "[project]\nname = \"isolated\"\n"),
         ("a.py", "def base() -> int:\n    return 1\n"),
         ("b.py", "from a import *\n\nprint(secret)\n"),
+        ("c.py", "x: int = 0\n"),
     ]);
     let root = ws.path().canonicalize().unwrap();
     let env = d.env(&[]);
@@ -587,11 +588,17 @@ async fn one_clients_unsaved_text_never_reaches_another_client() {
                     .unwrap();
                 String::from_utf8_lossy(&out.stdout).into_owned()
             };
+            let mut unrelated = Vec::new();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) && hovers.len() < 40 {
                 hovers.push(cli(&["hover", "b.py:3:7"]));
                 diagnostics.push(cli(&["diagnostics", "b.py"]));
+                // A file that imports nothing of a.py, changed on disk: its new diagnostics
+                // come, fresh, though pyright published them while A's buffer was shown.
+                let n = unrelated.len();
+                std::fs::write(root.join("c.py"), format!("x: int = \"{n}\"\n")).unwrap();
+                unrelated.push((n, cli(&["diagnostics", "c.py"])));
             }
-            (hovers, diagnostics)
+            (hovers, diagnostics, unrelated)
         })
     };
     let started = std::time::Instant::now();
@@ -612,7 +619,14 @@ async fn one_clients_unsaved_text_never_reaches_another_client() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let own = churn.await.unwrap();
-    let (cli, cli_diagnostics) = cli.await.unwrap();
+    let (cli, cli_diagnostics, unrelated) = cli.await.unwrap();
+    for (n, d) in &unrelated {
+        assert!(
+            d.contains(&format!("\"Literal['{n}']\" is not assignable"))
+                && !d.contains("sent no diagnostics"),
+            "c.py's diagnostics after write {n} are not its own, fresh: {d}"
+        );
+    }
     for d in &cli_diagnostics {
         assert!(
             d.contains("is not defined"),

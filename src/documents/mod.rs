@@ -102,6 +102,8 @@ struct ClientSlot {
     client: std::sync::RwLock<Arc<LspClient>>,
     /// What the server's answers may see; every process of the server is under it.
     view: Arc<View>,
+    /// The documents the server has open, by path.
+    docs: Mutex<HashMap<PathBuf, Arc<Doc>>>,
     /// Bumped on each replacement; a document opened in an older one must be reopened.
     generation: AtomicU64,
 }
@@ -236,6 +238,9 @@ impl Drop for Lease {
             self.slot.view.restored(&self.doc.uri, back);
             // The view is free again only now, with the disk's text sent.
             drop(view.take());
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(resend_dropped(self.slot.clone()));
+            }
         }
     }
 }
@@ -243,7 +248,6 @@ impl Drop for Lease {
 /// The documents one server has open.
 pub struct Documents {
     slot: Arc<ClientSlot>,
-    docs: Mutex<HashMap<PathBuf, Arc<Doc>>>,
     cap: usize,
     /// Room above `cap` while a batch (a `check`) runs, shared by every server's documents:
     /// closing files a batch opened would make the server analyse them again.
@@ -265,9 +269,9 @@ impl Documents {
             slot: Arc::new(ClientSlot {
                 client: std::sync::RwLock::new(client),
                 view,
+                docs: Mutex::default(),
                 generation: AtomicU64::new(0),
             }),
-            docs: Mutex::default(),
             cap: cap.max(1),
             room,
             clock: AtomicU64::new(0),
@@ -303,7 +307,7 @@ impl Documents {
 
     /// Brings the open documents back under the cap (after a batch ends).
     pub fn trim_to_cap(&self) {
-        if let Ok(mut docs) = self.docs.lock() {
+        if let Ok(mut docs) = self.slot.docs.lock() {
             self.trim(&mut docs, None);
         }
     }
@@ -323,6 +327,7 @@ impl Documents {
             self.slot.generation.fetch_add(1, Ordering::AcqRel);
         }
         let docs: Vec<Arc<Doc>> = self
+            .slot
             .docs
             .lock()
             .map(|d| d.values().cloned().collect())
@@ -338,7 +343,7 @@ impl Documents {
 
     /// How many documents the server has open now.
     pub fn open_count(&self) -> usize {
-        self.docs.lock().map(|d| d.len()).unwrap_or(0)
+        self.slot.docs.lock().map(|d| d.len()).unwrap_or(0)
     }
 
     /// Holds `path` for an operation, synchronized with the disk first; with `overlay`, the
@@ -436,6 +441,7 @@ impl Documents {
     fn entry(&self, path: &Path, language_id: &str) -> Result<Arc<Doc>, ToolError> {
         let tick = self.clock.fetch_add(1, Ordering::Relaxed);
         let mut docs = self
+            .slot
             .docs
             .lock()
             .map_err(|_| ToolError::new(Code::ServerFailed, "document table poisoned"))?;
@@ -470,21 +476,21 @@ impl Documents {
     }
 
     fn forget(&self, path: &Path) {
-        if let Ok(mut docs) = self.docs.lock() {
+        if let Ok(mut docs) = self.slot.docs.lock() {
             docs.remove(path);
         }
     }
 
     /// The version the server has of an open document.
     pub fn open_version(&self, path: &Path) -> Option<i32> {
-        let doc = self.docs.lock().ok()?.get(path).cloned()?;
+        let doc = self.slot.docs.lock().ok()?.get(path).cloned()?;
         let st = doc.state.try_read().ok()?;
         st.open.then_some(st.version)
     }
 
     /// Closes a document (deleted or renamed away) and forgets it.
     pub fn close(&self, path: &Path) {
-        let doc = self.docs.lock().ok().and_then(|mut d| d.remove(path));
+        let doc = self.slot.docs.lock().ok().and_then(|mut d| d.remove(path));
         if let Some(doc) = doc
             && let Ok(mut st) = doc.state.try_write()
             && st.open
@@ -501,7 +507,13 @@ impl Documents {
     /// computed on the disk's content: the document is not open through lspgate (the server
     /// reads the disk), or it is open with the disk's text at that version, not an overlay.
     pub fn shows_disk(&self, path: &Path, version: Option<i32>) -> bool {
-        let Some(doc) = self.docs.lock().ok().and_then(|d| d.get(path).cloned()) else {
+        let Some(doc) = self
+            .slot
+            .docs
+            .lock()
+            .ok()
+            .and_then(|d| d.get(path).cloned())
+        else {
             return true;
         };
         // An overlay holds the document's write lock for as long as it is in place.
@@ -513,7 +525,7 @@ impl Documents {
 
     /// Whether the server has `path` open (through lspgate).
     pub fn is_open(&self, path: &Path) -> bool {
-        self.docs.lock().is_ok_and(|d| d.contains_key(path))
+        self.slot.docs.lock().is_ok_and(|d| d.contains_key(path))
     }
 
     /// Makes the server's copy of an open document follow the disk: sent again when the file's
@@ -522,7 +534,13 @@ impl Documents {
     /// file is gone. A document in use is brought up to date as soon as its lease ends; one
     /// holding an overlay gets the disk content back when the overlay's lease ends anyway.
     pub fn refresh(&self, path: &Path, force: bool) {
-        let Some(doc) = self.docs.lock().ok().and_then(|d| d.get(path).cloned()) else {
+        let Some(doc) = self
+            .slot
+            .docs
+            .lock()
+            .ok()
+            .and_then(|d| d.get(path).cloned())
+        else {
             return;
         };
         match doc.state.clone().try_write_owned() {
@@ -545,6 +563,7 @@ impl Documents {
     /// Sends every open document again as a new version (see `refresh`).
     pub fn resync(&self) {
         let paths: Vec<PathBuf> = self
+            .slot
             .docs
             .lock()
             .map(|d| d.keys().cloned().collect())
@@ -556,7 +575,8 @@ impl Documents {
 
     /// Paths and languages of the documents open now.
     pub fn open_paths(&self) -> Vec<(PathBuf, String)> {
-        self.docs
+        self.slot
+            .docs
             .lock()
             .map(|d| {
                 d.values()
@@ -619,6 +639,27 @@ impl Documents {
                 });
             }
         }
+    }
+}
+
+/// Once the server has taken an overlay back, sends again (as a new version) the open
+/// documents whose pushes were dropped meanwhile (computed on the overlay): a server that
+/// publishes only when a document changes would not send their diagnostics again.
+async fn resend_dropped(slot: Arc<ClientSlot>) {
+    for _ in 0..40 {
+        if !slot.view.tainted() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for uri in slot.view.take_dropped() {
+        let Ok(path) = uri.to_file_path() else {
+            continue;
+        };
+        let doc = slot.docs.lock().ok().and_then(|d| d.get(&path).cloned());
+        let Some(doc) = doc else { continue };
+        let mut st = doc.state.clone().write_owned().await;
+        refresh_doc(&slot, &doc, &mut st, true);
     }
 }
 

@@ -45,6 +45,8 @@ struct State {
     overlays: Vec<Overlay>,
     /// Overlays begun so far.
     begun: u64,
+    /// Documents whose pushes were dropped, to be sent again once no overlay is about.
+    dropped: std::collections::HashSet<Url>,
 }
 
 struct Overlay {
@@ -248,7 +250,23 @@ impl View {
             },
             Some(_) => true,
         });
-        s.overlays.iter().all(|o| &o.uri == uri)
+        let admitted = s.overlays.iter().all(|o| &o.uri == uri);
+        if !admitted {
+            s.dropped.insert(uri.clone());
+        }
+        admitted
+    }
+
+    /// The documents whose pushes were dropped, once no overlay is about (none before).
+    pub fn take_dropped(&self) -> Vec<Url> {
+        let Ok(mut s) = self.state.lock() else {
+            return Vec::new();
+        };
+        s.prune();
+        if !s.overlays.is_empty() {
+            return Vec::new();
+        }
+        s.dropped.drain().collect()
     }
 
     /// Whether the running task holds the view exclusively (it shows the server an overlay).
@@ -428,6 +446,9 @@ mod tests {
         assert!(view.admits_push(&a, Some(8)));
         assert!(view.admits_push(&b, Some(1)), "after");
         assert!(!view.tainted());
+        // b.py's dropped pushes are to be asked for again, once.
+        assert_eq!(view.take_dropped(), vec![b.clone()]);
+        assert!(view.take_dropped().is_empty());
     }
 
     /// A long answer taken while no overlay was about is clean only if none came meanwhile.
