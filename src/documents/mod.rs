@@ -109,6 +109,11 @@ struct ClientSlot {
 }
 
 impl ClientSlot {
+    /// The document open at `path`, if any.
+    fn doc(&self, path: &Path) -> Option<Arc<Doc>> {
+        self.docs.lock().ok()?.get(path).cloned()
+    }
+
     fn current(&self) -> (Arc<LspClient>, u64) {
         let c = self.client.read().map(|c| c.clone());
         let c = match c {
@@ -483,7 +488,7 @@ impl Documents {
 
     /// The version the server has of an open document.
     pub fn open_version(&self, path: &Path) -> Option<i32> {
-        let doc = self.slot.docs.lock().ok()?.get(path).cloned()?;
+        let doc = self.slot.doc(path)?;
         let st = doc.state.try_read().ok()?;
         st.open.then_some(st.version)
     }
@@ -507,13 +512,7 @@ impl Documents {
     /// computed on the disk's content: the document is not open through lspgate (the server
     /// reads the disk), or it is open with the disk's text at that version, not an overlay.
     pub fn shows_disk(&self, path: &Path, version: Option<i32>) -> bool {
-        let Some(doc) = self
-            .slot
-            .docs
-            .lock()
-            .ok()
-            .and_then(|d| d.get(path).cloned())
-        else {
+        let Some(doc) = self.slot.doc(path) else {
             return true;
         };
         // An overlay holds the document's write lock for as long as it is in place.
@@ -534,13 +533,7 @@ impl Documents {
     /// file is gone. A document in use is brought up to date as soon as its lease ends; one
     /// holding an overlay gets the disk content back when the overlay's lease ends anyway.
     pub fn refresh(&self, path: &Path, force: bool) {
-        let Some(doc) = self
-            .slot
-            .docs
-            .lock()
-            .ok()
-            .and_then(|d| d.get(path).cloned())
-        else {
+        let Some(doc) = self.slot.doc(path) else {
             return;
         };
         match doc.state.clone().try_write_owned() {
@@ -656,7 +649,7 @@ async fn resend_dropped(slot: Arc<ClientSlot>) {
         let Ok(path) = uri.to_file_path() else {
             continue;
         };
-        let doc = slot.docs.lock().ok().and_then(|d| d.get(&path).cloned());
+        let doc = slot.doc(&path);
         let Some(doc) = doc else { continue };
         let mut st = doc.state.clone().write_owned().await;
         refresh_doc(&slot, &doc, &mut st, true);
