@@ -168,7 +168,9 @@ fn parse(rel: &str, text: &str) -> Value {
 fn others(v: &Value) -> Value {
     fn lspgate_hook(v: &Value) -> bool {
         let s = v.to_string();
-        s.contains("hook pre-edit --format") || s.contains("hook post-edit --format")
+        ["pre-edit", "post-edit", "start", "stop"]
+            .iter()
+            .any(|w| s.contains(&format!("hook {w} --format")))
     }
     let empty = |v: &Value| {
         v.as_object().is_some_and(|o| o.is_empty()) || v.as_array().is_some_and(|a| a.is_empty())
