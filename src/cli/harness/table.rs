@@ -240,13 +240,14 @@ pub const TABLE: &[Row] = &[
                     ".cursor/hooks.json",
                     &[
                         Put::Hook(&["hooks", "postToolUse"], "post-edit", Style::Cursor),
-                        Put::Hook(&["hooks", "sessionStart"], "start", Style::Cursor),
                         Put::Hook(&["hooks", "stop"], "stop", Style::Cursor),
                     ],
                 )
             },
         ],
-        notes: &["Cursor gets the post-edit hook only: no pre-edit hook installed."],
+        notes: &[
+            "Cursor gets the post-edit hook and the turn-end gate: no pre-edit hook, and no sessionStart hook (some Cursor versions reject it).",
+        ],
     },
     Row {
         harness: Harness::Opencode,

@@ -62,6 +62,9 @@ pub struct Event {
     pub named: usize,
     /// At a turn's end: the harness goes on because a turn-end hook blocked before.
     pub stop_hook_active: bool,
+    /// At a turn's end: the turn completed (Cursor also sends `stop` for aborted and failed
+    /// ones, with `status`).
+    pub turn_completed: bool,
 }
 
 /// Fields naming the written file in a tool's input, by the harnesses' spellings.
@@ -189,6 +192,7 @@ pub fn read(
         tool,
         named,
         stop_hook_active,
+        turn_completed: s("status").is_none_or(|st| st == "completed"),
     })
 }
 

@@ -157,6 +157,10 @@ async fn hook(
             stage_name(stage)
         );
     }
+    if stage == Stage::Stop && !event.turn_completed {
+        // Cursor's turn was aborted or failed: nothing to gate.
+        return Ok(None);
+    }
     let (files, shell) = match (stage, &event.tool) {
         (Stage::Start | Stage::Stop, _) => (Vec::new(), false),
         (_, Tool::Other) => return Ok(None),
