@@ -1,4 +1,4 @@
-//! One lexer for Python and TypeScript/JavaScript source, for the scanners that read code
+//! One lexer for Python, TypeScript/JavaScript and Go source, for the scanners that read code
 //! without a parser (surfaces, imports, fingerprints, hints): it tells code from string
 //! literals and comments, so a scanner can count brackets and find statements on `masked`
 //! (the text with every literal's contents and every comment blanked, line structure and
@@ -8,7 +8,9 @@
 //! backslashes (a raw string's `\"` does not end it either), f-strings whose replacement fields
 //! hold strings of their own (same quotes included, as Python 3.12 allows). Scripts: `//` and
 //! `/* */` comments, quotes, template literals with `${…}` fields (nested templates included),
-//! and regular expression literals (told from division by what comes before the `/`).
+//! and regular expression literals (told from division by what comes before the `/`). Go:
+//! `//` and `/* */` comments, interpreted strings and runes, and raw strings in backquotes
+//! (no escapes, any number of lines).
 
 use std::ops::Range;
 
@@ -18,6 +20,14 @@ pub enum Lang {
     Python,
     /// TypeScript and JavaScript.
     Script,
+    Go,
+}
+
+impl Lang {
+    /// Whether `//` and `/* */` start comments.
+    fn c_comments(self) -> bool {
+        matches!(self, Lang::Script | Lang::Go)
+    }
 }
 
 /// A text as the lexer read it.
@@ -119,10 +129,8 @@ impl Lexer<'_> {
                     self.format_spec();
                     return;
                 }
-                b'/' if self.lang == Lang::Script && self.peek(1) == Some(b'/') => {
-                    self.line_comment()
-                }
-                b'/' if self.lang == Lang::Script && self.peek(1) == Some(b'*') => {
+                b'/' if self.lang.c_comments() && self.peek(1) == Some(b'/') => self.line_comment(),
+                b'/' if self.lang.c_comments() && self.peek(1) == Some(b'*') => {
                     self.block_comment()
                 }
                 b'/' if self.lang == Lang::Script && regex_ok => {
@@ -137,6 +145,7 @@ impl Lexer<'_> {
                     self.template();
                     regex_ok = false;
                 }
+                b'`' if self.lang == Lang::Go => self.raw(),
                 c if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80 => {
                     let start = self.pos;
                     while self.peek(0).is_some_and(|c| {
@@ -310,6 +319,19 @@ impl Lexer<'_> {
         self.strings.push(start..self.pos);
     }
 
+    /// A Go raw string: backquotes around anything but a backquote, line breaks included.
+    fn raw(&mut self) {
+        let start = self.pos;
+        self.pos += 1;
+        let body = self.pos;
+        while self.peek(0).is_some_and(|c| c != b'`') {
+            self.pos += 1;
+        }
+        self.blank(body..self.pos);
+        self.pos = (self.pos + 1).min(self.src.len());
+        self.strings.push(start..self.pos);
+    }
+
     /// A regular expression literal: `/`, its body (a `/` in a class `[…]` does not end it),
     /// `/`, its flags. An unterminated one ends with its line.
     fn regex(&mut self) {
@@ -416,6 +438,19 @@ mod tests {
         assert!(lines[1].contains("const d = a / 2 / b;"), "{m}");
         assert_eq!(lines[1].matches('(').count(), 1, "{m}");
         assert_eq!(lines[2], "return /  /;");
+    }
+
+    #[test]
+    fn go_raw_strings_runes_and_comments() {
+        let text = "var re = `a\\(\n{` // )\nconst q = '\\''; /* { */ s := \"}\\\"\" + x / y\nfunc f() {}\n";
+        let m = masked(Lang::Go, text);
+        let lines: Vec<&str> = m.lines().collect();
+        assert_eq!(lines[0], "var re = `   ");
+        assert_eq!(lines[1], " `     ");
+        assert!(lines[2].contains("s := \"   \" + x / y"), "{m}");
+        // Only `func f() {}`'s brackets are code.
+        assert_eq!(m.matches(['(', ')', '{', '}']).count(), 4, "{m}");
+        assert_eq!(lex(Lang::Go, text).strings.len(), 3);
     }
 
     #[test]

@@ -151,9 +151,12 @@ const TS_LANGS: &[&str] = &[
 /// and, as they are, its `initializationOptions`: it offers semantic tokens only when they are
 /// on at `initialize`. Every inlay hint is on (computed only when asked for); semantic tokens
 /// on (off by default); staticcheck off, as it is by default (its index of analysis facts
-/// costs time on a first load; a workspace's settings can turn it on).
+/// costs time on a first load; a workspace's settings can turn it on). Deep diagnostics at once
+/// after a change (`diagnosticsDelay`, 1 s by default): until then gopls answers for the
+/// packages that import a changed one, and with its analyzers' findings, from before it.
 const GOPLS_SETTINGS: &str = r#"{"gopls": {
     "semanticTokens": true,
+    "diagnosticsDelay": "0s",
     "staticcheck": false,
     "hints": {
         "assignVariableTypes": true,

@@ -90,8 +90,10 @@ pub(super) fn lsp_issues(files: Vec<FileDiagnostics>) -> Vec<CheckIssue> {
         .collect()
 }
 
-/// Merges issues (the same finding from two origins once) and sorts them by file and position.
+/// Merges issues (the same finding from two origins once, at its most severe: gopls's printf
+/// analyzer warns where `go vet` fails) and sorts them by file and position.
 pub(super) fn merge_issues(issues: &mut Vec<CheckIssue>) {
+    issues.sort_by_key(|i| i.diag.severity);
     let mut seen = HashSet::new();
     issues.retain(|i| {
         seen.insert((
@@ -215,5 +217,34 @@ mod tests {
         let long = "x".repeat(400);
         let t = tail(&long);
         assert!(t.starts_with('…') && t.chars().count() == 301, "{t}");
+    }
+
+    #[test]
+    fn one_finding_from_two_origins_is_kept_once_at_its_most_severe() {
+        let issue = |severity, origin: &str, line| CheckIssue {
+            file: "doc/vet.go".into(),
+            diag: crate::ops::types::Diag {
+                severity,
+                line,
+                column: 9,
+                end_line: line,
+                end_column: 12,
+                code: None,
+                source: None,
+                message: "Sprintf format %d has arg of wrong type".into(),
+            },
+            origin: origin.into(),
+        };
+        let mut issues = vec![
+            issue(Severity::Warning, "lsp", 6),
+            issue(Severity::Warning, "lsp", 2),
+            issue(Severity::Error, "go", 6),
+        ];
+        merge_issues(&mut issues);
+        let kept: Vec<(u32, &str)> = issues
+            .iter()
+            .map(|i| (i.diag.line, i.origin.as_str()))
+            .collect();
+        assert_eq!(kept, [(2, "lsp"), (6, "go")]);
     }
 }

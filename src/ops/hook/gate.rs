@@ -38,19 +38,21 @@ impl Engine {
             self.options().clone(),
         ));
         engine.warm();
+        let session = ask.session.clone();
         tokio::spawn(async move {
             engine.registry.start_watching().await;
             if PASSING.swap(true, Ordering::AcqRel) {
                 return;
             }
-            engine.baseline_pass().await;
+            engine.baseline_pass(&session).await;
             PASSING.store(false, Ordering::Release);
         });
     }
 
     /// Every served file of the workspace asked once (unless asked since its last change), so
-    /// the hooks' baselines are answers already known.
-    async fn baseline_pass(&self) {
+    /// the hooks' baselines are answers already known; recorded in the event log when done
+    /// (a `hook` event of stage `start`).
+    async fn baseline_pass(&self, session: &str) {
         let started = Instant::now();
         let ws = self.shared().clone();
         let files: Vec<PathBuf> = tokio::task::spawn_blocking(move || {
@@ -70,6 +72,15 @@ impl Engine {
             "hook: baseline pass of {} files in {:?}",
             files.len(),
             started.elapsed()
+        );
+        self.events.emit(
+            "hook",
+            serde_json::json!({
+                "stage": Stage::Start,
+                "session": session,
+                "baseline_files": files.len(),
+                "ms": started.elapsed().as_millis() as u64,
+            }),
         );
     }
 

@@ -1,7 +1,8 @@
 //! Which files may depend on a written file: those whose imports name it (Python's `import`
 //! and `from … import`, including relative and parenthesized forms; JavaScript and TypeScript
 //! module specifiers of `import`, `export … from`, `require` and `import()`; C and C++
-//! `#include`s), and, one level further, those importing a package or index file that imports
+//! `#include`s; Go's `import` of a package of the same module, and every other file of a Go
+//! file's own package, which sees its names without importing them), and, one level further, those importing a package or index file that imports
 //! it (a re-export). Read from the files' text, over-approximate by name: a file the server
 //! then finds unaffected costs one question. Each file's names are kept by its version.
 
@@ -20,6 +21,8 @@ pub enum Family {
     Python,
     Script,
     C,
+    /// A Go package is a folder: its files are named by it, and import it by module path.
+    Go,
 }
 
 impl Family {
@@ -28,6 +31,7 @@ impl Family {
         match self {
             Family::Python => Some(crate::lexer::Lang::Python),
             Family::Script => Some(crate::lexer::Lang::Script),
+            Family::Go => Some(crate::lexer::Lang::Go),
             Family::C => None,
         }
     }
@@ -38,6 +42,7 @@ impl Family {
             "py" | "pyi" => Family::Python,
             "ts" | "tsx" | "js" | "jsx" | "mjs" | "cjs" | "mts" | "cts" => Family::Script,
             "c" | "h" | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" | "ipp" | "inl" => Family::C,
+            "go" => Family::Go,
             _ => return None,
         })
     }
@@ -58,6 +63,10 @@ pub(crate) fn keys(path: &Path, family: Family) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if family == Family::C {
         out.push(path.to_path_buf());
+        return out;
+    }
+    if family == Family::Go {
+        out.extend(path.parent().map(Path::to_path_buf));
         return out;
     }
     let file = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -119,9 +128,85 @@ pub fn imports_of(family: Family, path: &Path, text: &str) -> Vec<Target> {
         Family::Python => python(text, dir, &mut out),
         Family::Script => script(text, dir, &mut out),
         Family::C => c(text, dir, &mut out),
+        Family::Go => go(text, dir, &mut out),
     }
     out.dedup();
     out
+}
+
+/// Go's `import "path"`, `import name "path"` and `import ( … )`: a path under the module of
+/// the file's `go.mod` (found from `dir` up) names that module's folder; others (the standard
+/// library, other modules) name nothing here.
+fn go(text: &str, dir: &Path, out: &mut Vec<Target>) {
+    let Some((module_root, module)) = go_module(dir) else {
+        return;
+    };
+    let lexed = crate::lexer::lex(crate::lexer::Lang::Go, text);
+    let code = &lexed.masked;
+    let mut in_group = false;
+    let mut import_strings = Vec::new();
+    let mut offset = 0;
+    for line in code.split_inclusive('\n') {
+        let t = line.trim();
+        let start = offset;
+        offset += line.len();
+        let spec = if in_group {
+            if t.starts_with(')') {
+                in_group = false;
+                continue;
+            }
+            true
+        } else if let Some(rest) = t.strip_prefix("import") {
+            let rest = rest.trim_start();
+            if rest.starts_with('(') {
+                in_group = !rest.contains(')');
+                // `import ("a"; "b")` on one line is rare: its strings are taken below.
+                !in_group
+            } else {
+                true
+            }
+        } else {
+            // Imports come first: the first declaration ends them.
+            if t.starts_with("func") || t.starts_with("type") || t.starts_with("var") {
+                break;
+            }
+            false
+        };
+        if spec {
+            for r in &lexed.strings {
+                if r.start >= start && r.end <= offset {
+                    import_strings.push(r.clone());
+                }
+            }
+        }
+    }
+    for r in import_strings {
+        let path = text[r].trim_matches(['"', '`']);
+        let rest = if path == module {
+            Some("")
+        } else {
+            path.strip_prefix(&module).and_then(|r| r.strip_prefix('/'))
+        };
+        if let Some(rest) = rest {
+            out.push(Target::Exact(normal(&module_root.join(rest))));
+        }
+    }
+}
+
+/// The folder of the `go.mod` nearest above `dir` and the module path it declares.
+fn go_module(dir: &Path) -> Option<(PathBuf, String)> {
+    for d in dir.ancestors().take(32) {
+        let Ok(text) = std::fs::read_to_string(d.join("go.mod")) else {
+            continue;
+        };
+        let module = text.lines().find_map(|l| {
+            let rest = l.trim().strip_prefix("module")?;
+            rest.starts_with(char::is_whitespace)
+                .then(|| rest.trim().trim_matches('"').to_string())
+        })?;
+        return Some((normal(d), module));
+    }
+    None
 }
 
 /// Python statements that import: `import a.b [as x], c` and `from [.]a.b import c, d`
@@ -326,11 +411,20 @@ impl Imports {
             if skip.contains(path) || !wanted.iter().any(|(f, _)| *f == family) {
                 continue;
             }
-            let targets = self.targets(path, family);
-            let hit = wanted
-                .iter()
-                .filter(|(f, _)| *f == family)
-                .any(|(_, keys)| targets.iter().any(|t| names(t, root, keys)));
+            // A Go file sees its own package's names unimported.
+            let same_package = family == Family::Go
+                && path.parent().is_some_and(|dir| {
+                    wanted
+                        .iter()
+                        .any(|(f, keys)| *f == Family::Go && keys.iter().any(|k| k == dir))
+                });
+            let hit = same_package || {
+                let targets = self.targets(path, family);
+                wanted
+                    .iter()
+                    .filter(|(f, _)| *f == family)
+                    .any(|(_, keys)| targets.iter().any(|t| names(t, root, keys)))
+            };
             if hit {
                 out.push(path.clone());
             }
@@ -447,6 +541,41 @@ mod tests {
             "{c:?}"
         );
         assert!(c.contains(&Target::Suffix("vector".into())), "{c:?}");
+    }
+
+    #[test]
+    fn go_imports_name_their_modules_folders_and_a_package_its_own_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let files = [
+            ("go.mod", "module example.com/m\n\ngo 1.22\n"),
+            ("a.go", "package m\n\nfunc Total(x int) int { return x }\n"),
+            ("b.go", "package m\n\nvar n = Total(1)\n"),
+            (
+                "doc/doc.go",
+                "package doc\n\nimport (\n\t\"fmt\"\n\tm \"example.com/m\"\n)\n\nvar s = fmt.Sprint(m.Total(2))\n",
+            ),
+            (
+                "util/u.go",
+                "package util\n\nimport \"example.com/m/doc\" // `x`\n\nvar _ = doc.X\n",
+            ),
+            (
+                "other/o.go",
+                "package other\n\nimport \"strings\"\n\nvar _ = strings.ToUpper\n",
+            ),
+        ];
+        for (p, t) in files {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, t).unwrap();
+        }
+        let targets = imports_of(Family::Go, &root.join("doc/doc.go"), files[3].1);
+        assert_eq!(targets, [Target::Exact(root.clone())]);
+        let targets = imports_of(Family::Go, &root.join("util/u.go"), files[4].1);
+        assert_eq!(targets, [Target::Exact(root.join("doc"))]);
+        let tree: Vec<PathBuf> = files.iter().map(|(p, _)| root.join(p)).collect();
+        let deps = Imports::default().dependents(&root, &tree, &[root.join("a.go")]);
+        assert_eq!(deps, [root.join("b.go"), root.join("doc/doc.go")]);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub fn declarations(family: Family, text: &str) -> Option<Declarations> {
     let parts = match family {
         Family::Script => script_parts(text),
         Family::Python => python_parts(text),
-        Family::C => return None,
+        Family::C | Family::Go => return None,
     };
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for p in &parts.decls {

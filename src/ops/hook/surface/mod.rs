@@ -5,16 +5,20 @@
 //! imports the written one can only be affected through a name it mentions. `None` when a change lies in a statement that defines no name (a
 //! module-level `if`, a call): then anything may be.
 
+mod go;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::imports::Family;
 use crate::lexer::Lang;
+use go::go;
 
 /// The names whose top-level definitions differ between `old` and `new`; `None`: cannot tell.
 pub fn changed_names(family: Family, old: &str, new: &str) -> Option<BTreeSet<String>> {
     let cut = |t: &str| match family {
         Family::Python => python(t),
         Family::Script => script(t),
+        Family::Go => go(t),
         Family::C => None,
     };
     let (before, after) = (cut(old)?, cut(new)?);
@@ -106,7 +110,8 @@ pub fn definitions(family: Family, text: &str) -> BTreeMap<String, Def> {
                     if typed { Kind::Typed } else { Kind::Opaque },
                 )
             }
-            Family::C => continue,
+            // No hovers compared: every importer mentioning a changed name is asked.
+            Family::C | Family::Go => continue,
         };
         let above = std::mem::take(&mut decorators);
         for n in names {
@@ -146,6 +151,7 @@ pub fn reaching(family: Family, text: &str, names: &BTreeSet<String>) -> BTreeSe
     let blocks = match family {
         Family::Python => python(text),
         Family::Script => script(text),
+        Family::Go => go(text),
         Family::C => None,
     };
     let Some(blocks) = blocks else {
