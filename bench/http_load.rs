@@ -13,7 +13,7 @@
 //! `BENCH_SECONDS` (300, the bound on the whole run).
 
 mod common;
-#[path = "../tests/raw_http/mod.rs"]
+#[path = "../tests/it/raw_http/mod.rs"]
 mod raw_http;
 
 use std::io::{BufRead, BufReader};

@@ -5,7 +5,7 @@
 //! or SIGKILL) interrupted reads `failed` with reason `interrupted` after the restart; and a
 //! client that declared MCP tasks gets the same work as tasks.
 
-mod common;
+use crate::common;
 use common::*;
 use rmcp::ServiceExt;
 use rmcp::model::{

@@ -4,7 +4,7 @@
 //! with TypeScript's deprecations merged in, and type hierarchies (clangd's extension; pyright's
 //! `not_supported`).
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 //! first pass is pyright's own workspace diagnostics and finds what checking file by file
 //! finds, and `serve` takes a server command without `--`.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! clangd through lspgate over MCP stdio: every tool it serves, references from its background
 //! index (files never opened), non-ASCII positions, fresh diagnostics.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! The command line calls the same operations as the MCP tools: text by default, `--json` for
 //! scripts, exit codes, a server command after `--`, and the quick start's self-install.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 

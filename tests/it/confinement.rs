@@ -8,7 +8,7 @@
 //! next start, every file as it was before that edit, with `undo` working for the edits before
 //! it.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};

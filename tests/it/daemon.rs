@@ -5,7 +5,7 @@
 //! and its sessions carry on with a new one (on pyright, the call it had taken fails and the
 //! next one, sent as it died, is answered), and another user cannot connect.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! `workspace/applyEdit`; a journal that survives restarts; and a seeded soak with a concurrent
 //! writer.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;

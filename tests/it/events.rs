@@ -6,7 +6,7 @@
 //! the per-user daemon share one log and hear each other's changes; two processes on one
 //! root log each change once.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 

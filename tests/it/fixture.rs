@@ -2,7 +2,7 @@
 //! negotiate UTF-8, hang, crash, write garbage, flood, index for a long time, publish without
 //! versions. Each test also shows lspgate stays up and answers afterwards.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! diagnostics, hover and references in the very next call; a created module can be imported;
 //! a deleted one cannot. Each is repeated in a loop, and no answer may be stale.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;

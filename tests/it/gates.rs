@@ -4,7 +4,7 @@
 //! that cannot run or fail unparsed: `ok: false`, `unchecked`, exit 2), tasks parsed from
 //! cargo, gcc and nim, `explain_failure`, `shrink` (disk never written), and `execute_command`.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! checked in the same run against Go's own tools (`go build`, `go vet`, `gofmt`, `go doc`, and
 //! gopls's own command line, which loads the module afresh in its own process).
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! either must be made on purpose: rerun with `UPDATE_GOLDEN=1` and commit the new file. Also
 //! the tool list's size budget, with the figures printed (`-- --nocapture`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

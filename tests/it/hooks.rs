@@ -5,7 +5,7 @@
 //! reported, what was broken before is not, nothing is said when nothing broke, each answer
 //! has the harness's documented shape, and no daemon or no server means silence and exit 0.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::io::Write as _;

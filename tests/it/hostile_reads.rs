@@ -5,7 +5,7 @@
 //! stays inside too) keep their source line. Nor do servers' messages quote such a file (issue
 //! 36): clangd's errors in an included `../home/.env`, its notes into a header outside.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::PathBuf;

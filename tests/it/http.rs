@@ -9,10 +9,9 @@
 //! `daemon --http` serves its root; a call in flight gets its answer when the listener stops;
 //! the bounds a hostile client meets (`http/bounds.rs`), and tokens too easy to guess.
 
-#[path = "http/bounds.rs"]
 mod bounds;
-mod common;
-mod raw_http;
+use crate::common;
+use crate::raw_http;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

@@ -5,7 +5,7 @@
 //! position encodings, a garbage-sending client cut off while the others go on, and a killed
 //! daemon ending a session clearly (exit 1, a word on stderr).
 
-mod common;
+use crate::common;
 use common::lsp_clients::*;
 use common::*;
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@
 //! outside the root, bad input answered with the right error or the connection closed, and
 //! one client's unsaved text kept out of another's answers however their requests interleave.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! config that overrides a preset; then with servers that cannot start; a TCP server; restarts,
 //! `--warm`, and the `lspgate://servers` resource.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! others may write to, or another user's, is refused with a message naming it and what to do,
 //! and nothing is edited.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -1,7 +1,7 @@
 //! The MCP channel itself, spoken raw over stdio: malformed JSON, unknown methods, bad params and
 //! oversized frames get their JSON-RPC errors (protocol §2) and the session goes on.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! diagnostics after on-disk rewrites, references in files never opened, non-ASCII positions,
 //! `symbol` addressing, overlays that leave the disk alone, and error codes.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 

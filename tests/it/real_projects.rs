@@ -1,7 +1,7 @@
 //! lspgate on real code nobody here wrote, fetched by package name by the test setup (pinned,
 //! not committed): Django 5.2's source from its PyPI wheel, rxjs 7.8.2's npm package.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 

@@ -6,7 +6,7 @@
 //! project's config, asks every file. Every answer equals a from-scratch check (a new lspgate
 //! on a copy of the tree) after the same edits, and `diagnostics` without a file says the same.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! root whose tree floods the watcher never stalls another root's answers, `daemon status` or
 //! a hook.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::Path;
 use std::time::{Duration, Instant};

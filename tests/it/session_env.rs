@@ -4,7 +4,7 @@
 //! pyright; `run_task` runs with the calling session's variables even on a shared workspace;
 //! `daemon status` names the variable that sets two workspaces of one root apart.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 

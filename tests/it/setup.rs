@@ -13,9 +13,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-#[path = "setup/launchers.rs"]
 mod launchers;
-#[path = "setup/links.rs"]
 mod links;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lspgate");

@@ -8,9 +8,8 @@
 //! a foreign Origin refused, and the stop button's POST stopping the daemon. Chromium or
 //! playwright-core missing fails the test (scripts/install-test-servers.sh installs them).
 
-mod common;
-#[path = "raw_http/mod.rs"]
-mod raw_http;
+use crate::common;
+use crate::raw_http;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! (once and a hundred times), crash streaks that give up, oversized messages, memory caps,
 //! per-kind timeouts, signals, and a real pyright killed by pid.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 use std::path::Path;

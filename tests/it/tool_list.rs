@@ -2,7 +2,7 @@
 //! lspgate.toml), the conventions said once in the server's instructions, titles and
 //! annotations on the wire, and unknown parameters refused by name, over MCP and on the CLI.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 

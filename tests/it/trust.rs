@@ -14,7 +14,7 @@
 //! `.cargo/config.toml`); and `lspgate trust` of a workspace without lspgate.toml lifts all
 //! that.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! typescript-language-server through lspgate over MCP stdio: every tool, all four kinds of
 //! `definition`, references in files never opened, non-ASCII positions, fresh diagnostics.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 

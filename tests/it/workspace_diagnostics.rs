@@ -3,7 +3,7 @@
 //! paged, over MCP and the CLI; a plain write that fixes a file takes it off the list; a file
 //! of a language whose server is not installed makes the answer `partial`, with a reason.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
