@@ -1,7 +1,7 @@
 //! MCP over Streamable HTTP (protocol §5), through real clients: the Python MCP SDK's Streamable
 //! HTTP client (tests/http_client.py, in `.tools/mcp-venv`), the MCP Inspector's CLI (in
 //! `.tools/inspector`) and, for exact status codes and headers, a raw HTTP/1.1 client
-//! (tests/raw_http). Tools work with the token; no token, a wrong one, a foreign Origin or
+//! (tests/it/raw_http). Tools work with the token; no token, a wrong one, a foreign Origin or
 //! Host are refused (401 with a Bearer challenge, 403); the body limit, CORS, the token file;
 //! two HTTP clients and a stdio session on one root share one pyright through the daemon; a
 //! daemon killed under `serve --http` is replaced at the same address with the same token, and

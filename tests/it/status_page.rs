@@ -3,7 +3,7 @@
 //! the daemon: its pid and memory, a plain write's event within 2 s without a reload, a crash's
 //! restart and last error, the restart button (confirmed) giving a new pid, the events filtered;
 //! a screenshot for the README (`docs/status-page.png`); the daemon's idle CPU before and after
-//! the page. And at the HTTP level (`tests/raw_http/`): 401 without token or cookie, 403 for a
+//! the page. And at the HTTP level (`tests/it/raw_http/`): 401 without token or cookie, 403 for a
 //! foreign Origin or Host, a ticket used twice, POSTs without or with a wrong CSRF token or from
 //! a foreign Origin refused, and the stop button's POST stopping the daemon. Chromium or
 //! playwright-core missing fails the test (scripts/install-test-servers.sh installs them).

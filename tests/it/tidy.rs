@@ -227,7 +227,7 @@ fn no_module_imports_a_higher_layer() {
     let up = upward_imports(&src);
     assert!(
         up.is_empty(),
-        "imports against the layering (tests/tidy.rs LAYERS):\n{}",
+        "imports against the layering (tests/it/tidy.rs LAYERS):\n{}",
         up.join("\n")
     );
     // The check can fail: an import of `ops` from `lsp` is caught.

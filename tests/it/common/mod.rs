@@ -100,7 +100,7 @@ pub fn lspgate_cli_with(
         .args(args)
         .env("PATH", path)
         .env("LSPGATE_HOME", home)
-        // The daemon has tests of its own (tests/daemon.rs); the rest run in one process.
+        // The daemon has tests of its own (tests/it/daemon.rs); the rest run in one process.
         .env("LSPGATE_STANDALONE", "1")
         .output()
         .unwrap();
