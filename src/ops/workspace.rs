@@ -36,6 +36,8 @@ pub struct Workspace {
     pub(crate) edit_lock: Arc<tokio::sync::Mutex<()>>,
     /// What the hooks remember: diagnostics by the change clock, sessions' clocks.
     pub(crate) held: super::hook::Held,
+    /// What each harness session's edits owe its turn-end gate and its later answers.
+    pub(crate) ledger: super::hook::Ledger,
     /// Each file's imported names, for the hooks' dependents.
     pub(crate) imports: super::hook::Imports,
     /// Checks' fresh answers, for re-checks that ask only what a change can affect.
@@ -100,6 +102,7 @@ impl Workspace {
             events: on_root.events.clone(),
             edit_lock: on_root.edit_lock.clone(),
             held: Default::default(),
+            ledger: Default::default(),
             imports: Default::default(),
             answers: Default::default(),
             _on_root: on_root,

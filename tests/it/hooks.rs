@@ -29,30 +29,7 @@ fn hook_with(
     stdin: &str,
     env: &[(&str, &str)],
 ) -> (i32, String, String) {
-    let mut child = std::process::Command::new(LSPGATE)
-        .current_dir(root)
-        .arg("hook")
-        .args(args)
-        .env("PATH", test_path())
-        .envs(d.env(&[]))
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    d.hook(root, args, stdin, env)
 }
 
 /// The report in a Claude Code, Codex or Gemini answer, checked to be exactly the documented

@@ -166,7 +166,9 @@ fn parse(rel: &str, text: &str) -> Value {
 fn others(v: &Value) -> Value {
     fn lspgate_hook(v: &Value) -> bool {
         let s = v.to_string();
-        s.contains("hook pre-edit --format") || s.contains("hook post-edit --format")
+        ["pre-edit", "post-edit", "start", "stop"]
+            .iter()
+            .any(|w| s.contains(&format!("hook {w} --format")))
     }
     let empty = |v: &Value| {
         v.as_object().is_some_and(|o| o.is_empty()) || v.as_array().is_some_and(|a| a.is_empty())
@@ -212,7 +214,12 @@ fn the_group<'v>(groups: &'v Value, which: &str, format: &str, cmd: &str) -> &'v
 }
 
 fn nested(group: &Value, which: &str, format: &str, cmd: &str, matcher: &str, timeout: u64) {
-    assert_eq!(group["matcher"], matcher);
+    // A session's start and a turn's end are matched by no tool.
+    if matcher.is_empty() {
+        assert!(group.get("matcher").is_none(), "{group}");
+    } else {
+        assert_eq!(group["matcher"], matcher);
+    }
     let hooks = group["hooks"].as_array().unwrap();
     assert_eq!(hooks.len(), 1);
     assert_eq!(hooks[0]["type"], "command");
@@ -255,6 +262,12 @@ const CASES: &[Case] = &[
                     assert!(h["command"].as_str().unwrap().contains("hook post-edit"));
                 }
             }
+            let start = the_group(&hooks["SessionStart"], "start", "claude-code", cmd);
+            nested(start, "start", "claude-code", cmd, "", 10);
+            for event in ["Stop", "SubagentStop"] {
+                let stop = the_group(&hooks[event], "stop", "claude-code", cmd);
+                nested(stop, "stop", "claude-code", cmd, "", 150);
+            }
         },
     },
     Case {
@@ -281,6 +294,10 @@ const CASES: &[Case] = &[
                 c["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
                 "review.py"
             );
+            let start = the_group(&c["hooks"]["SessionStart"], "start", "codex", cmd);
+            nested(start, "start", "codex", cmd, "", 10);
+            let stop = the_group(&c["hooks"]["Stop"], "stop", "codex", cmd);
+            nested(stop, "stop", "codex", cmd, "", 150);
         },
     },
     Case {
@@ -304,6 +321,10 @@ const CASES: &[Case] = &[
                 nested(g, which, "gemini", cmd, m, 10_000);
                 assert_eq!(g["hooks"][0]["name"], format!("lspgate-{which}"));
             }
+            let start = the_group(&s["hooks"]["SessionStart"], "start", "gemini", cmd);
+            nested(start, "start", "gemini", cmd, "", 10_000);
+            let stop = the_group(&s["hooks"]["AfterAgent"], "stop", "gemini", cmd);
+            nested(stop, "stop", "gemini", cmd, "", 150_000);
         },
     },
     Case {
@@ -332,6 +353,11 @@ const CASES: &[Case] = &[
             assert_eq!(g["matcher"], "Write|Shell|Delete");
             assert_eq!(g["timeout"], 10);
             assert!(h["hooks"].get("preToolUse").is_none());
+            // Cursor's sessionStart is not accepted by every version: none written.
+            assert!(h["hooks"].get("sessionStart").is_none());
+            let stop = the_group(&h["hooks"]["stop"], "stop", "cursor", cmd);
+            assert!(stop.get("matcher").is_none(), "{stop}");
+            assert_eq!(stop["timeout"], 150);
         },
     },
     Case {

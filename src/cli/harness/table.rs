@@ -123,7 +123,7 @@ pub enum Lsp {
 #[derive(Debug, Clone, Copy)]
 pub enum Put {
     Mcp(&'static [&'static str], Mcp),
-    /// The hook for `pre-edit` or `post-edit`.
+    /// The hook for `pre-edit`, `post-edit`, `start` (a session's) or `stop` (a turn's end).
     Hook(&'static [&'static str], &'static str, Style),
     Lsp(&'static [&'static str], Lsp),
 }
@@ -175,6 +175,9 @@ pub const TABLE: &[Row] = &[
                 &[
                     Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Claude),
                     Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Claude),
+                    Put::Hook(&["hooks", "SessionStart"], "start", Style::Claude),
+                    Put::Hook(&["hooks", "Stop"], "stop", Style::Claude),
+                    Put::Hook(&["hooks", "SubagentStop"], "stop", Style::Claude),
                 ],
             ),
         ],
@@ -194,6 +197,8 @@ pub const TABLE: &[Row] = &[
                 Put::Mcp(&["mcp_servers"], Mcp::Plain),
                 Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Codex),
                 Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Codex),
+                Put::Hook(&["hooks", "SessionStart"], "start", Style::Codex),
+                Put::Hook(&["hooks", "Stop"], "stop", Style::Codex),
             ],
         }],
         notes: &[
@@ -211,6 +216,8 @@ pub const TABLE: &[Row] = &[
                     Put::Mcp(MCP, Mcp::Plain),
                     Put::Hook(&["hooks", "BeforeTool"], "pre-edit", Style::Gemini),
                     Put::Hook(&["hooks", "AfterTool"], "post-edit", Style::Gemini),
+                    Put::Hook(&["hooks", "SessionStart"], "start", Style::Gemini),
+                    Put::Hook(&["hooks", "AfterAgent"], "stop", Style::Gemini),
                 ],
             )
         }],
@@ -231,15 +238,16 @@ pub const TABLE: &[Row] = &[
                 ..json(
                     ".cursor/hooks.json",
                     ".cursor/hooks.json",
-                    &[Put::Hook(
-                        &["hooks", "postToolUse"],
-                        "post-edit",
-                        Style::Cursor,
-                    )],
+                    &[
+                        Put::Hook(&["hooks", "postToolUse"], "post-edit", Style::Cursor),
+                        Put::Hook(&["hooks", "stop"], "stop", Style::Cursor),
+                    ],
                 )
             },
         ],
-        notes: &["Cursor gets the post-edit hook only: no pre-edit hook installed."],
+        notes: &[
+            "Cursor gets the post-edit hook and the turn-end gate: no pre-edit hook, and no sessionStart hook (some Cursor versions reject it).",
+        ],
     },
     Row {
         harness: Harness::Opencode,
@@ -400,28 +408,44 @@ fn hook(cmd: &str, which: &str, style: Style) -> J {
         ]);
         J::Arr(vec![obj(members)])
     };
+    // The gate's harness timeout leaves it its own bound and a margin; a session's start
+    // answers at once.
+    let secs = match which {
+        "stop" => super::super::hook::GATE_BUDGET as i64 + 30,
+        _ => 10,
+    };
+    let edits = matches!(which, "pre-edit" | "post-edit");
+    // Tool events are matched by tool; a session's start and a turn's end are not.
+    let matched = |matcher: &str, rest: Vec<(&'static str, J)>| {
+        let mut members = Vec::new();
+        if edits {
+            members.push(("matcher", s(matcher)));
+        }
+        members.extend(rest);
+        obj(members)
+    };
     match style {
-        Style::Claude => obj(vec![
-            ("matcher", s("Write|Edit|MultiEdit|Bash")),
-            ("hooks", handler(None, 10)),
-        ]),
-        Style::Codex => obj(vec![
-            ("matcher", s("^(apply_patch|Bash)$")),
-            ("hooks", handler(None, 10)),
-        ]),
+        Style::Claude => matched(
+            "Write|Edit|MultiEdit|Bash",
+            vec![("hooks", handler(None, secs))],
+        ),
+        Style::Codex => matched("^(apply_patch|Bash)$", vec![("hooks", handler(None, secs))]),
         // Gemini's timeouts are in milliseconds.
-        Style::Gemini => obj(vec![
-            ("matcher", s("write_file|replace|run_shell_command")),
-            (
+        Style::Gemini => matched(
+            "write_file|replace|run_shell_command",
+            vec![(
                 "hooks",
-                handler(Some(s(&format!("lspgate-{which}"))), 10_000),
-            ),
-        ]),
-        Style::Cursor => obj(vec![
-            ("command", command),
-            ("matcher", s("Write|Shell|Delete")),
-            ("timeout", J::Int(10)),
-        ]),
+                handler(Some(s(&format!("lspgate-{which}"))), secs * 1000),
+            )],
+        ),
+        Style::Cursor => {
+            let mut members = vec![("command", command)];
+            if edits {
+                members.push(("matcher", s("Write|Shell|Delete")));
+            }
+            members.push(("timeout", J::Int(secs)));
+            obj(members)
+        }
     }
 }
 

@@ -19,7 +19,13 @@ pub struct Style {
 
 /// The report, or `None` when there is nothing to say.
 pub fn report(v: &HookVerdict, style: &Style) -> Option<String> {
-    if v.introduced.is_empty() && v.present.is_empty() && v.unchecked == 0 && v.notes.is_empty() {
+    let later = v.later.as_ref().filter(|l| !l.is_empty());
+    if v.introduced.is_empty()
+        && v.present.is_empty()
+        && v.unchecked == 0
+        && v.notes.is_empty()
+        && later.is_none()
+    {
         return None;
     }
     let mut out = Vec::new();
@@ -46,16 +52,77 @@ pub fn report(v: &HookVerdict, style: &Style) -> Option<String> {
     }
     if v.unchecked > 0 {
         out.push(format!(
-            "lspgate: {} file{} not checked within {} s (`lspgate diagnostics FILE` checks one)",
-            v.unchecked,
-            if v.unchecked == 1 { "" } else { "s" },
-            style.budget_secs
+            "lspgate: {} not checked yet within {} s: {}; checking goes on, and what it finds \
+             comes with the next answer",
+            plural(v.unchecked, "file"),
+            style.budget_secs,
+            names(&v.unchecked_files, v.unchecked)
         ));
+    }
+    if let Some(l) = later {
+        out.push(format!(
+            "lspgate: since your edit of {}, {}:",
+            names(&l.from, l.from.len()),
+            counts(&l.introduced)
+        ));
+        list(&mut out, &l.introduced, &mut room);
+        if !l.unchecked.is_empty() {
+            out.push(format!(
+                "lspgate: still being checked: {}",
+                names(&l.unchecked, l.unchecked.len())
+            ));
+        }
     }
     for n in v.notes.iter().take(3) {
         out.push(format!("lspgate: not checked: {n}"));
     }
     Some(out.join("\n"))
+}
+
+/// The turn-end gate's report, or `None` when the turn may end: every error the session's
+/// edits introduced that is still present and not named before, one per line.
+pub fn gate(v: &HookVerdict, style: &Style) -> Option<String> {
+    if v.introduced.is_empty() {
+        return None;
+    }
+    let mut out = vec![format!(
+        "lspgate: your edits this session introduced {} that {} still present; fix {} before \
+         you finish:",
+        counts(&v.introduced),
+        if v.introduced.len() == 1 { "is" } else { "are" },
+        if v.introduced.len() == 1 {
+            "it"
+        } else {
+            "them"
+        },
+    )];
+    let mut room = style.max_lines.max(1);
+    list(&mut out, &v.introduced, &mut room);
+    if v.unchecked > 0 {
+        out.push(format!(
+            "lspgate: {} not checked within {} s: {}",
+            plural(v.unchecked, "file"),
+            style.budget_secs,
+            names(&v.unchecked_files, v.unchecked)
+        ));
+    }
+    Some(out.join("\n"))
+}
+
+/// `3 files`, `1 file`.
+fn plural(n: usize, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Up to five of `files`, and how many more of `all`.
+fn names(files: &[String], all: usize) -> String {
+    let shown: Vec<&str> = files.iter().take(5).map(String::as_str).collect();
+    let more = all.saturating_sub(shown.len());
+    match (shown.is_empty(), more) {
+        (true, _) => "the files that import the written ones".into(),
+        (false, 0) => shown.join(", "),
+        (false, n) => format!("{} and {n} more", shown.join(", ")),
+    }
 }
 
 /// `2 errors and 1 warning`.
@@ -154,6 +221,15 @@ pub fn answer(format: Format, event: &str, report: &str, block: bool) -> Value {
         (_, false) => json!({
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": report}
         }),
+    }
+}
+
+/// The harness's answer that keeps its turn going with `report` (the gate blocked).
+pub fn keep_going(format: Format, report: &str) -> Value {
+    match format {
+        Format::Cursor => json!({"followup_message": report}),
+        Format::Gemini => json!({"decision": "deny", "reason": report}),
+        _ => json!({"decision": "block", "reason": report}),
     }
 }
 

@@ -60,6 +60,11 @@ pub struct Event {
     pub tool: Tool,
     /// The distinct files the event names, those past `MAX_FILES` included.
     pub named: usize,
+    /// At a turn's end: the harness goes on because a turn-end hook blocked before.
+    pub stop_hook_active: bool,
+    /// At a turn's end: the turn completed (Cursor also sends `stop` for aborted and failed
+    /// ones, with `status`).
+    pub turn_completed: bool,
 }
 
 /// Fields naming the written file in a tool's input, by the harnesses' spellings.
@@ -161,8 +166,15 @@ pub fn read(
         "PostToolUse" | "AfterTool" | "postToolUse" | "afterFileEdit" | "afterShellExecution" => {
             Some(Stage::PostEdit)
         }
+        "SessionStart" | "sessionStart" => Some(Stage::Start),
+        "Stop" | "SubagentStop" | "AfterAgent" | "stop" | "subagentStop" => Some(Stage::Stop),
         _ => None,
     };
+    // Claude Code, Codex and Gemini CLI say so; Cursor counts the follow-ups it sent.
+    let stop_hook_active = v.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
+        || v.get("loop_count")
+            .and_then(Value::as_u64)
+            .is_some_and(|n| n > 0);
     // The files named, once each, and the first `MAX_FILES` of them kept.
     let (tool, named) = match tool {
         Tool::Wrote(files) => {
@@ -179,6 +191,8 @@ pub fn read(
         root,
         tool,
         named,
+        stop_hook_active,
+        turn_completed: s("status").is_none_or(|st| st == "completed"),
     })
 }
 
@@ -235,13 +249,16 @@ fn detect(v: &Value) -> Option<Format> {
                 | "preToolUse"
                 | "afterShellExecution"
                 | "beforeShellExecution"
+                | "sessionStart"
+                | "stop"
+                | "subagentStop"
         )
     {
         return Some(Format::Cursor);
     }
     match name {
-        "AfterTool" | "BeforeTool" => Some(Format::Gemini),
-        "PostToolUse" | "PreToolUse" => {
+        "AfterTool" | "BeforeTool" | "AfterAgent" | "BeforeAgent" => Some(Format::Gemini),
+        "PostToolUse" | "PreToolUse" | "Stop" | "SubagentStop" | "SessionStart" => {
             let patch = v.get("tool_name").and_then(Value::as_str) == Some("apply_patch");
             Some(if v.get("turn_id").is_some() || patch {
                 Format::Codex

@@ -1,5 +1,6 @@
-//! `lspgate hook pre-edit|post-edit`: reads a harness's hook event on stdin (`event.rs`), asks
-//! the warm daemon what the write introduced (`ops::hook`), and answers in the harness's own
+//! `lspgate hook pre-edit|post-edit|start|stop`: reads a harness's hook event on stdin
+//! (`event.rs`), asks the warm daemon what the write introduced, warms the workspace when a
+//! session starts, or gates the turn's end (`ops::hook`), and answers in the harness's own
 //! shape (`answer.rs`). Never fails the harness and never outlasts its budget: no daemon, no
 //! server, a bad event or the budget spent prints nothing (or what it has) and exits 0, with
 //! why on stderr.
@@ -24,11 +25,14 @@ use event::{Format, Tool};
 const MAX_EVENT: usize = 16 << 20;
 /// What the daemon's answer may take of the budget at most: the rest is for this process.
 const MARGIN: Duration = Duration::from_millis(300);
+/// The turn-end gate's default bound, in seconds (`setup` gives the harness's hook more).
+pub const GATE_BUDGET: f64 = 120.0;
 
 #[derive(Debug, Clone, Args)]
 pub struct HookArgs {
-    /// Before the harness's tool runs (records what is known) or after (reports what it
-    /// introduced).
+    /// Before the harness's tool runs (records what is known), after (reports what it
+    /// introduced), when a session starts (warms the workspace, answers at once) or when the
+    /// agent's turn ends (blocks it while errors the session's edits introduced remain).
     pub stage: StageArg,
     /// The harness whose event and answer these are (default: told from the event).
     #[arg(long, value_enum, default_value = "auto")]
@@ -36,12 +40,13 @@ pub struct HookArgs {
     /// Answer with the harness's block form when the edit introduced a diagnostic this severe.
     #[arg(long, value_enum, default_value = "never")]
     pub block_on: BlockOn,
-    /// Report diagnostics this severe and worse.
-    #[arg(long, value_enum, default_value = "warning")]
-    pub severity: SeverityArg,
-    /// Answer within this many seconds, with what is known by then.
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
-    pub budget: f64,
+    /// Report diagnostics this severe and worse (default: warning; at the turn's end, error).
+    #[arg(long, value_enum)]
+    pub severity: Option<SeverityArg>,
+    /// Answer within this many seconds, with what is known by then (default: 5; at the
+    /// turn's end, 120).
+    #[arg(long, value_name = "SECS")]
+    pub budget: Option<f64>,
     /// Findings listed at most.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub max_lines: usize,
@@ -51,6 +56,19 @@ pub struct HookArgs {
 pub enum StageArg {
     PreEdit,
     PostEdit,
+    Start,
+    Stop,
+}
+
+impl StageArg {
+    fn stage(self) -> Stage {
+        match self {
+            StageArg::PreEdit => Stage::PreEdit,
+            StageArg::PostEdit => Stage::PostEdit,
+            StageArg::Start => Stage::Start,
+            StageArg::Stop => Stage::Stop,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -81,10 +99,14 @@ impl SeverityArg {
 
 /// Runs the hook; always exit code 0 (a hook must never break the harness).
 pub async fn run(cli: &Cli, args: &HookArgs) -> i32 {
-    let secs = if args.budget.is_finite() {
-        args.budget.clamp(0.2, 600.0)
+    let default = if args.stage == StageArg::Stop {
+        GATE_BUDGET
     } else {
         5.0
+    };
+    let secs = match args.budget {
+        Some(b) if b.is_finite() => b.clamp(0.2, 1800.0),
+        _ => default,
     };
     let budget = Duration::from_secs_f64(secs);
     let started = std::time::Instant::now();
@@ -126,10 +148,7 @@ async fn hook(
         serde_json::from_slice(&raw).map_err(|e| format!("the hook event is not JSON: {e}"))?;
     drop(raw);
     let event = event::read(&value, args.format, &super::context::var)?;
-    let stage = match args.stage {
-        StageArg::PreEdit => Stage::PreEdit,
-        StageArg::PostEdit => Stage::PostEdit,
-    };
+    let stage = args.stage.stage();
     if event.stage.is_some_and(|s| s != stage) {
         tracing::warn!(
             "a {} event given to `hook {}`: answering as {}",
@@ -138,15 +157,20 @@ async fn hook(
             stage_name(stage)
         );
     }
-    let (files, shell) = match &event.tool {
-        Tool::Other => return Ok(None),
-        Tool::Shell => (Vec::new(), true),
-        Tool::Wrote(files) => (files.clone(), false),
+    if stage == Stage::Stop && !event.turn_completed {
+        // Cursor's turn was aborted or failed: nothing to gate.
+        return Ok(None);
+    }
+    let (files, shell) = match (stage, &event.tool) {
+        (Stage::Start | Stage::Stop, _) => (Vec::new(), false),
+        (_, Tool::Other) => return Ok(None),
+        (_, Tool::Shell) => (Vec::new(), true),
+        (_, Tool::Wrote(files)) => (files.clone(), false),
     };
     // What they held before: only after the write is it told from the file now.
     let before = match stage {
         Stage::PostEdit => before::of(event.format, &value, &files),
-        Stage::PreEdit => Vec::new(),
+        _ => Vec::new(),
     };
     let mut session = super::context::session(cli, &[]);
     if cli.root.is_none()
@@ -163,7 +187,15 @@ async fn hook(
         files,
         shell,
         before,
-        severity: args.severity.severity(),
+        severity: args
+            .severity
+            .unwrap_or(if stage == Stage::Stop {
+                SeverityArg::Error
+            } else {
+                SeverityArg::Warning
+            })
+            .severity(),
+        stop_hook_active: event.stop_hook_active,
         // What is left of the budget once this process has read the event.
         budget_ms: budget
             .saturating_sub(started.elapsed())
@@ -198,10 +230,44 @@ async fn hook(
             .notes
             .insert(0, crate::ops::hook::left_out(event.named));
     }
-    if stage == Stage::PreEdit {
-        return Ok(None);
+    match stage {
+        Stage::PreEdit | Stage::Start => Ok(None),
+        Stage::Stop => Ok(gate(args, budget, &event, &verdict)),
+        Stage::PostEdit => Ok(say(args, budget, &event, &verdict)),
     }
-    Ok(say(args, budget, &event, &verdict))
+}
+
+/// The style of the report for `args`.
+fn style(args: &HookArgs, budget: Duration) -> answer::Style {
+    answer::Style {
+        max_lines: args.max_lines,
+        block_on: match args.block_on {
+            BlockOn::Never => None,
+            BlockOn::Error => Some(Severity::Error),
+            BlockOn::Warning => Some(Severity::Warning),
+        },
+        budget_secs: budget.as_secs_f64(),
+    }
+}
+
+/// The turn-end gate's answer: the harness's form that keeps the turn going, naming what the
+/// session's edits introduced; nothing when the turn may end.
+fn gate(
+    args: &HookArgs,
+    budget: Duration,
+    event: &event::Event,
+    verdict: &HookVerdict,
+) -> Option<String> {
+    if verdict.named_before > 0 {
+        complain!(
+            "lspgate hook: {} error(s) the session introduced remain, named before: not \
+             blocking again for them",
+            verdict.named_before
+        );
+    }
+    let report = answer::gate(verdict, &style(args, budget))?;
+    tracing::info!("blocking the turn's end:\n{report}");
+    Some(answer::keep_going(event.format, &report).to_string())
 }
 
 /// The answer to `event` saying `verdict`, if there is anything to say.
@@ -211,15 +277,7 @@ fn say(
     event: &event::Event,
     verdict: &HookVerdict,
 ) -> Option<String> {
-    let style = answer::Style {
-        max_lines: args.max_lines,
-        block_on: match args.block_on {
-            BlockOn::Never => None,
-            BlockOn::Error => Some(Severity::Error),
-            BlockOn::Warning => Some(Severity::Warning),
-        },
-        budget_secs: budget.as_secs_f64(),
-    };
+    let style = style(args, budget);
     let report = answer::report(verdict, &style)?;
     tracing::info!("reporting:\n{report}");
     let name = match (event.name.as_str(), event.format) {
@@ -241,7 +299,7 @@ fn oversize(args: &HookArgs, prefix: &[u8]) -> Result<Option<String>, String> {
     );
     let event = event::read(&event::sniff(prefix), args.format, &super::context::var)
         .map_err(|e| format!("{why}; {e}"))?;
-    if args.stage == StageArg::PreEdit {
+    if args.stage != StageArg::PostEdit {
         return Err(why);
     }
     complain!("lspgate hook: {why}");
@@ -256,5 +314,7 @@ fn stage_name(s: Stage) -> &'static str {
     match s {
         Stage::PreEdit => "pre-edit",
         Stage::PostEdit => "post-edit",
+        Stage::Start => "start",
+        Stage::Stop => "stop",
     }
 }

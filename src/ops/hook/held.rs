@@ -21,10 +21,11 @@ const MAX_SESSIONS: usize = 1_000;
 const MAX_TEXTS: usize = 256;
 const MAX_TEXT: usize = 1 << 20;
 
-/// A written file as its pre-edit hook saw it: its text, and what its top-level names showed.
+/// A written file as its pre-edit hook saw it: its text (`None`: it did not exist), and what
+/// its top-level names showed.
 #[derive(Debug, Clone)]
 pub struct Kept {
-    pub text: Arc<str>,
+    pub text: Option<Arc<str>>,
     pub signatures: Arc<super::signatures::Signatures>,
 }
 
@@ -142,7 +143,7 @@ impl Held {
 
     /// Keeps `path` as `session`'s pre-edit hook saw it.
     pub fn keep(&self, session: &str, path: &Path, kept: Kept) {
-        if kept.text.len() > MAX_TEXT {
+        if kept.text.as_ref().is_some_and(|t| t.len() > MAX_TEXT) {
             return;
         }
         let Ok(mut inner) = self.inner.lock() else {
@@ -242,12 +243,15 @@ mod tests {
         let held = Held::default();
         let p = Path::new("/r/a.py");
         let kept = Kept {
-            text: Arc::from("old"),
+            text: Some(Arc::from("old")),
             signatures: Arc::default(),
         };
         held.keep("s", p, kept);
         assert!(held.take("t", p).is_none());
-        assert_eq!(held.take("s", p).map(|k| k.text).as_deref(), Some("old"));
+        assert_eq!(
+            held.take("s", p).and_then(|k| k.text).as_deref(),
+            Some("old")
+        );
         assert!(held.take("s", p).is_none());
     }
 

@@ -5,13 +5,15 @@
 //! write was delivered (`Held`): only what is new is reported. A shell tool's files are those
 //! the watcher saw change since the session's previous hook. Bounded by the hook's budget.
 
+mod after;
 mod before;
+mod gate;
 mod held;
 mod imports;
+mod ledger;
 mod signatures;
 mod surface;
 
-use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -25,6 +27,7 @@ pub use before::Before;
 pub use held::{Held, Kept, Said, content_hash};
 pub use imports::Imports;
 pub(crate) use imports::{Family, Target, imports_of, keys, script_module, script_specifiers};
+pub use ledger::{Later, Ledger};
 
 use super::Engine;
 use super::types::Diag;
@@ -65,12 +68,15 @@ pub fn left_out(all: usize) -> String {
     )
 }
 
-/// Before the harness's tool writes, or after.
+/// Before the harness's tool writes, or after; when its session starts (warm the workspace)
+/// or its turn ends (the turn-end gate, `gate.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stage {
     PreEdit,
     PostEdit,
+    Start,
+    Stop,
 }
 
 /// What a harness's hook asks, read from its event by the front end.
@@ -93,6 +99,10 @@ pub struct HookAsk {
     pub severity: Severity,
     /// How long the hook may take, in milliseconds.
     pub budget_ms: u64,
+    /// At the turn's end: the harness goes on because this gate blocked before (block again
+    /// only for errors not named yet).
+    #[serde(default)]
+    pub stop_hook_active: bool,
     /// When the hook's answer must be out, in milliseconds since the Unix epoch (the front
     /// end's clock, this machine's): the time it spent meanwhile (starting the daemon) counts.
     #[serde(default)]
@@ -125,6 +135,18 @@ pub struct HookVerdict {
     pub unknown: usize,
     /// Files not asked about within the budget.
     pub unchecked: usize,
+    /// Which (root-relative, at most `MAX_LISTED`): importers among them are still being
+    /// checked, their findings for the session's next answer.
+    #[serde(default)]
+    pub unchecked_files: Vec<String>,
+    /// What the session's earlier hooks' checks found after their answers went out (told
+    /// once).
+    #[serde(default)]
+    pub later: Option<Later>,
+    /// At the turn's end: errors the session introduced that are still present and were named
+    /// by an earlier gate (not named again).
+    #[serde(default)]
+    pub named_before: usize,
     /// The budget ran out.
     pub timed_out: bool,
     /// What else went wrong (a server that failed or did not answer in time).
@@ -156,11 +178,20 @@ impl Engine {
             deadline = deadline.min(Instant::now() + Duration::from_millis(at.saturating_sub(now)));
         }
         let mut v = HookVerdict::default();
+        if ask.stage == Stage::Start {
+            self.session_starts(&ask);
+            return v;
+        }
         // The watcher runs from a session's first hook, so a shell command's changes are seen.
         self.registry.start_watching().await;
         self.registry.sync().await;
         let now = self.registry.tick();
         let previous = self.held.session_moves(&ask.session, now);
+        if ask.stage == Stage::Stop {
+            self.turn_ends(&ask, previous, deadline, &mut v).await;
+            self.record_hook(&ask, &v);
+            return v;
+        }
         let (written, all) = self.written(&ask, previous);
         if all > MAX_FILES {
             v.notes.push(left_out(all));
@@ -173,8 +204,11 @@ impl Engine {
         if !written.is_empty() {
             match ask.stage {
                 Stage::PreEdit => self.pre_edit(&ask, &written, now, deadline, &mut v).await,
-                Stage::PostEdit => self.post_edit(&ask, &written, now, deadline, &mut v).await,
+                _ => self.post_edit(&ask, &written, now, deadline, &mut v).await,
             }
+        }
+        if ask.stage == Stage::PostEdit {
+            v.later = self.ledger.take_later(&ask.session);
         }
         self.record_hook(&ask, &v);
         v
@@ -219,22 +253,31 @@ impl Engine {
         v: &mut HookVerdict,
     ) {
         for f in written {
-            if let Ok(text) = std::fs::read_to_string(f) {
-                // Within the budget (a server still starting answers hovers late): without
-                // them, the post-edit hook asks the importers.
-                let signatures = if Instant::now() < deadline {
-                    tokio::time::timeout_at(deadline, self.signatures(f, None, None))
-                        .await
-                        .unwrap_or_default()
-                } else {
-                    Default::default()
-                };
-                let kept = Kept {
-                    text: text.into(),
-                    signatures: std::sync::Arc::new(signatures),
-                };
-                self.held.keep(&ask.session, f, kept);
-            }
+            let text = match std::fs::read_to_string(f) {
+                Ok(t) => Some(t),
+                // A file the tool creates: whatever it holds after is new.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(_) => continue,
+            };
+            let was = match &text {
+                Some(t) => before::Before::Text(t.clone()),
+                None => before::Before::Absent,
+            };
+            self.ledger.origin(&ask.session, f, &was, now);
+            // Within the budget (a server still starting answers hovers late): without
+            // them, the post-edit hook asks the importers.
+            let signatures = if text.is_some() && Instant::now() < deadline {
+                tokio::time::timeout_at(deadline, self.signatures(f, None, None))
+                    .await
+                    .unwrap_or_default()
+            } else {
+                Default::default()
+            };
+            let kept = Kept {
+                text: text.map(Into::into),
+                signatures: std::sync::Arc::new(signatures),
+            };
+            self.held.keep(&ask.session, f, kept);
         }
         let targets: Vec<PathBuf> = written.iter().filter(|p| p.is_file()).cloned().collect();
         let asked = self.ask_all(&targets, Stage::PreEdit, now, deadline).await;
@@ -246,242 +289,10 @@ impl Engine {
         }
     }
 
-    /// After the write: the written files and the importers of the names it changed, asked
-    /// now and compared with their baselines.
-    async fn post_edit(
-        &self,
-        ask: &HookAsk,
-        written: &[PathBuf],
-        now: u64,
-        deadline: Instant,
-        v: &mut HookVerdict,
-    ) {
-        // The write's tick: what was asked before it knew nothing of it. A write the watcher
-        // did not see (it started with this hook) is taken as of now: only what was asked
-        // before this hook can be a baseline.
-        let write_tick = written
-            .iter()
-            .filter_map(|p| self.registry.changed_at(p))
-            .min()
-            .unwrap_or(now);
-        // What the written files held before: the pre-edit hook's text, else the event's (its
-        // paths confined as the written files' are; outside the root, left out).
-        let is_written: HashSet<&PathBuf> = written.iter().collect();
-        let mut before: Vec<(PathBuf, Before)> = ask
-            .before
-            .iter()
-            .take(MAX_FILES)
-            .filter_map(|(p, b)| Some((self.root().confine(p).ok()?, b.clone())))
-            .collect();
-        let mut kept_signatures = None;
-        let mut kept = Vec::new();
-        for f in written {
-            if let Some(k) = self.held.take(&ask.session, f) {
-                kept.push((f.clone(), Before::Text(k.text.to_string())));
-                kept_signatures = Some(k.signatures);
-            }
-        }
-        if !kept.is_empty() {
-            let kept_paths: HashSet<PathBuf> = kept.iter().map(|(p, _)| p.clone()).collect();
-            before.retain(|(p, _)| !kept_paths.contains(p));
-            before.extend(kept);
-        }
-        let changed = changed(written, &before);
-        let seen_the_same = match (&changed, written) {
-            (Some(c), [f]) if !c.names.is_empty() => {
-                let look = self.look_the_same(f, &c.names, &before, kept_signatures.as_deref());
-                tokio::time::timeout_at(deadline, look)
-                    .await
-                    .unwrap_or(false)
-            }
-            _ => false,
-        };
-        let dependents = match &changed {
-            Some(c) if c.names.is_empty() => Vec::new(),
-            _ if seen_the_same => Vec::new(),
-            _ => {
-                let reach = changed.map(|c| c.reaching);
-                let found = self.dependents(written, reach);
-                tokio::time::timeout_at(deadline, found)
-                    .await
-                    .unwrap_or_default()
-            }
-        };
-        let existing = written.iter().filter(|p| p.is_file()).cloned();
-        let targets: Vec<PathBuf> = existing
-            .chain(dependents.into_iter().filter(|p| self.served(p)))
-            .collect();
-        // Half the time left at most: the written files' own answers must have room.
-        let left = deadline.saturating_duration_since(Instant::now());
-        let rebuilt = self
-            .rebuild_missing(
-                &before,
-                &targets,
-                written,
-                write_tick,
-                Instant::now() + left / 2,
-            )
-            .await;
-        // Baselines are read before asking: what this hook asks is never its own baseline.
-        let mut held = HashMap::new();
-        for p in &targets {
-            let content = is_written
-                .contains(p)
-                .then(|| std::fs::read_to_string(p).ok())
-                .flatten()
-                .map(|t| content_hash(&t));
-            for name in self.registry.by_language(&self.languages().detect(p)) {
-                let known = self.held.before(p, &name, write_tick, content);
-                held.insert((p.clone(), name), known);
-            }
-        }
-        let asked = self.ask_all(&targets, Stage::PostEdit, now, deadline).await;
-        v.unchecked = targets.len() - asked.len();
-        v.timed_out = v.unchecked > 0;
-        v.checked = asked.len();
-        for (path, a) in asked {
-            let is_written = is_written.contains(&path);
-            let file = self.root().relative(&path);
-            v.notes.extend(a.notes);
-            for answer in a.answers {
-                let key = (path.clone(), answer.server.clone());
-                let held = held.get(&key).cloned().flatten();
-                // Asked when nothing else had changed since: exact. Else rebuilt from the old
-                // text when it could be, else what was known, however old.
-                let exact = held.clone().filter(|(_, t)| t + 1 >= write_tick);
-                let before = exact
-                    .map(|(s, _)| s)
-                    .or_else(|| rebuilt.get(&key).cloned())
-                    .or(held.map(|(s, _)| s));
-                let found: Vec<(Diag, Said)> = answer
-                    .found
-                    .into_iter()
-                    .filter(|(d, _)| d.severity <= ask.severity)
-                    .collect();
-                let finding = |d: Diag| Finding {
-                    file: file.clone(),
-                    server: answer.server.clone(),
-                    diag: d,
-                };
-                match before {
-                    Some(before) => v
-                        .introduced
-                        .extend(new_ones(found, &before).into_iter().map(finding)),
-                    None if is_written => {
-                        v.present.extend(found.into_iter().map(|(d, _)| finding(d)))
-                    }
-                    None => v.unknown += 1,
-                }
-            }
-        }
-        for list in [&mut v.introduced, &mut v.present] {
-            list.sort_by(|a, b| {
-                (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
-            });
-            list.dedup_by(|a, b| a.file == b.file && a.diag == b.diag);
-        }
-    }
-
-    /// Whether every one of `names` (changed in `f`) shows importers the same as before the
-    /// write: `kept` (the pre-edit hook's hovers), else the old text's hovers asked now.
-    async fn look_the_same(
-        &self,
-        f: &std::path::Path,
-        names: &std::collections::BTreeSet<String>,
-        before: &[(PathBuf, Before)],
-        kept: Option<&signatures::Signatures>,
-    ) -> bool {
-        let old = match kept {
-            Some(k) => k.clone(),
-            None => match before.iter().find(|(p, _)| p == f) {
-                Some((_, Before::Text(t))) => self.signatures(f, Some(t), Some(names)).await,
-                _ => return false,
-            },
-        };
-        let new = self.signatures(f, None, Some(names)).await;
-        let same = signatures::unchanged(names, &old, &new);
-        tracing::debug!("hook: {names:?} in {} show the same: {same}", f.display());
-        same
-    }
-
-    /// Baselines, from the event's old contents, for the (target, server) pairs lspgate
-    /// knew nothing of before the write (`rebuild`).
-    async fn rebuild_missing(
-        &self,
-        before: &[(PathBuf, Before)],
-        targets: &[PathBuf],
-        written: &[PathBuf],
-        write_tick: u64,
-        deadline: Instant,
-    ) -> before::Rebuilt {
-        if before.is_empty() {
-            return before::Rebuilt::new();
-        }
-        let is_written: HashSet<&PathBuf> = written.iter().collect();
-        let missing: Vec<(PathBuf, Vec<String>)> = targets
-            .iter()
-            .filter_map(|p| {
-                let names = self.registry.by_language(&self.languages().detect(p));
-                let now = is_written
-                    .contains(p)
-                    .then(|| std::fs::read_to_string(p).ok())
-                    .flatten()
-                    .map(|t| content_hash(&t));
-                let lacking: Vec<String> = names
-                    .into_iter()
-                    .filter(|n| {
-                        // Missing unless asked when nothing else had changed.
-                        self.held
-                            .before(p, n, write_tick, now)
-                            .is_none_or(|(_, t)| t + 1 < write_tick)
-                    })
-                    .collect();
-                (!lacking.is_empty()).then(|| (p.clone(), lacking))
-            })
-            .collect();
-        if missing.is_empty() {
-            return before::Rebuilt::new();
-        }
-        self.rebuild(written, before, &missing, deadline).await
-    }
-
     /// Whether some server serves `path`'s language.
     fn served(&self, path: &std::path::Path) -> bool {
         let language = self.languages().detect(path);
         !language.is_empty() && !self.registry.by_language(&language).is_empty()
-    }
-
-    /// The files that import the written ones (`Imports`) and, when `names` says which
-    /// top-level names the write changed, mention one of them: from a walk of the root on the
-    /// blocking pool.
-    async fn dependents(
-        &self,
-        written: &[PathBuf],
-        names: Option<std::collections::BTreeSet<String>>,
-    ) -> Vec<PathBuf> {
-        let ws = self.shared().clone();
-        let written = written.to_vec();
-        tokio::task::spawn_blocking(move || {
-            let root = ws.registry.root().path();
-            let tree = crate::workspace::walk(root, super::WALK_LIMIT);
-            let all = ws.imports.dependents(root, &tree, &written);
-            let Some(names) = names else {
-                return all;
-            };
-            let texts: Vec<String> = all
-                .iter()
-                .map(|d| std::fs::read_to_string(d).unwrap_or_default())
-                .collect();
-            // A re-exporting importer may give a name another (`total as sum`).
-            let names = with_aliases(&names, &texts);
-            all.into_iter()
-                .zip(texts)
-                .filter(|(_, t)| surface::mentions(t, &names))
-                .map(|(d, _)| d)
-                .collect()
-        })
-        .await
-        .unwrap_or_default()
     }
 
     /// Asks every server of each target for its fresh diagnostics, `AT_ONCE` at a time, in
@@ -495,22 +306,35 @@ impl Engine {
         deadline: Instant,
     ) -> Vec<(PathBuf, Asked)> {
         let done: Mutex<Vec<(usize, PathBuf, Asked)>> = Mutex::default();
-        let work = futures::stream::iter(targets.iter().enumerate()).for_each_concurrent(
-            AT_ONCE,
-            |(i, path)| {
-                let done = &done;
-                async move {
-                    let asked = self.ask_file(path, stage, now).await;
-                    if let Ok(mut d) = done.lock() {
-                        d.push((i, path.clone(), asked));
-                    }
-                }
-            },
-        );
-        let _ = tokio::time::timeout_at(deadline, work).await;
+        let each = |i: usize, path: &std::path::Path, asked: Asked| {
+            if let Ok(mut d) = done.lock() {
+                d.push((i, path.to_path_buf(), asked));
+            }
+        };
+        let _ = tokio::time::timeout_at(deadline, self.ask_each(targets, stage, now, each)).await;
         let mut done = done.into_inner().unwrap_or_default();
         done.sort_by_key(|(i, _, _)| *i);
         done.into_iter().map(|(_, p, a)| (p, a)).collect()
+    }
+
+    /// Asks as `ask_all` does, with no deadline, handing each target's answers to `each` (its
+    /// index, path and answers) as they come.
+    async fn ask_each(
+        &self,
+        targets: &[PathBuf],
+        stage: Stage,
+        now: u64,
+        each: impl Fn(usize, &std::path::Path, Asked),
+    ) {
+        futures::stream::iter(targets.iter().enumerate())
+            .for_each_concurrent(AT_ONCE, |(i, path)| {
+                let each = &each;
+                async move {
+                    let asked = self.ask_file(path, stage, now).await;
+                    each(i, path, asked);
+                }
+            })
+            .await;
     }
 
     /// One file's fresh diagnostics from each of its servers (recorded in `Held` on the way).
@@ -588,74 +412,4 @@ impl Engine {
             }),
         );
     }
-}
-
-/// The top-level names the write changed in the written files (`surface`), from what they
-/// held before; `None` when that cannot be told for one of them (then every importer may be
-/// affected).
-fn changed(written: &[PathBuf], before: &[(PathBuf, Before)]) -> Option<Changed> {
-    let mut out = Changed::default();
-    let mut was: HashMap<&PathBuf, &Before> = HashMap::new();
-    for (p, b) in before {
-        was.entry(p).or_insert(b);
-    }
-    for f in written {
-        let Some(family) = imports::Family::of(f) else {
-            continue;
-        };
-        let old = match was.get(f) {
-            Some(Before::Text(t)) => t,
-            _ => return None,
-        };
-        let new = std::fs::read_to_string(f).ok()?;
-        let names = surface::changed_names(family, old, &new)?;
-        out.reaching.extend(surface::reaching(family, &new, &names));
-        out.reaching.extend(surface::reaching(family, old, &names));
-        out.names.extend(names);
-    }
-    Some(out)
-}
-
-/// The top-level names a write changed, and those an importer may reach them through.
-#[derive(Debug, Clone, Default)]
-struct Changed {
-    names: std::collections::BTreeSet<String>,
-    reaching: std::collections::BTreeSet<String>,
-}
-
-/// `names` and the names the files in `texts` import them as (`total as sum`).
-fn with_aliases(
-    names: &std::collections::BTreeSet<String>,
-    texts: &[String],
-) -> std::collections::BTreeSet<String> {
-    let mut out = names.clone();
-    for t in texts {
-        let words: Vec<&str> = t
-            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-            .filter(|w| !w.is_empty())
-            .collect();
-        for w in words.windows(3) {
-            if w[1] == "as" && names.contains(w[0]) {
-                out.insert(w[2].to_string());
-            }
-        }
-    }
-    out
-}
-
-/// The findings of `now` not in `before`, counting repeats (two equal diagnostics before and
-/// three now: one is new).
-fn new_ones(now: Vec<(Diag, Said)>, before: &[Said]) -> Vec<Diag> {
-    let mut left: HashMap<&Said, usize> = HashMap::new();
-    for s in before {
-        *left.entry(s).or_default() += 1;
-    }
-    let mut out = Vec::new();
-    for (d, s) in now {
-        match left.get_mut(&s) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => out.push(d),
-        }
-    }
-    out
 }

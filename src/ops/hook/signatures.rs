@@ -73,11 +73,31 @@ impl Engine {
                 && !h.contents.contains("...")
                 && !h.contents.contains('…')
             {
-                let shown = format!("{}{}", def.decorators, h.contents.trim());
+                let shown = format!("{}{}", def.decorators, code_only(&h.contents));
                 out.insert(name.clone(), shown);
             }
         }
         out
+    }
+}
+
+/// A hover's code blocks without its documentation (a docstring or comment edit changes what
+/// a hover says, not what importers see): the text of each fenced block, or all of it when
+/// it has none.
+fn code_only(contents: &str) -> String {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in contents.lines() {
+        if line.trim_start().starts_with("```") {
+            inside = !inside;
+        } else if inside {
+            out.push(line);
+        }
+    }
+    if out.is_empty() {
+        contents.trim().to_string()
+    } else {
+        out.join("\n")
     }
 }
 
@@ -86,4 +106,20 @@ pub fn unchanged(names: &BTreeSet<String>, before: &Signatures, after: &Signatur
     names
         .iter()
         .all(|n| before.get(n).is_some_and(|b| after.get(n) == Some(b)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_only;
+
+    #[test]
+    fn documentation_is_not_a_signature() {
+        let a = "```python\n(function) def total(x: int) -> int\n```\n---\nAdds things up.";
+        let b = "```python\n(function) def total(x: int) -> int\n```\n---\nSums them.";
+        assert_eq!(code_only(a), code_only(b));
+        assert_eq!(code_only(a), "(function) def total(x: int) -> int");
+        let c = "```python\n(function) def total(x: int) -> str\n```\n---\nAdds things up.";
+        assert_ne!(code_only(a), code_only(c));
+        assert_eq!(code_only("plain text "), "plain text");
+    }
 }

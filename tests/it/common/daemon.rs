@@ -67,6 +67,37 @@ impl Daemon {
         )
     }
 
+    /// `lspgate hook ARGS` in `root` with `stdin` as its event and `extra` in its environment:
+    /// exit code, stdout, stderr.
+    pub fn hook(
+        &self,
+        root: &Path,
+        args: &[&str],
+        stdin: &str,
+        extra: &[(&str, &str)],
+    ) -> (i32, String, String) {
+        use std::io::Write as _;
+        let mut child = std::process::Command::new(LSPGATE)
+            .current_dir(root)
+            .arg("hook")
+            .args(args)
+            .env("PATH", test_path())
+            .envs(self.env(extra))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A hook may answer before reading all of it.
+        let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     pub fn status(&self) -> Option<Value> {
         let (code, out, _) = self.cli(Path::new("/"), &["daemon", "status", "--json"]);
         (code == 0).then(|| serde_json::from_str(&out).unwrap())
