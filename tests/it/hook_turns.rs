@@ -5,7 +5,7 @@
 //! file the session created is new; what a post-edit hook could not check within its budget
 //! comes with the session's next answer, exactly once.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;
