@@ -3,7 +3,7 @@
 //! stdio, all through one per-user daemon (the default deployment: a stdio client speaks to a
 //! `lspgate serve` relay, an HTTP client to the daemon's listener). Reports errors, p50/p99/max
 //! latency and throughput per row; exits 1 on any error or when the time bound is reached.
-//! The HTTP clients are a raw HTTP/1.1 client (tests/raw_http), one keep-alive connection and
+//! The HTTP clients are a raw HTTP/1.1 client (tests/it/raw_http), one keep-alive connection and
 //! one MCP session each, so the figures are lspgate's and not an SDK's. While the HTTP clients
 //! run at once, a writer rewrites a file (plain writes) and each client follows the event log
 //! from its own cursor: a gap or a repeat in the seqs it reads is an error (no lost event).
@@ -13,7 +13,7 @@
 //! `BENCH_SECONDS` (300, the bound on the whole run).
 
 mod common;
-#[path = "../tests/raw_http/mod.rs"]
+#[path = "../tests/it/raw_http/mod.rs"]
 mod raw_http;
 
 use std::io::{BufRead, BufReader};

@@ -34,7 +34,7 @@ if ! "$TOOLS/mcp-venv/bin/python" -c 'import importlib.metadata as m, sys; sys.e
   python3 -m venv "$TOOLS/mcp-venv" >&2
   "$TOOLS/mcp-venv/bin/pip" install --quiet mcp==2.3.0 >&2
 fi
-# A real LSP client library for tests/lsp_face.rs (`lspgate lsp`): pygls, in a folder of its own
+# A real LSP client library for tests/it/lsp_face.rs (`lspgate lsp`): pygls, in a folder of its own
 # for the same reason.
 if ! "$TOOLS/lsp-venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("pygls") != "2.1.1")' 2>/dev/null; then
   echo "installing pygls==2.1.1 into $TOOLS/lsp-venv" >&2
@@ -47,7 +47,7 @@ if [ ! -x "$TOOLS/inspector/node_modules/.bin/mcp-inspector" ]; then
   npm install --prefix "$TOOLS/inspector" --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector@0.18.0 >&2
 fi
 
-# A real browser for tests/status_page.rs: playwright-core (no browsers of its own) drives
+# A real browser for tests/it/status_page.rs: playwright-core (no browsers of its own) drives
 # Debian's chromium, in a folder of its own.
 if [ ! -f "$TOOLS/playwright/node_modules/playwright-core/package.json" ]; then
   echo "installing playwright-core@1.49.1 into $TOOLS/playwright" >&2
@@ -57,9 +57,9 @@ fi
 
 # gopls, pinned (v0.24 needs a newer Go than 1.25), built by `go install` into .tools/go/bin;
 # Go's module cache for it and for the Go projects below is .tools/go (writable, so it can be
-# deleted), the build cache Go's default. tests/golang.rs runs with the same GOPATH, offline.
+# deleted), the build cache Go's default. tests/it/golang.rs runs with the same GOPATH, offline.
 if ! command -v go >/dev/null; then
-  echo "go is required (Go 1.25+, https://go.dev/dl/) for gopls and tests/golang.rs" >&2
+  echo "go is required (Go 1.25+, https://go.dev/dl/) for gopls and tests/it/golang.rs" >&2
   exit 1
 fi
 go_env() { env GOPATH="$TOOLS/go" GOBIN="$TOOLS/go/bin" GOFLAGS=-modcacherw GOTOOLCHAIN=local "$@"; }
@@ -72,9 +72,9 @@ APT_PKGS=()
 command -v clangd >/dev/null || APT_PKGS+=(clangd)
 command -v shellcheck >/dev/null || APT_PKGS+=(shellcheck)
 command -v nim >/dev/null || APT_PKGS+=(nim)
-# Neovim (Debian 12's 0.7.2): a real editor's LSP client for tests/lsp_face.rs.
+# Neovim (Debian 12's 0.7.2): a real editor's LSP client for tests/it/lsp_face.rs.
 command -v nvim >/dev/null || APT_PKGS+=(neovim)
-# Chromium: the status page's browser test (tests/status_page.rs).
+# Chromium: the status page's browser test (tests/it/status_page.rs).
 [ -x /usr/bin/chromium ] || APT_PKGS+=(chromium)
 if [ ${#APT_PKGS[@]} -gt 0 ]; then
   echo "installing ${APT_PKGS[*]}" >&2
