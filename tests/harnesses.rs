@@ -424,6 +424,16 @@ fn session(harness: Harness) -> Option<Session> {
         .env("PATH", test_path())
         .envs(daemon.env(&[]));
     let run = run(cmd, mock.dir.path());
+    // Codex starts its MCP servers (`lspgate serve`, as setup wrote it) with only a few
+    // variables (HOME, PATH, SHELL, LANG, TERM…): that one's daemon is the temporary home's,
+    // not this test's, and outlives the run. Stopped here.
+    let _ = Command::new(LSPGATE)
+        .args(["daemon", "stop"])
+        .env("HOME", home.path())
+        .env("PATH", test_path())
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("LSPGATE_HOME")
+        .output();
     eprintln!("{name}: the run took {:.1} s", run.took.as_secs_f64());
     Some(Session {
         _lock: lock,
