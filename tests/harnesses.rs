@@ -5,8 +5,10 @@
 //! request the harness sends back after the edit must carry lspgate's post-edit words (the file,
 //! line, column and pyright's message), as the harness delivers hook output to its model. The
 //! turn-end tests (`lspgate hook stop`) check that a block makes the harness go on with the
-//! reason. A harness that is not installed is skipped with a note, except under CI (`CI` set),
-//! where that is a failure. Cursor has no headless binary to drive: it is not covered here.
+//! reason; the session-start tests (`lspgate hook start`) that a session with no edit at all
+//! leaves pyright running for the project. A harness that is not installed is skipped with a
+//! note, except under CI (`CI` set), where that is a failure. Cursor has no headless binary to
+//! drive: it is not covered here.
 
 mod common;
 use common::*;
@@ -368,14 +370,21 @@ fn run(mut cmd: Command, out_dir: &Path) -> Run {
 /// when the harness is not installed.
 struct Session {
     _lock: std::sync::MutexGuard<'static, ()>,
-    _daemon: Daemon,
+    daemon: Daemon,
     ws: tempfile::TempDir,
     mock: Mock,
     configured: String,
     run: Run,
 }
 
-fn session(harness: Harness) -> Option<Session> {
+/// What the scripted model does: the breaking edit, or only say hello.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Turn {
+    Edit,
+    Hello,
+}
+
+fn session(harness: Harness, turn: Turn) -> Option<Session> {
     let bin = harness.find()?;
     require("pyright-langserver");
     let lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -386,7 +395,11 @@ fn session(harness: Harness) -> Option<Session> {
     ]);
     let root = ws.path();
     let home = tempfile::tempdir().unwrap();
-    let mock = Mock::start(&harness.script(root));
+    let script = match turn {
+        Turn::Edit => harness.script(root),
+        Turn::Hello => json!([{"text": "Hello."}]),
+    };
+    let mock = Mock::start(&script);
     harness.home_config(home.path(), mock.port);
 
     // lspgate's own setup writes the harness's configuration (project scope, the default).
@@ -437,7 +450,7 @@ fn session(harness: Harness) -> Option<Session> {
     eprintln!("{name}: the run took {:.1} s", run.took.as_secs_f64());
     Some(Session {
         _lock: lock,
-        _daemon: daemon,
+        daemon,
         ws,
         mock,
         configured,
@@ -518,25 +531,60 @@ impl Session {
             "the block's reason naming the error is not in the request after the turn's end: {reason}\n{story}"
         );
     }
+    /// The session-start hook warmed the project: with no edit and no tool call in the whole
+    /// session, the test's daemon runs pyright for the project once the harness is done.
+    fn assert_session_start_warmed_the_project(&self) {
+        let status = self.daemon.status();
+        let story = format!("{}\n--- daemon status\n{status:?}", self.story());
+        assert!(
+            self.configured.contains(" hook start"),
+            "setup wrote no `lspgate hook start`\n{story}"
+        );
+        assert_eq!(self.run.code, Some(0), "{story}");
+        assert_eq!(
+            self.mock.requests().len(),
+            1,
+            "one request, no tool call\n{story}"
+        );
+        let root = self.ws.path().canonicalize().unwrap();
+        let warm = status
+            .as_ref()
+            .and_then(|s| s["roots"].as_array())
+            .is_some_and(|roots| {
+                roots.iter().any(|r| {
+                    r["root"].as_str().map(Path::new) == Some(root.as_path())
+                        && r["servers"].as_array().is_some_and(|servers| {
+                            servers.iter().any(|s| {
+                                s["name"].as_str().is_some_and(|n| n.contains("pyright"))
+                                    && s["pid"].is_u64()
+                            })
+                        })
+                })
+            });
+        assert!(
+            warm,
+            "no pyright running for the project after the session started\n{story}"
+        );
+    }
 }
 
 #[test]
 fn claude_code_delivers_the_post_edit_report_to_the_model() {
-    if let Some(s) = session(Harness::Claude) {
+    if let Some(s) = session(Harness::Claude, Turn::Edit) {
         s.assert_post_edit_reached_the_model(Harness::Claude);
     }
 }
 
 #[test]
 fn codex_delivers_the_post_edit_report_to_the_model() {
-    if let Some(s) = session(Harness::Codex) {
+    if let Some(s) = session(Harness::Codex, Turn::Edit) {
         s.assert_post_edit_reached_the_model(Harness::Codex);
     }
 }
 
 #[test]
 fn gemini_delivers_the_post_edit_report_to_the_model() {
-    if let Some(s) = session(Harness::Gemini) {
+    if let Some(s) = session(Harness::Gemini, Turn::Edit) {
         s.assert_post_edit_reached_the_model(Harness::Gemini);
     }
 }
@@ -544,7 +592,7 @@ fn gemini_delivers_the_post_edit_report_to_the_model() {
 #[test]
 #[ignore = "needs lspgate hook stop"]
 fn claude_code_goes_on_when_the_turn_end_gate_blocks() {
-    if let Some(s) = session(Harness::Claude) {
+    if let Some(s) = session(Harness::Claude, Turn::Edit) {
         s.assert_stop_block_made_it_go_on(Harness::Claude);
     }
 }
@@ -552,7 +600,7 @@ fn claude_code_goes_on_when_the_turn_end_gate_blocks() {
 #[test]
 #[ignore = "needs lspgate hook stop"]
 fn codex_goes_on_when_the_turn_end_gate_blocks() {
-    if let Some(s) = session(Harness::Codex) {
+    if let Some(s) = session(Harness::Codex, Turn::Edit) {
         s.assert_stop_block_made_it_go_on(Harness::Codex);
     }
 }
@@ -560,7 +608,31 @@ fn codex_goes_on_when_the_turn_end_gate_blocks() {
 #[test]
 #[ignore = "needs lspgate hook stop"]
 fn gemini_goes_on_when_the_turn_end_gate_blocks() {
-    if let Some(s) = session(Harness::Gemini) {
+    if let Some(s) = session(Harness::Gemini, Turn::Edit) {
         s.assert_stop_block_made_it_go_on(Harness::Gemini);
+    }
+}
+
+#[test]
+#[ignore = "needs lspgate hook start"]
+fn claude_code_session_start_warms_the_project() {
+    if let Some(s) = session(Harness::Claude, Turn::Hello) {
+        s.assert_session_start_warmed_the_project();
+    }
+}
+
+#[test]
+#[ignore = "needs lspgate hook start"]
+fn codex_session_start_warms_the_project() {
+    if let Some(s) = session(Harness::Codex, Turn::Hello) {
+        s.assert_session_start_warmed_the_project();
+    }
+}
+
+#[test]
+#[ignore = "needs lspgate hook start"]
+fn gemini_session_start_warms_the_project() {
+    if let Some(s) = session(Harness::Gemini, Turn::Hello) {
+        s.assert_session_start_warmed_the_project();
     }
 }
