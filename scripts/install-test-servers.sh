@@ -55,6 +55,18 @@ if [ ! -f "$TOOLS/playwright/node_modules/playwright-core/package.json" ]; then
   npm install --prefix "$TOOLS/playwright" --no-audit --no-fund --loglevel=error playwright-core@1.49.1 >&2
 fi
 
+# The real agent harnesses for tests/harnesses.rs (`lspgate setup` + hooks, end to end against a
+# scripted model on 127.0.0.1), pinned, in a folder of their own: Claude Code (a native binary),
+# Codex (a native binary), Gemini CLI (Node.js).
+HARNESS_PKGS=(@anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0)
+if ! "$TOOLS/harnesses/node_modules/.bin/claude" --version 2>/dev/null | grep -q '^2\.1\.332 ' \
+  || ! "$TOOLS/harnesses/node_modules/.bin/codex" --version 2>/dev/null | grep -q ' 0\.171\.0$' \
+  || ! grep -q '"version": "0.61.0"' "$TOOLS/harnesses/node_modules/@google/gemini-cli/package.json" 2>/dev/null; then
+  echo "installing ${HARNESS_PKGS[*]} into $TOOLS/harnesses" >&2
+  mkdir -p "$TOOLS/harnesses"
+  npm install --prefix "$TOOLS/harnesses" --no-audit --no-fund --loglevel=error "${HARNESS_PKGS[@]}" >&2
+fi
+
 # gopls, pinned (v0.24 needs a newer Go than 1.25), built by `go install` into .tools/go/bin;
 # Go's module cache for it and for the Go projects below is .tools/go (writable, so it can be
 # deleted), the build cache Go's default. tests/it/golang.rs runs with the same GOPATH, offline.

@@ -22,6 +22,7 @@ mod freshness;
 mod gates;
 mod golang;
 mod golden;
+mod harnesses;
 mod hook_turns;
 mod hooks;
 mod hostile_reads;
