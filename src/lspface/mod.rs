@@ -13,6 +13,7 @@ mod caps;
 mod diagnostics;
 mod docs;
 mod positions;
+mod progress;
 mod requests;
 
 use std::collections::HashMap;
@@ -93,6 +94,8 @@ pub(crate) struct Face {
     /// The client's encoding (negotiated in `initialize`).
     encoding: Mutex<Encoding>,
     initialized: AtomicBool,
+    /// Whether the client announced `window.workDoneProgress` (it is shown waits then).
+    work_done_progress: AtomicBool,
     shut_down: AtomicBool,
     /// Requests running: the client's id → the task answering it.
     inflight: Mutex<HashMap<String, tokio::task::AbortHandle>>,
@@ -179,6 +182,7 @@ pub async fn serve_observed<R, W>(
         docs: docs::Docs::default(),
         encoding: Mutex::new(Encoding::Utf16),
         initialized: AtomicBool::new(false),
+        work_done_progress: AtomicBool::new(false),
         shut_down: AtomicBool::new(false),
         inflight: Mutex::default(),
         closed,

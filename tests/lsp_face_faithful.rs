@@ -1,0 +1,218 @@
+//! `lspgate lsp` as faithful as a direct server (issue 39), through a bare JSON-RPC client: a
+//! workspace-wide request on a server still at work waits until it is ready, however long,
+//! with `$/progress` shown to a client that can show it, other requests answered meanwhile, a
+//! cancel answered at once; the client's capabilities carried (hover as plain text, diagnostic
+//! tags, related information); server messages reaching the clients of that server only.
+
+mod common;
+use common::lsp_raw::{Client, uri};
+use common::*;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Initializes `c` with `capabilities`, answering nothing else.
+async fn initialize_with(c: &mut Client, root: &Path, capabilities: Value) -> Value {
+    let r = c
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": uri(root), "capabilities": capabilities}),
+        )
+        .await;
+    c.notify("initialized", json!({})).await;
+    r
+}
+
+fn references(file: &Path, line: u64, character: u64) -> Value {
+    json!({"textDocument": {"uri": uri(file)}, "position": {"line": line, "character": character},
+           "context": {"includeDeclaration": true}})
+}
+
+/// The methods the fixture logged, in order.
+fn logged(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A server indexing for 4 s past a 0.3 s `--ready-timeout`: the references wait for the end
+/// (the server is asked only after it), a hover meanwhile is answered at once, and the client
+/// sees the wait as work-done progress on a token it was asked to create.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_wide_request_waits_for_the_server_with_progress() {
+    let dir = workspace(&[("a.txt", "alpha beta\nbeta gamma\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let file = root.join("a.txt");
+    let log = root.join("fixture.log");
+    std::fs::write(&log, "").unwrap();
+    let log_arg = log.to_str().unwrap();
+    let mut c = Client::start(
+        &root,
+        &[
+            "--ready-timeout",
+            "0.3",
+            "--",
+            FIXTURE,
+            "--progress",
+            "4000",
+            "--log",
+            log_arg,
+        ],
+    );
+    initialize_with(&mut c, &root, json!({"window": {"workDoneProgress": true}})).await;
+    c.open(&file, "plaintext").await;
+    let started = Instant::now();
+    c.send(
+        json!({"jsonrpc": "2.0", "id": 100, "method": "textDocument/references",
+                  "params": references(&file, 0, 7)}),
+    )
+    .await;
+    // Answered meanwhile, while the server indexes.
+    let hover = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 0, "character": 1}}),
+        )
+        .await;
+    assert!(hover.get("error").is_none(), "{hover}");
+    assert!(
+        !logged(&log).iter().any(|l| l == "progress end"),
+        "the hover waited for the indexing: {:?}",
+        logged(&log)
+    );
+    // The wait is shown: a token to create, then its begin.
+    let create = c
+        .wait(|m| m["method"] == "window/workDoneProgress/create")
+        .await;
+    let token = create["params"]["token"].clone();
+    c.send(json!({"jsonrpc": "2.0", "id": create["id"], "result": null}))
+        .await;
+    let begin = c
+        .wait(|m| m["method"] == "$/progress" && m["params"]["token"] == token)
+        .await;
+    assert_eq!(begin["params"]["value"]["kind"], "begin", "{begin}");
+    assert!(
+        begin["params"]["value"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("indexing")),
+        "{begin}"
+    );
+    let answer = c
+        .wait(|m| m["id"] == 100 && m.get("method").is_none())
+        .await;
+    assert!(answer.get("error").is_none(), "{answer}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "answered after {:?}, before the server was ready",
+        started.elapsed()
+    );
+    let methods = logged(&log);
+    let end = methods.iter().position(|l| l == "progress end");
+    let asked = methods
+        .iter()
+        .position(|l| l.contains("textDocument/references"));
+    assert!(
+        matches!((end, asked), (Some(e), Some(a)) if e < a),
+        "the server was asked before its indexing ended: {methods:?}"
+    );
+    let ended = c
+        .wait(|m| {
+            m["method"] == "$/progress"
+                && m["params"]["token"] == token
+                && m["params"]["value"]["kind"] == "end"
+        })
+        .await;
+    assert_eq!(ended["params"]["value"]["kind"], "end");
+}
+
+/// A wait the client gives up is answered RequestCancelled at once; a client that did not
+/// announce `window.workDoneProgress` is asked to create no token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_for_readiness_is_cancelled_by_the_client() {
+    let dir = workspace(&[("a.txt", "alpha beta\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let file = root.join("a.txt");
+    let mut c = Client::start(
+        &root,
+        &[
+            "--ready-timeout",
+            "0.3",
+            "--",
+            FIXTURE,
+            "--progress",
+            "60000",
+        ],
+    );
+    initialize_with(&mut c, &root, json!({})).await;
+    c.open(&file, "plaintext").await;
+    c.send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "textDocument/references",
+                  "params": references(&file, 0, 7)}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    c.notify("$/cancelRequest", json!({"id": 7})).await;
+    let answer = c.wait(|m| m["id"] == 7 && m.get("method").is_none()).await;
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    for m in &c.seen {
+        assert_ne!(m["method"], "window/workDoneProgress/create", "{m}");
+        assert_ne!(m["method"], "$/progress", "{m}");
+    }
+}
+
+/// pyright, cold, on 1,500 modules calling one function, asked its references at once past a
+/// 0.1 s `--ready-timeout`: the first answer is complete (every call and the definition), the
+/// client shown the wait meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_first_references_answer_from_pyright_is_complete() {
+    require("pyright-langserver");
+    const MODULES: usize = 1500;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("pkg")).unwrap();
+    std::fs::write(root.join("pkg/__init__.py"), "").unwrap();
+    std::fs::write(root.join("pkg/core.py"), "def target():\n    return 1\n").unwrap();
+    for i in 0..MODULES {
+        let folder = root.join(format!("pkg/m{}", i / 100));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("__init__.py"), "").unwrap();
+        std::fs::write(
+            folder.join(format!("f{i}.py")),
+            format!(
+                "from pkg.core import target\n\n\ndef f{i}() -> int:\n    return target() + {i}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let core = root.join("pkg/core.py");
+    let mut c = Client::start(&root, &["--ready-timeout", "0.1", "--language", "python"]);
+    initialize_with(&mut c, &root, json!({"window": {"workDoneProgress": true}})).await;
+    c.open(&core, "python").await;
+    c.send(
+        json!({"jsonrpc": "2.0", "id": 50, "method": "textDocument/references",
+                  "params": references(&core, 0, 5)}),
+    )
+    .await;
+    let create = c
+        .wait(|m| m["method"] == "window/workDoneProgress/create")
+        .await;
+    c.send(json!({"jsonrpc": "2.0", "id": create["id"], "result": null}))
+        .await;
+    let answer = c.wait(|m| m["id"] == 50 && m.get("method").is_none()).await;
+    let found = answer["result"].as_array().map(Vec::len).unwrap_or(0);
+    // Each module's import and call, and the definition.
+    assert_eq!(
+        found,
+        2 * MODULES + 1,
+        "{}",
+        answer.to_string().chars().take(300).collect::<String>()
+    );
+    let begin = c
+        .wait(|m| m["method"] == "$/progress" && m["params"]["token"] == create["params"]["token"])
+        .await;
+    assert_eq!(begin["params"]["value"]["kind"], "begin", "{begin}");
+}
