@@ -216,3 +216,85 @@ async fn a_cold_first_references_answer_from_pyright_is_complete() {
         .await;
     assert_eq!(begin["params"]["value"]["kind"], "begin", "{begin}");
 }
+
+/// Two clients of one pyright: the one announcing plain-text hovers and no diagnostic tags gets
+/// a plain-text hover and no "is not accessed" hints (as pyright itself would give it); the one
+/// announcing markdown and tags gets the fence and the hints, tagged Unnecessary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_client_gets_answers_shaped_for_its_capabilities() {
+    require("pyright-langserver");
+    let text = "def f() -> int:\n    unused = 1\n    return 2\n";
+    let dir = workspace(&[("m.py", text)]);
+    let root = dir.path().canonicalize().unwrap();
+    let file = root.join("m.py");
+    let hover_at =
+        json!({"textDocument": {"uri": uri(&file)}, "position": {"line": 0, "character": 4}});
+    let not_accessed = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["diagnostics"].as_array().is_some_and(|d| {
+                d.iter().any(|d| {
+                    d["message"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("is not accessed")
+                })
+            })
+    };
+
+    let mut rich = Client::start(&root, &["--language", "python"]);
+    initialize_with(
+        &mut rich,
+        &root,
+        json!({"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]},
+               "publishDiagnostics": {"tagSupport": {"valueSet": [1, 2]}}}}),
+    )
+    .await;
+    rich.open(&file, "python").await;
+    let hover = rich.request("textDocument/hover", hover_at.clone()).await;
+    assert_eq!(hover["result"]["contents"]["kind"], "markdown", "{hover}");
+    assert!(
+        hover["result"]["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("```"),
+        "{hover}"
+    );
+    let published = rich.wait(not_accessed).await;
+    let hint = published["params"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["message"].as_str().unwrap().contains("is not accessed"))
+        .unwrap()
+        .clone();
+    assert_eq!(hint["tags"], json!([1]), "{hint}");
+    assert_eq!(hint["severity"], 4, "{hint}");
+
+    let mut plain = Client::start(&root, &["--language", "python"]);
+    initialize_with(
+        &mut plain,
+        &root,
+        json!({"textDocument": {"hover": {"contentFormat": ["plaintext"]}}}),
+    )
+    .await;
+    plain.open(&file, "python").await;
+    let hover = plain.request("textDocument/hover", hover_at).await;
+    assert_eq!(hover["result"]["contents"]["kind"], "plaintext", "{hover}");
+    let value = hover["result"]["contents"]["value"].as_str().unwrap();
+    assert!(
+        !value.contains("```") && value.contains("def f() -> int"),
+        "{hover}"
+    );
+    // Its diagnostics come (pyright's `reportUnusedVariable` is off in basic mode: none), and
+    // never the hints.
+    let first = plain
+        .wait(|m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri(&file)
+        })
+        .await;
+    assert!(!not_accessed(&first), "{first}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for m in &plain.seen {
+        assert!(!not_accessed(m), "{m}");
+    }
+}

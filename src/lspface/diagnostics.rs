@@ -220,7 +220,7 @@ fn convert(face: &Face, from: Encoding, text: &Text, diags: &mut Value) {
 
 /// Publishes `diagnostics` for `uri` to the client, unless it was told exactly that last.
 fn send(face: &Face, uri: &str, diagnostics: Vec<Value>, version: Option<i64>) {
-    let diagnostics = Value::Array(diagnostics);
+    let diagnostics = Value::Array(face.shape().diagnostics(diagnostics));
     if let Ok(mut sent) = face.sent.lock() {
         if sent.get(uri) == Some(&diagnostics) {
             return;

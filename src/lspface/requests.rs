@@ -87,6 +87,7 @@ async fn initialize(face: &Arc<Face>, params: &Value) -> Answer {
     let progress = client_caps.pointer("/window/workDoneProgress") == Some(&Value::Bool(true));
     face.work_done_progress
         .store(progress, std::sync::atomic::Ordering::Release);
+    let _ = face.shape.set(super::shape::Shape::of(&client_caps));
     let encoding = caps::negotiate(&client_caps, &encodings);
     if let Ok(mut e) = face.encoding.lock() {
         *e = encoding;
@@ -194,6 +195,13 @@ async fn document(
     } in answers
     {
         converter(face, snap.encoding, client, &snap).convert(&mut result);
+        match method {
+            "textDocument/hover" => face.shape().hover(&mut result),
+            "textDocument/completion" | "completionItem/resolve" => {
+                face.shape().completion(&mut result)
+            }
+            _ => {}
+        }
         if matches!(
             method,
             "textDocument/completion" | "textDocument/codeAction"

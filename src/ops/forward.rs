@@ -231,7 +231,7 @@ impl Engine {
             };
             match server
                 .docs
-                .diagnostics(&lease, self.opts.diagnostics_timeout)
+                .diagnostics_as_sent(&lease, self.opts.diagnostics_timeout)
                 .await
             {
                 Ok(d) => out.push((
