@@ -298,3 +298,55 @@ async fn each_client_gets_answers_shaped_for_its_capabilities() {
         assert!(!not_accessed(m), "{m}");
     }
 }
+
+/// Two roots served by one daemon, each with its own server: what one root's server logs
+/// (`window/logMessage` before each answer, `--chatty`) reaches the client of that root, and
+/// not the client of the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_messages_reach_the_clients_of_that_server_only() {
+    let d = Daemon::new();
+    let env = d.env(&[]);
+    let one = workspace(&[("a.txt", "alpha beta\n")]);
+    let other = workspace(&[("b.txt", "gamma delta\n")]);
+    let (one, other) = (
+        one.path().canonicalize().unwrap(),
+        other.path().canonicalize().unwrap(),
+    );
+    let mut a = Client::start_with(&one, &["--", FIXTURE, "--chatty"], &env);
+    initialize_with(&mut a, &one, json!({})).await;
+    let mut b = Client::start_with(&other, &["--", FIXTURE], &env);
+    initialize_with(&mut b, &other, json!({})).await;
+    let (a_txt, b_txt) = (one.join("a.txt"), other.join("b.txt"));
+    a.open(&a_txt, "plaintext").await;
+    b.open(&b_txt, "plaintext").await;
+    // The pumps pick their servers up within a second.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let hover = a
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&a_txt)}, "position": {"line": 0, "character": 1}}),
+        )
+        .await;
+    assert!(hover.get("error").is_none(), "{hover}");
+    let said = a
+        .wait(|m| m["method"] == "window/logMessage" && m["params"]["message"] == "working on it")
+        .await;
+    assert_eq!(said["params"]["type"], 4, "{said}");
+    let hover = b
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&b_txt)}, "position": {"line": 0, "character": 1}}),
+        )
+        .await;
+    assert!(hover.get("error").is_none(), "{hover}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Everything sent to b before this answer is read (into `seen`) by the time it comes.
+    b.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&b_txt)}, "position": {"line": 0, "character": 7}}),
+    )
+    .await;
+    for m in &b.seen {
+        assert_ne!(m["method"], "window/logMessage", "{m}");
+    }
+}
