@@ -580,8 +580,20 @@ impl Documents {
     }
 
     /// Diagnostics for the leased document's exact content: pulled where the server offers
-    /// it, else the push for this version, bounded by `timeout`.
+    /// it, else the push for this version, bounded by `timeout`; those there only to be
+    /// rendered (`WireDiagnostic::rendering_only`) left out.
     pub async fn diagnostics(
+        &self,
+        lease: &Lease,
+        timeout: Duration,
+    ) -> Result<DocDiagnostics, ToolError> {
+        let mut d = self.diagnostics_as_sent(lease, timeout).await?;
+        d.diagnostics.retain(|d| !d.rendering_only());
+        Ok(d)
+    }
+
+    /// `diagnostics`, every one the server sent (the LSP face's clients render them).
+    pub async fn diagnostics_as_sent(
         &self,
         lease: &Lease,
         timeout: Duration,

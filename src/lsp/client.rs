@@ -679,7 +679,7 @@ fn initialize_params(root_uri: &Url, root: &Path, init_options: &Value) -> Value
                     }
                 },
                 "completion": {
-                    "completionItem": {"snippetSupport": false, "documentationFormat": ["markdown", "plaintext"]},
+                    "completionItem": {"snippetSupport": true, "documentationFormat": ["markdown", "plaintext"]},
                     "completionItemKind": {"valueSet": completion_kinds}
                 },
                 "callHierarchy": {"dynamicRegistration": false},
@@ -694,7 +694,13 @@ fn initialize_params(root_uri: &Url, root: &Path, init_options: &Value) -> Value
                     "multilineTokenSupport": false,
                     "overlappingTokenSupport": false
                 },
-                "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
+                "publishDiagnostics": {
+                    "versionSupport": true,
+                    "relatedInformation": false,
+                    "tagSupport": {"valueSet": [1, 2]},
+                    "codeDescriptionSupport": true,
+                    "dataSupport": true
+                },
                 "diagnostic": {"dynamicRegistration": true, "relatedDocumentSupport": false}
             }
         }

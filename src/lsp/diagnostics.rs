@@ -129,6 +129,15 @@ impl LspClient {
             .subscribe()
     }
 
+    /// The server's `window/logMessage` and `window/showMessage` from now on (method, params):
+    /// a front end passes them on to its clients of this server.
+    pub fn messages(&self) -> tokio::sync::broadcast::Receiver<(String, serde_json::Value)> {
+        self.state
+            .messages
+            .get_or_init(|| tokio::sync::broadcast::channel(256).0)
+            .subscribe()
+    }
+
     /// Wakes on every publish (its value: the publish counter).
     pub fn publishes(&self) -> watch::Receiver<u64> {
         self.diag_tx.subscribe()

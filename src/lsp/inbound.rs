@@ -141,7 +141,8 @@ impl Inbox {
         }
     }
 
-    /// `window/logMessage`, `window/showMessage`: logged; the ready marker noted.
+    /// `window/logMessage`, `window/showMessage`: logged, passed to front ends listening
+    /// (`LspClient::messages`); the ready marker noted.
     fn log_message(&self, method: &str, params: &Value) {
         let text = params.get("message").and_then(Value::as_str).unwrap_or("");
         if self
@@ -153,6 +154,9 @@ impl Inbox {
             self.progress_tx.send_modify(|n| *n += 1);
         }
         tracing::debug!(server = %self.transport.name(), "{method}: {text}");
+        if let Some(tx) = self.state.messages.get() {
+            let _ = tx.send((method.to_string(), params.clone()));
+        }
     }
 
     /// `workspace/applyEdit`: handed to the edit sink of the command running (if any), which

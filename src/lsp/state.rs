@@ -41,6 +41,10 @@ pub(super) struct State {
     /// The refresh requests it sent (`workspace/diagnostic/refresh`, …), by method, for
     /// whoever fronts it to clients of their own (`LspClient::refreshes`).
     pub(super) refreshes: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
+    /// The server's `window/logMessage` and `window/showMessage` (method, params), for whoever
+    /// fronts it to clients of their own (`LspClient::messages`).
+    pub(super) messages:
+        std::sync::OnceLock<tokio::sync::broadcast::Sender<(String, serde_json::Value)>>,
     /// Whether the ready marker was logged (true when there is none).
     pub(super) marker_seen: AtomicBool,
     /// Whether the server has once been found settled: from then on only its progress counts,

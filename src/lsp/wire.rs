@@ -57,6 +57,22 @@ pub struct WireDiagnostic {
     pub raw: serde_json::Value,
 }
 
+impl WireDiagnostic {
+    /// Whether it is there only to be rendered, as servers send to a client announcing
+    /// diagnostic tag support (pyright's "is not accessed", unreachable code, deprecated uses: a
+    /// hint, tagged, of no rule): the tools and hooks leave such diagnostics out, as the servers
+    /// do for a client without that support; the LSP face passes them to clients with it.
+    pub fn rendering_only(&self) -> bool {
+        self.severity == Severity::Hint
+            && self.code.is_none()
+            && self
+                .raw
+                .get("tags")
+                .and_then(|t| t.as_array())
+                .is_some_and(|t| !t.is_empty())
+    }
+}
+
 /// One step of a workspace edit, positions in the server's encoding.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WireFileOp {

@@ -28,6 +28,9 @@ pub async fn pump(face: Arc<Face>) {
     let mut seen: HashMap<String, (usize, u64)> = HashMap::new();
     // Per process: its refresh requests.
     let mut refreshes: HashMap<usize, tokio::sync::broadcast::Receiver<String>> = HashMap::new();
+    // Per process: its log and shown messages, passed on (this client uses the server).
+    let mut messages: HashMap<usize, tokio::sync::broadcast::Receiver<(String, Value)>> =
+        HashMap::new();
     loop {
         let mut wakers = Vec::new();
         let mut changed = Vec::new();
@@ -54,12 +57,14 @@ pub async fn pump(face: Arc<Face>) {
             refreshes
                 .entry(process)
                 .or_insert_with(|| client.refreshes());
+            messages.entry(process).or_insert_with(|| client.messages());
             wakers.push(async move {
                 let _ = rx.changed().await;
             });
         }
         let live: Vec<usize> = seen.values().map(|(p, _)| *p).collect();
         refreshes.retain(|p, _| live.contains(p));
+        messages.retain(|p, _| live.contains(p));
         if restarted {
             // The new process has none of the documents open: open the client's again.
             for uri in face.docs.uris() {
@@ -89,8 +94,31 @@ pub async fn pump(face: Arc<Face>) {
                 .map(|rx| Box::pin(async move { rx.recv().await.ok() }));
             futures::future::select_all(next).await.0
         };
+        let said = async {
+            if messages.is_empty() {
+                return std::future::pending::<Option<(String, Value)>>().await;
+            }
+            let next = messages.values_mut().map(|rx| {
+                Box::pin(async move {
+                    loop {
+                        match rx.recv().await {
+                            Ok(m) => return Some(m),
+                            // Too many to keep up with: the ones missed are lost, not the rest.
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(_) => return None,
+                        }
+                    }
+                })
+            });
+            futures::future::select_all(next).await.0
+        };
         tokio::select! {
             () = any => {}
+            message = said => {
+                if let Some((method, params)) = message {
+                    face.notify(&method, params);
+                }
+            }
             method = asked => {
                 if let Some(method) = method {
                     refreshed(&face, method);
@@ -220,7 +248,7 @@ fn convert(face: &Face, from: Encoding, text: &Text, diags: &mut Value) {
 
 /// Publishes `diagnostics` for `uri` to the client, unless it was told exactly that last.
 fn send(face: &Face, uri: &str, diagnostics: Vec<Value>, version: Option<i64>) {
-    let diagnostics = Value::Array(diagnostics);
+    let diagnostics = Value::Array(face.shape().diagnostics(diagnostics));
     if let Ok(mut sent) = face.sent.lock() {
         if sent.get(uri) == Some(&diagnostics) {
             return;

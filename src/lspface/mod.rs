@@ -13,7 +13,9 @@ mod caps;
 mod diagnostics;
 mod docs;
 mod positions;
+mod progress;
 mod requests;
+mod shape;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -93,6 +95,10 @@ pub(crate) struct Face {
     /// The client's encoding (negotiated in `initialize`).
     encoding: Mutex<Encoding>,
     initialized: AtomicBool,
+    /// Whether the client announced `window.workDoneProgress` (it is shown waits then).
+    work_done_progress: AtomicBool,
+    /// What the client can take (from its `initialize`): answers are shaped for it.
+    shape: std::sync::OnceLock<shape::Shape>,
     shut_down: AtomicBool,
     /// Requests running: the client's id → the task answering it.
     inflight: Mutex<HashMap<String, tokio::task::AbortHandle>>,
@@ -139,6 +145,10 @@ impl Face {
         answer.ok()?.ok()?.get("result").cloned()
     }
 
+    fn shape(&self) -> shape::Shape {
+        self.shape.get().cloned().unwrap_or_default()
+    }
+
     fn encoding(&self) -> Encoding {
         self.encoding.lock().map(|e| *e).unwrap_or_default()
     }
@@ -179,6 +189,8 @@ pub async fn serve_observed<R, W>(
         docs: docs::Docs::default(),
         encoding: Mutex::new(Encoding::Utf16),
         initialized: AtomicBool::new(false),
+        work_done_progress: AtomicBool::new(false),
+        shape: std::sync::OnceLock::new(),
         shut_down: AtomicBool::new(false),
         inflight: Mutex::default(),
         closed,

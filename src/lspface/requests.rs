@@ -9,11 +9,12 @@ use serde_json::{Value, json};
 
 use super::caps::{self, announces};
 use super::positions::{Converter, Text};
+use super::progress::Progress;
 use super::{Face, code};
 use crate::documents::Snapshot;
 use crate::error::{Code, ToolError};
 use crate::lsp::Cap;
-use crate::ops::forward::{Ask, Forwarded, Route};
+use crate::ops::forward::{Ask, Forwarded, Ready, Route};
 use crate::registry::Server;
 use crate::text::Encoding;
 
@@ -83,6 +84,10 @@ async fn initialize(face: &Arc<Face>, params: &Value) -> Answer {
     let clients: Vec<_> = servers.iter().map(|s| s.client()).collect();
     let encodings: Vec<Encoding> = clients.iter().map(|c| c.encoding()).collect();
     let client_caps = params.get("capabilities").cloned().unwrap_or(Value::Null);
+    let progress = client_caps.pointer("/window/workDoneProgress") == Some(&Value::Bool(true));
+    face.work_done_progress
+        .store(progress, std::sync::atomic::Ordering::Release);
+    let _ = face.shape.set(super::shape::Shape::of(&client_caps));
     let encoding = caps::negotiate(&client_caps, &encodings);
     if let Ok(mut e) = face.encoding.lock() {
         *e = encoding;
@@ -144,16 +149,15 @@ async fn document(
     } else {
         Route::First
     };
-    // What depends on the whole workspace waits until the server is ready.
-    let ready = matches!(
-        method,
-        "textDocument/references"
-            | "textDocument/definition"
-            | "textDocument/implementation"
-            | "textDocument/rename"
-            | "textDocument/prepareCallHierarchy"
-            | "callHierarchy/incomingCalls"
-    );
+    // What depends on the whole workspace waits until the server is ready, however long:
+    // LSP has no way to say an answer is partial. The client is shown the wait.
+    let progress = Progress::new(face, &params);
+    let busy = |s: &Server, doing: &str| progress.busy(s, doing);
+    let ready = if workspace_wide(method) {
+        Ready::Until(&busy)
+    } else {
+        Ready::No
+    };
     let client = face.encoding();
     let to_server = |snap: &Snapshot| {
         let mut p = params.clone();
@@ -191,6 +195,13 @@ async fn document(
     } in answers
     {
         converter(face, snap.encoding, client, &snap).convert(&mut result);
+        match method {
+            "textDocument/hover" => face.shape().hover(&mut result),
+            "textDocument/completion" | "completionItem/resolve" => {
+                face.shape().completion(&mut result)
+            }
+            _ => {}
+        }
         if matches!(
             method,
             "textDocument/completion" | "textDocument/codeAction"
@@ -207,6 +218,26 @@ async fn document(
         });
     }
     Ok(merged.unwrap_or(Value::Null))
+}
+
+/// Whether `method`'s answer depends on the whole workspace (what the server indexes), not
+/// on its document alone.
+fn workspace_wide(method: &str) -> bool {
+    matches!(
+        method,
+        "textDocument/references"
+            | "textDocument/definition"
+            | "textDocument/declaration"
+            | "textDocument/typeDefinition"
+            | "textDocument/implementation"
+            | "textDocument/rename"
+            | "textDocument/prepareCallHierarchy"
+            | "callHierarchy/incomingCalls"
+            | "callHierarchy/outgoingCalls"
+            | "textDocument/prepareTypeHierarchy"
+            | "typeHierarchy/supertypes"
+            | "typeHierarchy/subtypes"
+    )
 }
 
 /// `completionItem/resolve`, `codeAction/resolve`: to the server that made the item.
@@ -286,12 +317,20 @@ async fn execute(face: &Arc<Face>, params: Value) -> Answer {
         .map_err(|e| refused(e.into()))
 }
 
-async fn workspace_symbol(face: &Arc<Face>, params: Value) -> Answer {
+async fn workspace_symbol(face: &Arc<Face>, mut params: Value) -> Answer {
+    let progress = Progress::new(face, &params);
+    if let Value::Object(m) = &mut params {
+        m.remove("workDoneToken");
+        m.remove("partialResultToken");
+    }
     let answers = face
         .engine
-        .forward_workspace("workspace/symbol", &params, |s| {
-            face.only.admits(s) && s.supports(Cap::WorkspaceSymbols)
-        })
+        .forward_workspace(
+            "workspace/symbol",
+            &params,
+            |s| face.only.admits(s) && s.supports(Cap::WorkspaceSymbols),
+            &|s: &Server, doing: &str| progress.busy(s, doing),
+        )
         .await;
     let client = face.encoding();
     let mut all = Vec::new();

@@ -1,18 +1,19 @@
 //! Requests forwarded as LSP for a client of lspgate's own language-server face (`lspgate
 //! lsp`): routed as the tools route (the file's servers, in order, the first that serves the
 //! request), the document held at the asking client's content (its unsaved buffer as an
-//! overlay, else the disk's), workspace-wide requests after the server is ready. The answer is
+//! overlay, else the disk's), workspace-wide requests once the server is ready, however long it takes. The answer is
 //! the server's, untouched; the front end converts positions with what this hands back.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::Engine;
 use crate::documents::Snapshot;
 use crate::error::{Code, ToolError};
-use crate::registry::{Admit, Server};
+use crate::registry::{Admit, Scope, Server};
 
 /// A server's answer to a forwarded request, and the document as the server saw it then (its
 /// text and position encoding, to convert positions with).
@@ -31,6 +32,23 @@ pub enum Route {
     All,
 }
 
+/// What a workspace-wide request is told while it waits for a server to be ready: the server
+/// and what it is still doing, once per `READY_STEP` until it is ready.
+pub type Busy<'a> = dyn Fn(&Server, &str) + Send + Sync + 'a;
+
+/// Whether a forwarded request waits for its server to be ready first.
+#[derive(Clone, Copy)]
+pub enum Ready<'a> {
+    /// No: it depends on its document alone.
+    No,
+    /// Until the server is ready, however long that takes (LSP has no way to say an answer is
+    /// partial; the caller gives up by dropping the request, as on the client's cancel).
+    Until(&'a Busy<'a>),
+}
+
+/// How often a request waiting for a server's readiness is told what the server is doing.
+const READY_STEP: Duration = Duration::from_secs(1);
+
 /// A request about a document, to forward.
 pub struct Ask<'a> {
     pub path: &'a Path,
@@ -39,9 +57,8 @@ pub struct Ask<'a> {
     pub overlay: Option<&'a str>,
     pub method: &'a str,
     pub route: Route,
-    /// Whether it depends on the whole workspace: it then waits (bounded) for the server to
-    /// be ready.
-    pub ready: bool,
+    /// Whether it depends on the whole workspace: it then waits for the server to be ready.
+    pub ready: Ready<'a>,
     /// The servers it may start (and go to).
     pub admit: &'a Admit<'a>,
 }
@@ -120,8 +137,8 @@ impl Engine {
         let language = self.languages().detect(path);
         let mut out = Vec::new();
         for server in servers {
-            if ready {
-                self.workspace(&server).await;
+            if let Ready::Until(busy) = ready {
+                self.until_ready(&server, busy).await;
             }
             let lease = server.docs.lease(path, &language, overlay).await?;
             let sent = params(&lease.snap);
@@ -150,20 +167,37 @@ impl Engine {
         Ok(out)
     }
 
+    /// Waits until `server` is ready for workspace-wide questions, however long that takes:
+    /// the readiness the tools wait for (`Server::workspace_ready`), asked again step by step
+    /// while the server is still at work (`busy` told what it does), until it is ready, what
+    /// it lacks is not a matter of time, or it is gone. What it can answer then.
+    pub async fn until_ready(&self, server: &Arc<Server>, busy: &Busy<'_>) -> Scope {
+        server.prepare_in_background(self.registry.detector());
+        loop {
+            let scope = server.workspace_ready(READY_STEP, self.languages()).await;
+            match &scope.waiting {
+                Some(doing) if server.client().is_alive() => busy(server, doing),
+                _ => return scope,
+            }
+        }
+    }
+
     /// Forwards a request that names no document (`workspace/symbol`) to every running server
-    /// that `serves` accepts, each once it is ready (bounded): their answers.
+    /// that `serves` accepts, each once it is ready (`until_ready`, `busy` told meanwhile):
+    /// their answers.
     pub async fn forward_workspace(
         &self,
         method: &str,
         params: &Value,
         serves: impl Fn(&Server) -> bool,
+        busy: &Busy<'_>,
     ) -> Vec<(Arc<Server>, Value)> {
         let mut out = Vec::new();
         for server in self.registry.running() {
             if !serves(&server) {
                 continue;
             }
-            self.workspace(&server).await;
+            self.until_ready(&server, busy).await;
             let sent = params.clone();
             let r = server
                 .request(None, |c| {
@@ -197,7 +231,7 @@ impl Engine {
             };
             match server
                 .docs
-                .diagnostics(&lease, self.opts.diagnostics_timeout)
+                .diagnostics_as_sent(&lease, self.opts.diagnostics_timeout)
                 .await
             {
                 Ok(d) => out.push((

@@ -24,6 +24,10 @@ const MAX_LOOSE: usize = 100;
 pub struct Scope {
     /// Why its answer may be incomplete; `None`: it is complete.
     pub partial: Option<String>,
+    /// What the server was still doing when the bound ran out (`partial` then says so):
+    /// waiting longer completes the answer. `None`: it is ready, or what it lacks is not a
+    /// matter of time (clangd without a compilation database, projects left out).
+    pub waiting: Option<String>,
     /// tsserver: one file of each project it knows (its symbols are searched project by
     /// project).
     pub projects: Vec<PathBuf>,
@@ -62,20 +66,26 @@ impl Readied<'_> {
         match self.readiness {
             Readiness::Progress => match client.wait_idle(bound).await {
                 Ok(()) => Scope::default(),
-                Err(busy) => partial(format!(
-                    "{} was still busy ({}) after {}s; results may be incomplete",
-                    self.name,
+                Err(busy) => waiting(
+                    format!(
+                        "{} was still busy ({}) after {}s; results may be incomplete",
+                        self.name,
+                        busy.titles.join(", "),
+                        bound.as_secs()
+                    ),
                     busy.titles.join(", "),
-                    bound.as_secs()
-                )),
+                ),
             },
             Readiness::Marker => match client.wait_loaded(bound).await {
                 Ok(()) => Scope::default(),
-                Err(_) => partial(format!(
-                    "{} had not loaded the workspace after {}s; results may be incomplete",
-                    self.name,
-                    bound.as_secs()
-                )),
+                Err(_) => waiting(
+                    format!(
+                        "{} had not loaded the workspace after {}s; results may be incomplete",
+                        self.name,
+                        bound.as_secs()
+                    ),
+                    "loading the workspace".into(),
+                ),
             },
             Readiness::CompileCommands => {
                 let Some(db) = compile_commands(self.root) else {
@@ -88,12 +98,15 @@ impl Readied<'_> {
                 self.load_compilation_database(&db, languages, bound).await;
                 match client.wait_idle(bound).await {
                     Ok(()) => Scope::default(),
-                    Err(busy) => partial(format!(
-                        "{} was still indexing ({}) after {}s; results may be incomplete",
-                        self.name,
+                    Err(busy) => waiting(
+                        format!(
+                            "{} was still indexing ({}) after {}s; results may be incomplete",
+                            self.name,
+                            busy.titles.join(", "),
+                            bound.as_secs()
+                        ),
                         busy.titles.join(", "),
-                        bound.as_secs()
-                    )),
+                    ),
                 }
             }
             Readiness::Projects => {
@@ -102,13 +115,17 @@ impl Readied<'_> {
                 match tokio::time::timeout(bound, self.prepare(languages)).await {
                     Ok(p) => Scope {
                         partial: p.note,
+                        waiting: None,
                         projects: p.files,
                     },
-                    Err(_) => partial(format!(
-                        "{} was still loading its projects after {}s; results may be incomplete",
-                        self.name,
-                        bound.as_secs()
-                    )),
+                    Err(_) => waiting(
+                        format!(
+                            "{} was still loading its projects after {}s; results may be incomplete",
+                            self.name,
+                            bound.as_secs()
+                        ),
+                        "loading its projects".into(),
+                    ),
                 }
             }
         }
@@ -228,6 +245,16 @@ fn first_entry(db: &Path, root: &Path) -> Option<PathBuf> {
 fn partial(reason: String) -> Scope {
     Scope {
         partial: Some(reason),
+        waiting: None,
+        projects: Vec::new(),
+    }
+}
+
+/// Not ready when the bound ran out, still `doing` what it does: `reason` for an answer now.
+fn waiting(reason: String, doing: String) -> Scope {
+    Scope {
+        partial: Some(reason),
+        waiting: Some(doing),
         projects: Vec::new(),
     }
 }

@@ -176,6 +176,18 @@ impl Server {
         self.readied().workspace_ready(bound, languages).await
     }
 
+    /// Whatever readiness must prepare (tsserver's projects), begun in the background if it is
+    /// not done: a wait for readiness given up (a bound, a client's cancel) does not undo it.
+    pub fn prepare_in_background(self: &Arc<Self>, languages: &Arc<Languages>) {
+        if self.readiness != Readiness::Projects {
+            return;
+        }
+        let (s, languages) = (self.clone(), languages.clone());
+        tokio::spawn(async move {
+            s.prepare(&languages).await;
+        });
+    }
+
     /// Finds and loads tsserver's projects under the root, once (see `Readied::prepare`).
     pub(super) async fn prepare(&self, languages: &Languages) {
         self.readied().prepare(languages).await;

@@ -28,6 +28,7 @@ mod hooks;
 mod hostile_reads;
 mod http;
 mod lsp_face;
+mod lsp_face_faithful;
 mod lsp_face_protocol;
 mod polyglot;
 mod private_modes;

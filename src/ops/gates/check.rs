@@ -177,7 +177,12 @@ impl Engine {
             let pushed: Vec<PathBuf> = client
                 .pushed_uris()
                 .into_iter()
-                .filter(|uri| !client.latest_pushed(uri).is_empty())
+                .filter(|uri| {
+                    client
+                        .latest_pushed(uri)
+                        .iter()
+                        .any(|d| !d.rendering_only())
+                })
                 .filter_map(|uri| uri.to_file_path().ok())
                 // Confined: a file through a symlink leading out is not opened (read) at all.
                 .filter_map(|p| self.root().confine(&p).ok())
@@ -483,7 +488,8 @@ impl Engine {
         }
         let uri = url::Url::from_file_path(path).ok()?;
         // A file of no project it has loaded ("No Project") is opened instead.
-        let list = client.pull_diagnostics(&uri).await.ok()?;
+        let mut list = client.pull_diagnostics(&uri).await.ok()?;
+        list.retain(|d| !d.rendering_only());
         batch::disk_diags(self.root(), path, client.encoding(), list)
     }
 

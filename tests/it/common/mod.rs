@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 mod daemon;
 pub mod lsp_clients;
+pub mod lsp_raw;
 #[allow(unused_imports)]
 pub use daemon::{Daemon, pid_of};
 
