@@ -1,5 +1,6 @@
 //! lspgate's private folders and files on the machine, whatever the umask: the runtime folder
-//! (`$XDG_RUNTIME_DIR/lspgate`, else `lspgate` under the user's cache: the daemon's socket and
+//! (`$XDG_RUNTIME_DIR/lspgate`, else the user's own `/run/user/UID/lspgate`, else `lspgate`
+//! under the user's cache: the daemon's socket and
 //! lock, the HTTP listeners' token files), the data folder (`workspace::data_dir`: state, the
 //! journal's key, trust records, installed servers, the daemon's log) and the state folders.
 //! Every folder lspgate makes is made 0700 and every file 0600 (`private_dir`, `private_file`);
@@ -14,8 +15,13 @@ use std::path::{Path, PathBuf};
 /// lspgate's runtime folder, made (0700) when missing. Err when it exists but is not the user's own
 /// or others may enter it.
 pub fn runtime_dir() -> Result<PathBuf, String> {
+    let uid = rustix::process::getuid().as_raw();
+    let session = Path::new("/run/user").join(uid.to_string());
     let base = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d),
+        // A process started with a stripped environment (Codex runs its MCP servers with a
+        // few variables only) finds the same daemon as the user's other processes.
+        None if users_runtime(&session, uid) => session,
         None => match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
             Some(d) => PathBuf::from(d),
             None => std::env::var_os("HOME")
@@ -27,6 +33,13 @@ pub fn runtime_dir() -> Result<PathBuf, String> {
     make(&dir)?;
     check_runtime(&dir)?;
     Ok(dir)
+}
+
+/// Whether `dir` is the user's runtime folder as a login session makes it: a real folder of
+/// theirs that no one else may enter (what `XDG_RUNTIME_DIR` names when it is set).
+fn users_runtime(dir: &Path, uid: u32) -> bool {
+    std::fs::symlink_metadata(dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0)
 }
 
 /// Refuses a runtime folder that is not a real folder of this user's, or that others may enter.
@@ -146,4 +159,26 @@ pub fn private_file(path: &Path, options: &mut OpenOptions) -> std::io::Result<F
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_runtime_folder_is_theirs_and_closed_to_others() {
+        let uid = rustix::process::getuid().as_raw();
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("1000");
+        assert!(!users_runtime(&run, uid), "missing");
+        std::fs::create_dir(&run).unwrap();
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(!users_runtime(&run, uid), "others may enter");
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(users_runtime(&run, uid));
+        assert!(!users_runtime(&run, uid + 1), "another user's");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&run, &link).unwrap();
+        assert!(!users_runtime(&link, uid), "a link");
+    }
 }
