@@ -73,6 +73,7 @@ pub const OMITTED: &str = "(text omitted: outside_root)";
 
 /// A note clangd folds into a message (a paragraph after the first): its file, line, column,
 /// then a newline (a file other than the main one) or a space, then its level and its text.
+#[allow(clippy::expect_used)] // a constant pattern, compiled by the tests
 static NOTE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?s)\A([^\n]+?):(\d+):(\d+):([\n ])(note|remark|warning|error|fatal error|ignored): (.*)\z")
         .expect("a valid regex")
