@@ -78,9 +78,22 @@ impl Env {
                 Keys::Only(names) => names.iter().any(|p| matches(p, k)),
                 Keys::AllBut => !PER_SESSION.iter().any(|p| matches(p, k)),
             })
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| match k.as_str() {
+                "PATH" => (k.clone(), first_of_each(v)),
+                _ => (k.clone(), v.clone()),
+            })
             .collect()
     }
+}
+
+/// A search path with each folder at its first place only: a later repeat never changes which
+/// executable is found, so it never sets two sessions' servers apart.
+fn first_of_each(path: &str) -> String {
+    let mut seen = std::collections::HashSet::new();
+    path.split(':')
+        .filter(|d| seen.insert(*d))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 impl Keys {
@@ -168,6 +181,16 @@ mod tests {
         assert_eq!(a.identity(&Keys::AllBut), b.identity(&Keys::AllBut));
         let c = env(&[("PATH", "/bin"), ("PROBE", "two")]);
         assert_ne!(a.identity(&Keys::AllBut), c.identity(&Keys::AllBut));
+    }
+
+    #[test]
+    fn a_repeated_path_folder_shares_the_server_and_another_order_does_not() {
+        let keys = preset_keys("builtin/pyright");
+        let a = env(&[("PATH", "/tools/bin:/usr/bin")]);
+        let b = env(&[("PATH", "/tools/bin:/usr/bin:/tools/bin:/usr/bin")]);
+        let c = env(&[("PATH", "/usr/bin:/tools/bin")]);
+        assert_eq!(a.identity(&keys), b.identity(&keys));
+        assert_ne!(a.identity(&keys), c.identity(&keys));
     }
 
     #[test]
