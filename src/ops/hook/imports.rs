@@ -212,9 +212,11 @@ fn go_module(dir: &Path) -> Option<(PathBuf, String)> {
 /// Python statements that import: `import a.b [as x], c` and `from [.]a.b import c, d`
 /// (continued by parentheses or backslashes).
 fn python(text: &str, dir: &Path, out: &mut Vec<Target>) {
+    // Read as code: a docstring's or a string's words, and comments, import nothing (an import
+    // statement holds no string literal).
+    let text = crate::lexer::lex(crate::lexer::Lang::Python, text).masked;
     // `import a; import b` and `if TYPE_CHECKING: from m import X` hold statements after the
-    // first: each its own line (a `;` in a string only adds a line that imports nothing, or
-    // one more edge).
+    // first: each its own line.
     let text = text
         .replace(';', "\n")
         .replace(": from ", ":\nfrom ")
@@ -291,7 +293,9 @@ fn python(text: &str, dir: &Path, out: &mut Vec<Target>) {
 
 /// JavaScript and TypeScript module specifiers on lines that import or re-export.
 fn script(text: &str, dir: &Path, out: &mut Vec<Target>) {
-    for spec in script_specifiers(text) {
+    // Comments (a commented-out import) import nothing; the specifiers are strings, kept.
+    let text = crate::lexer::lex(crate::lexer::Lang::Script, text).uncommented;
+    for spec in script_specifiers(&text) {
         specifier(spec, dir, out);
     }
 }
@@ -484,6 +488,16 @@ mod tests {
             !got.iter()
                 .any(|t| matches!(t, Target::Suffix(s) if s.contains("nothing")))
         );
+        // A docstring's or a string's words and a comment import nothing.
+        let text = "\"\"\"Usage:\nfrom secret import key\nimport hidden\n\"\"\"\nx = 'import quoted'\n# import commented\nimport real\n";
+        let got = imports_of(Family::Python, &dir.join("m.py"), text);
+        assert_eq!(got, [Target::Suffix("real".into())]);
+        let got = imports_of(
+            Family::Script,
+            &dir.join("m.ts"),
+            "// import { a } from './commented';\n/* import b from './block' */\nimport c from './real';\n",
+        );
+        assert_eq!(got, [Target::Exact("/r/pkg/sub/real".into())]);
         let root = Path::new("/r");
         let util = keys(Path::new("/r/src/a/b/util.py"), Family::Python);
         assert!(names(&Target::Suffix("a/b/util".into()), root, &util));
