@@ -450,9 +450,16 @@ impl Engine {
             let Some(names) = names else {
                 return all;
             };
+            // Their code without comments: a name in a comment reaches nothing.
             let texts: Vec<String> = all
                 .iter()
-                .map(|d| std::fs::read_to_string(d).unwrap_or_default())
+                .map(|d| {
+                    let text = std::fs::read_to_string(d).unwrap_or_default();
+                    match imports::Family::of(d).and_then(imports::Family::lang) {
+                        Some(lang) => crate::lexer::lex(lang, &text).uncommented,
+                        None => text,
+                    }
+                })
                 .collect();
             // A re-exporting importer may give a name another (`total as sum`).
             let names = with_aliases(&names, &texts);

@@ -30,7 +30,9 @@ pub struct Kept {
 }
 
 /// A diagnostic as a hook compares it: what it says and the text of the line it starts on (its
-/// position moves when lines are added above it; what it says does not).
+/// position moves when lines are added above it; what it says does not). What it says is its
+/// first line (`said`): pyright words the rest of a message, and sometimes a type in it, by the
+/// order it happened to check files in.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Said {
     pub severity: Severity,
@@ -46,9 +48,18 @@ impl Said {
             severity: d.severity,
             code: d.code.clone(),
             source: d.source.clone(),
-            message: d.message.clone(),
+            message: said(&d.message),
             line_text: line_text.unwrap_or_default().trim().to_string(),
         }
+    }
+}
+
+/// A message as compared: its first line, a pyright `Self@T` as `T`, 200 characters at most.
+fn said(message: &str) -> String {
+    let first = message.lines().next().unwrap_or("").replace("Self@", "");
+    match first.char_indices().nth(200) {
+        Some((i, _)) => first[..i].to_string(),
+        None => first,
     }
 }
 
@@ -236,6 +247,40 @@ mod tests {
         assert!(held.before(p, "ruff", 9, None).is_none());
         assert!(held.current(p, "pyright", 4));
         assert!(!held.current(p, "pyright", 5));
+    }
+
+    #[test]
+    fn a_message_reworded_past_its_first_line_says_the_same() {
+        let diag = |message: &str| Diag {
+            severity: Severity::Error,
+            line: 436,
+            column: 9,
+            end_line: 436,
+            end_column: 24,
+            code: Some("reportIncompatibleMethodOverride".into()),
+            source: Some("Pyright".into()),
+            message: message.into(),
+        };
+        let a = Said::of(
+            &diag(
+                "Method \"relabeled_clone\" overrides class \"Self@BaseExpression\"\n  Return type mismatch: A",
+            ),
+            Some("def relabeled_clone(self, change_map):"),
+        );
+        let b = Said::of(
+            &diag(
+                "Method \"relabeled_clone\" overrides class \"BaseExpression\"\n  Return type mismatch: B",
+            ),
+            Some("  def relabeled_clone(self, change_map):  "),
+        );
+        assert_eq!(a, b);
+        let c = Said::of(
+            &diag("Method \"other\" overrides"),
+            Some("def other(self):"),
+        );
+        assert_ne!(a, c);
+        let long = Said::of(&diag(&"x".repeat(500)), None);
+        assert_eq!(long.message.chars().count(), 200);
     }
 
     #[test]
