@@ -11,7 +11,7 @@ use std::path::Path;
 /// The Go environment of the tests: the module cache the install script filled, served as
 /// the module proxy (offline; its modules were verified when first downloaded), the Go on
 /// PATH, no toolchain switch.
-fn go_env() -> Vec<(&'static str, String)> {
+pub(crate) fn go_env() -> Vec<(&'static str, String)> {
     let tools = repo().join(".tools/go");
     let proxy = format!("file://{}", tools.join("pkg/mod/cache/download").display());
     vec![
@@ -28,7 +28,7 @@ fn go_env() -> Vec<(&'static str, String)> {
 }
 
 /// Fails loudly (never skips) when Go or the pinned gopls is missing.
-fn require_go() {
+pub(crate) fn require_go() {
     let gopls = repo().join(".tools/go/bin/gopls");
     assert!(
         gopls.is_file(),

@@ -30,6 +30,7 @@ mod hostile_reads;
 mod http;
 mod lsp_face;
 mod lsp_face_faithful;
+mod lsp_face_go;
 mod lsp_face_protocol;
 mod polyglot;
 mod private_modes;

@@ -83,7 +83,7 @@ if not client_id then
 end
 
 local filetypes = { py = 'python', pyi = 'python', ts = 'typescript', js = 'javascript',
-                    c = 'c', h = 'c', cpp = 'cpp', sh = 'sh' }
+                    c = 'c', h = 'c', cpp = 'cpp', sh = 'sh', go = 'go' }
 
 local function client() return vim.lsp.get_client_by_id(client_id) end
 

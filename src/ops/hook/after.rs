@@ -88,6 +88,11 @@ impl Engine {
         for (p, b) in &before {
             self.ledger.origin(&ask.session, p, b, write_tick);
         }
+        // A file a shell command wrote: the turn-end gate covers it too, against what was known.
+        for f in written {
+            self.ledger
+                .origin(&ask.session, f, &Before::Unknown, write_tick);
+        }
         // The written files first, whatever else there is to do.
         let is_written: HashSet<PathBuf> = written.iter().cloned().collect();
         let existing: Vec<PathBuf> = written.iter().filter(|p| p.is_file()).cloned().collect();

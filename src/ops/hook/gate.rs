@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use tokio::time::Instant;
 
@@ -21,9 +21,6 @@ use crate::ops::Engine;
 
 /// Files a baseline pass asks, at most.
 const PASS_FILES: usize = 5_000;
-
-/// One baseline pass at a time per process (a second session's start finds it running).
-static PASSING: AtomicBool = AtomicBool::new(false);
 
 impl Engine {
     /// The session starts: the servers of the workspace's languages started and the baseline
@@ -41,11 +38,12 @@ impl Engine {
         let session = ask.session.clone();
         tokio::spawn(async move {
             engine.registry.start_watching().await;
-            if PASSING.swap(true, Ordering::AcqRel) {
+            // One pass at a time per workspace: a second session's start finds it running.
+            if engine.ledger.passing.swap(true, Ordering::AcqRel) {
                 return;
             }
             engine.baseline_pass(&session).await;
-            PASSING.store(false, Ordering::Release);
+            engine.ledger.passing.store(false, Ordering::Release);
         });
     }
 
@@ -110,6 +108,7 @@ impl Engine {
             .take(MAX_LISTED)
             .map(|p| self.root().relative(p))
             .collect();
+        let is_written: HashSet<PathBuf> = written.iter().cloned().collect();
         let changed = after::changed(&written, &origins);
         let deps = match &changed {
             Some(c) if c.names.is_empty() => Vec::new(),
@@ -120,11 +119,10 @@ impl Engine {
                     .await
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|p| self.served(p) && !written.contains(p))
+                    .filter(|p| self.served(p) && !is_written.contains(p))
                     .collect()
             }
         };
-        let is_written: HashSet<PathBuf> = written.iter().cloned().collect();
         let targets: Vec<PathBuf> = written
             .iter()
             .filter(|p| p.is_file())

@@ -58,6 +58,8 @@ struct Session {
 #[derive(Default)]
 pub struct Ledger {
     inner: Mutex<(HashMap<String, Session>, u64)>,
+    /// A session-start baseline pass runs on this workspace.
+    pub(super) passing: std::sync::atomic::AtomicBool,
 }
 
 impl Ledger {
