@@ -439,8 +439,8 @@ impl Engine {
     }
 
     /// The files that import the written ones (`Imports`) and, when `names` says which
-    /// top-level names the write changed, mention one of them: from a walk of the root on the
-    /// blocking pool.
+    /// top-level names the write changed, mention one of them (those mentioning them most
+    /// first): from a walk of the root on the blocking pool.
     pub(super) async fn dependents(
         &self,
         written: &[PathBuf],
@@ -468,11 +468,15 @@ impl Engine {
                 .collect();
             // A re-exporting importer may give a name another (`total as sum`).
             let names = with_aliases(&names, &texts);
-            all.into_iter()
+            // Those that use the names most first: within a budget, most of what broke.
+            let mut found: Vec<(usize, PathBuf)> = all
+                .into_iter()
                 .zip(texts)
-                .filter(|(_, t)| surface::mentions(t, &names))
-                .map(|(d, _)| d)
-                .collect()
+                .map(|(d, t)| (surface::mention_count(&t, &names), d))
+                .filter(|(n, _)| *n > 0)
+                .collect();
+            found.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+            found.into_iter().map(|(_, d)| d).collect()
         })
         .await
         .unwrap_or_default()

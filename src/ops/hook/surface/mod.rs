@@ -172,8 +172,14 @@ pub fn reaching(family: Family, text: &str, names: &BTreeSet<String>) -> BTreeSe
 
 /// Whether `text` holds one of `names` as a whole word.
 pub fn mentions(text: &str, names: &BTreeSet<String>) -> bool {
+    mention_count(text, names) > 0
+}
+
+/// How many times `text` holds one of `names` as a whole word.
+pub fn mention_count(text: &str, names: &BTreeSet<String>) -> usize {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .any(|w| names.contains(w))
+        .filter(|w| names.contains(*w))
+        .count()
 }
 
 /// How many more brackets a line of code opens than it closes (literals and comments
@@ -628,5 +634,10 @@ mod tests {
         let text = "class Config:\n    port: int\n\ndef load() -> Config:\n    return Config()\n\ndef run():\n    return load()\n\ndef other():\n    pass\n";
         let got = reaching(Family::Python, text, &names(&["Config"]).unwrap());
         assert_eq!(got, names(&["Config", "load", "run"]).unwrap());
+        // Whole words only, each time.
+        let wanted = names(&["load", "Config"]).unwrap();
+        assert_eq!(mention_count(text, &wanted), 5);
+        assert_eq!(mention_count("loader = Configs", &wanted), 0);
+        assert!(!mentions("reload()", &wanted));
     }
 }
