@@ -24,6 +24,9 @@ use crate::ops::types::Diag;
 /// How long the importers' check may go on, whether its hook is still waiting or not.
 const BACKGROUND: Duration = Duration::from_secs(180);
 
+/// The written files' content hashes now, by path.
+type Contents = HashMap<PathBuf, u64>;
+
 /// Baselines by (file, server): what each said before the write, where known.
 pub(super) type Baselines = HashMap<(PathBuf, String), Option<Arc<Vec<Said>>>>;
 
@@ -93,21 +96,26 @@ impl Engine {
             self.ledger
                 .origin(&ask.session, f, &Before::Unknown, write_tick);
         }
-        // The written files first, whatever else there is to do.
-        let is_written: HashSet<PathBuf> = written.iter().cloned().collect();
+        // The written files first, whatever else there is to do. Their content now, read once:
+        // a snapshot of it is never a baseline.
         let existing: Vec<PathBuf> = written.iter().filter(|p| p.is_file()).cloned().collect();
+        let contents: Contents = existing
+            .iter()
+            .filter_map(|p| Some((p.clone(), content_hash(&std::fs::read_to_string(p).ok()?))))
+            .collect();
         let left = deadline.saturating_duration_since(Instant::now());
         let rebuilt = self
             .rebuild_missing(
                 &before,
                 &existing,
                 written,
+                &contents,
                 write_tick,
                 false,
                 Instant::now() + left / 2,
             )
             .await;
-        let baselines = self.baselines(&existing, &is_written, write_tick, &rebuilt);
+        let baselines = self.baselines(&existing, &contents, write_tick, &rebuilt);
         let asked = self
             .ask_all(&existing, Stage::PostEdit, now, deadline)
             .await;
@@ -270,13 +278,13 @@ impl Engine {
                 &job.before,
                 &deps,
                 &job.written,
+                &Contents::new(),
                 job.write_tick,
                 true,
                 Instant::now() + BACKGROUND / 2,
             )
             .await;
-        let none = HashSet::new();
-        let baselines = self.baselines(&deps, &none, job.write_tick, &rebuilt);
+        let baselines = self.baselines(&deps, &Contents::new(), job.write_tick, &rebuilt);
         let each = |_: usize, path: &Path, asked: Asked| {
             let c = self.compare(path, asked, &baselines, &job.session, job.severity, false);
             let Ok(mut r) = relay.lock() else { return };
@@ -300,21 +308,17 @@ impl Engine {
 
     /// Each target's baseline per server: asked when nothing else had changed since (exact),
     /// else rebuilt from the old text when it could be, else what was known, however old.
-    /// A written file's baselines are never of its written content.
+    /// A written file's baselines are never of its written content (`written`).
     fn baselines(
         &self,
         targets: &[PathBuf],
-        written: &HashSet<PathBuf>,
+        written: &Contents,
         write_tick: u64,
         rebuilt: &before::Rebuilt,
     ) -> Baselines {
         let mut out = Baselines::new();
         for p in targets {
-            let content = written
-                .contains(p)
-                .then(|| std::fs::read_to_string(p).ok())
-                .flatten()
-                .map(|t| content_hash(&t));
+            let content = written.get(p).copied();
             for name in self.registry.by_language(&self.languages().detect(p)) {
                 let key = (p.clone(), name);
                 let held = self.held.before(p, &key.1, write_tick, content);
@@ -397,12 +401,14 @@ impl Engine {
 
     /// Baselines, from the event's old contents, for the (target, server) pairs lspgate knew
     /// nothing of before the write (`rebuild`): known only from before other changes counts
-    /// as nothing unless `any_age`.
+    /// as nothing unless `any_age`; never one of a written file's content now (`contents`).
+    #[allow(clippy::too_many_arguments)] // the write's facts, each one of its own
     pub(super) async fn rebuild_missing(
         &self,
         before: &[(PathBuf, Before)],
         targets: &[PathBuf],
         written: &[PathBuf],
+        contents: &Contents,
         write_tick: u64,
         any_age: bool,
         deadline: Instant,
@@ -410,16 +416,11 @@ impl Engine {
         if before.is_empty() {
             return before::Rebuilt::new();
         }
-        let is_written: HashSet<&PathBuf> = written.iter().collect();
         let missing: Vec<(PathBuf, Vec<String>)> = targets
             .iter()
             .filter_map(|p| {
                 let names = self.registry.by_language(&self.languages().detect(p));
-                let now = is_written
-                    .contains(p)
-                    .then(|| std::fs::read_to_string(p).ok())
-                    .flatten()
-                    .map(|t| content_hash(&t));
+                let now = contents.get(p).copied();
                 let lacking: Vec<String> = names
                     .into_iter()
                     .filter(|n| {

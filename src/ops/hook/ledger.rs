@@ -181,16 +181,15 @@ impl Ledger {
     /// Files still being checked stay listed until they are.
     pub fn take_later(&self, session: &str) -> Option<Later> {
         self.with(session, |s| {
-            let out = Later {
+            // Nothing found yet: the files still being checked are told again later.
+            if s.later.introduced.is_empty() {
+                return None;
+            }
+            Some(Later {
                 from: std::mem::take(&mut s.later.from),
                 introduced: std::mem::take(&mut s.later.introduced),
                 unchecked: s.later.unchecked.clone(),
-            };
-            if out.introduced.is_empty() {
-                // Nothing found yet: the files still being checked are told again later.
-                s.later.from = out.from.clone();
-            }
-            (!out.introduced.is_empty()).then_some(out)
+            })
         })
         .flatten()
     }

@@ -162,7 +162,6 @@ struct Answer {
 /// What was asked of one file.
 struct Asked {
     answers: Vec<Answer>,
-    content: u64,
     notes: Vec<String>,
 }
 
@@ -341,7 +340,6 @@ impl Engine {
     async fn ask_file(&self, path: &std::path::Path, stage: Stage, now: u64) -> Asked {
         let mut out = Asked {
             answers: Vec::new(),
-            content: 0,
             notes: Vec::new(),
         };
         let file = self.root().relative(path);
@@ -364,7 +362,6 @@ impl Engine {
                     continue;
                 }
             };
-            out.content = content_hash(&lease.snap.text);
             match self.file_diagnostics(&server, &lease).await {
                 Ok(d) if d.fresh => {
                     let snap = &lease.snap;
