@@ -6,6 +6,7 @@
 //! comes with the session's next answer, exactly once.
 
 use crate::common;
+use crate::hooks::{block_reason, context_of};
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -40,23 +41,9 @@ fn edit(root: &Path, session: &str, name: &str, tool: &str, file: &str) -> Value
     )
 }
 
-/// The reason of a `{"decision": D, "reason": R}` answer, exactly those keys.
-fn reason(out: &str, decision: &str) -> String {
-    let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
-    let mut keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-    keys.sort();
-    assert_eq!(keys, ["decision", "reason"], "{out}");
-    assert_eq!(v["decision"], decision, "{out}");
-    v["reason"].as_str().unwrap().to_string()
-}
-
-/// The additional context of a Claude Code post-edit answer.
+/// The additional context of a Claude Code post-edit answer (exactly its documented shape).
 fn context(out: &str) -> String {
-    let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
-    v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{out}"))
-        .to_string()
+    context_of(out, "PostToolUse")
 }
 
 /// Pre-edit, the write, post-edit: the post-edit answer.
@@ -135,7 +122,7 @@ async fn the_turn_end_gate_keeps_a_turn_going_while_an_introduced_error_remains(
     // The turn ends: blocked, naming both errors, not app.py's old one (line 4).
     let (code, out, err) = hook(&d, root, &["stop"], &stop(false));
     assert_eq!(code, 0, "{err}");
-    let why = reason(&out, "block");
+    let why = block_reason(&out, "block");
     assert!(why.contains("introduced 2 errors"), "{why}");
     assert!(why.contains("app.py:3:10 error"), "{why}");
     assert!(why.contains("fresh.py:1:14 error"), "{why}");
@@ -158,7 +145,7 @@ async fn the_turn_end_gate_keeps_a_turn_going_while_an_introduced_error_remains(
         "def total(x: int) -> int:\n    return x\n",
     );
     let (_, out, _) = hook(&d, root, &["stop"], &stop(false));
-    let why = reason(&out, "block");
+    let why = block_reason(&out, "block");
     assert!(why.contains("introduced 1 error"), "{why}");
     assert!(
         why.contains("fresh.py:1:14") && !why.contains("app.py"),
@@ -237,7 +224,7 @@ async fn each_harness_is_kept_going_in_its_own_form() {
             assert_eq!(v.as_object().unwrap().len(), 1, "{out}");
             v["followup_message"].as_str().unwrap().to_string()
         } else {
-            reason(&out, decision)
+            block_reason(&out, decision)
         };
         assert!(why.contains("app.py:3:10 error"), "{harness}: {why}");
         // Put back for the next harness: its gate then finds the turn clean.

@@ -35,7 +35,7 @@ fn hook_with(
 /// The report in a Claude Code, Codex or Gemini answer, checked to be exactly the documented
 /// shape (Codex refuses unknown keys): `{"hookSpecificOutput": {"hookEventName": EVENT,
 /// "additionalContext": TEXT}}`.
-fn context_of(out: &str, event: &str) -> String {
+pub(crate) fn context_of(out: &str, event: &str) -> String {
     let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["hookSpecificOutput"], "{out}");
@@ -48,7 +48,7 @@ fn context_of(out: &str, event: &str) -> String {
 }
 
 /// The reason of a block answer (`decision` as the harness spells it), exactly those keys.
-fn block_reason(out: &str, decision: &str) -> String {
+pub(crate) fn block_reason(out: &str, decision: &str) -> String {
     let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     let mut keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     keys.sort();
