@@ -106,12 +106,40 @@ struct ClientSlot {
     docs: Mutex<HashMap<PathBuf, Arc<Doc>>>,
     /// Bumped on each replacement; a document opened in an older one must be reopened.
     generation: AtomicU64,
+    /// Counts the changes the server was sent (a document's new text, or a file on disk it
+    /// was told of), with the latest one's document: a push for another document sent before
+    /// it may not know of it (`Documents::lease_current`).
+    last_change: Mutex<(u64, Option<Url>)>,
 }
 
 impl ClientSlot {
     /// The document open at `path`, if any.
     fn doc(&self, path: &Path) -> Option<Arc<Doc>> {
         self.docs.lock().ok()?.get(path).cloned()
+    }
+
+    /// Records that `uri` changed as the server sees it, now; returns the change's number.
+    fn changed(&self, uri: &Url) -> u64 {
+        match self.last_change.lock() {
+            Ok(mut last) => {
+                *last = (last.0 + 1, Some(uri.clone()));
+                last.0
+            }
+            Err(_) => 0,
+        }
+    }
+
+    /// The number of the latest change sent.
+    fn changes(&self) -> u64 {
+        self.last_change.lock().map(|l| l.0).unwrap_or(0)
+    }
+
+    /// Whether the server was sent a change of another document after `doc`'s latest text.
+    fn behind(&self, doc: &Doc) -> bool {
+        let mine = doc.sent_no.load(Ordering::Acquire);
+        self.last_change
+            .lock()
+            .is_ok_and(|l| l.0 > mine && l.1.as_ref().is_some_and(|u| *u != doc.uri))
     }
 
     fn current(&self) -> (Arc<LspClient>, u64) {
@@ -136,6 +164,8 @@ struct Doc {
     opened_gen: AtomicU64,
     /// Publish counter of that client when the last open/change went out.
     change_seq: AtomicU64,
+    /// The slot's change number (`ClientSlot::changed`) when its latest text went out.
+    sent_no: AtomicU64,
     /// Serializes "is it open in the current process? else open it".
     reopen: Mutex<()>,
 }
@@ -147,6 +177,7 @@ fn reopen_doc(slot: &ClientSlot, doc: &Doc, text: &str, version: i32) {
     if doc.opened_gen.load(Ordering::Acquire) != generation {
         doc.change_seq
             .store(client.publish_seq(), Ordering::Release);
+        doc.sent_no.store(slot.changes(), Ordering::Release);
         doc.settled.store(-1, Ordering::Release);
         client.did_open(&doc.uri, &doc.language_id, version, text);
         doc.opened_gen.store(generation, Ordering::Release);
@@ -276,6 +307,7 @@ impl Documents {
                 view,
                 docs: Mutex::default(),
                 generation: AtomicU64::new(0),
+                last_change: Mutex::new((0, None)),
             }),
             cap: cap.max(1),
             room,
@@ -405,6 +437,33 @@ impl Documents {
         Ok(self.shared(doc, st.downgrade()))
     }
 
+    /// Records that the server is told of a change to `uri`, a file it does not have open.
+    pub fn changed_outside(&self, uri: &Url) {
+        self.slot.changed(uri);
+    }
+
+    /// `lease` for asking the document's diagnostics: from a server that only pushes them,
+    /// and whose latest push for it came before another document changed (a cross-file
+    /// effect it may not show yet, and a server need not push again for a document whose
+    /// diagnostics it finds unchanged), the document is sent again as a new version first,
+    /// so the push awaited is computed after every change the server knows of.
+    pub async fn lease_current(&self, path: &Path, language_id: &str) -> Result<Lease, ToolError> {
+        let doc = self.slot.doc(path);
+        let behind =
+            |doc: &Doc| !self.client().supports(Cap::PullDiagnostics) && self.slot.behind(doc);
+        if let Some(doc) = doc.filter(|d| behind(d)) {
+            {
+                let mut st = self.held(&doc, doc.state.clone().write_owned()).await?;
+                if st.open && is_fresh(&doc.path, &st) && behind(&doc) {
+                    let text = st.text.clone();
+                    let disk = st.disk.take();
+                    set_text(&self.slot, &doc, &mut st, text, disk);
+                }
+            }
+        }
+        self.lease(path, language_id, None).await
+    }
+
     /// Waits for `doc` (`lock`). A task showing the server an overlay keeps other overlays
     /// waiting, and one of them may hold `doc` meanwhile, waiting for the view: such a task
     /// waits a bounded time, so the two never wait for each other for good.
@@ -472,6 +531,7 @@ impl Documents {
             settled: AtomicI64::new(-1),
             opened_gen: AtomicU64::new(0),
             change_seq: AtomicU64::new(0),
+            sent_no: AtomicU64::new(0),
             reopen: Mutex::new(()),
         });
         docs.insert(path.to_path_buf(), doc.clone());
@@ -705,6 +765,14 @@ fn set_text(
         let (client, generation) = slot.current();
         doc.change_seq
             .store(client.publish_seq(), Ordering::Release);
+        // Opening a document with the disk's text, or sending it again unchanged, changes
+        // nothing another document's diagnostics could depend on; an overlay does.
+        let no = if (st.open && *st.text != *text) || (!st.open && disk.is_none()) {
+            slot.changed(&doc.uri)
+        } else {
+            slot.changes()
+        };
+        doc.sent_no.store(no, Ordering::Release);
         if st.open && doc.opened_gen.load(Ordering::Acquire) == generation {
             client.did_change(&doc.uri, st.version, &text);
             if disk.is_some() {

@@ -109,7 +109,10 @@ impl Engine {
                     continue;
                 }
             };
-            let lease = server.docs.lease(&path, &language, source).await?;
+            let lease = match source {
+                Some(_) => server.docs.lease(&path, &language, source).await?,
+                None => server.docs.lease_current(&path, &language).await?,
+            };
             match self.file_diagnostics(&server, &lease).await {
                 Ok(d) => {
                     if !d.fresh {

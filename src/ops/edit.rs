@@ -86,7 +86,7 @@ impl Engine {
             }
             let language = self.languages().detect(path);
             for server in self.registry.started_for(path, &language).await {
-                let Ok(lease) = server.docs.lease(path, &language, None).await else {
+                let Ok(lease) = server.docs.lease_current(path, &language).await else {
                     continue;
                 };
                 match self.file_diagnostics(&server, &lease).await {

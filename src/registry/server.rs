@@ -253,6 +253,7 @@ impl Server {
                     others.push(c);
                     if let Ok(uri) = Url::from_file_path(&c.path) {
                         client.forget_pushed(&uri);
+                        self.docs.changed_outside(&uri);
                     }
                 }
             }

@@ -368,6 +368,39 @@ async fn diagnostics_are_fresh_with_versioned_unversioned_and_pulled_reports() {
     }
 }
 
+/// A server that pushes a document's diagnostics only when that document changes: a change
+/// to another document can make them stale, so the document is sent again before its
+/// diagnostics are read (gopls, for one, need not push again for an importer whose
+/// diagnostics it finds unchanged, and pushes those that changed only later).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagnostics_follow_a_change_to_another_document() {
+    for flag in ["--versioned", "--no-version", "--pull"] {
+        let ws = workspace(&[("a.py", "fine\n"), ("b.py", "NEEDS x\nNEEDS y\n")]);
+        let gate = Gate::start(ws.path(), &[], &[FIXTURE, flag]).await;
+        let count = |d: &serde_json::Value| diags(&d["files"]).len();
+        let (d, text) = gate.ok("diagnostics", json!({"file": "b.py"})).await;
+        assert_eq!(count(&d), 0, "{flag}: {text}");
+        for (round, body) in ["BREAKS x\n", "fine\n", "BREAKS y\nBREAKS x\n"]
+            .iter()
+            .enumerate()
+        {
+            std::fs::write(ws.path().join("a.py"), body).unwrap();
+            // The first round has the other document opened by a call of its own; the later
+            // ones leave it to the disk's change reaching the server.
+            if round == 0 {
+                gate.ok("diagnostics", json!({"file": "a.py"})).await;
+            }
+            let (d, text) = gate.ok("diagnostics", json!({"file": "b.py"})).await;
+            assert_eq!(
+                count(&d),
+                body.matches("BREAKS").count(),
+                "{flag} round {round}: {text}"
+            );
+        }
+        gate.stop().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_server_process_outlives_lspgate() {
     let ws = workspace(&[("a.py", "x = 1\n")]);

@@ -504,7 +504,7 @@ impl Engine {
         let name = Some(server.name.clone());
         let lease = server
             .docs
-            .lease(path, language, None)
+            .lease_current(path, language)
             .await
             .map_err(|e| Problem::of(name.clone(), &e))?;
         match self.file_diagnostics(server, &lease).await {

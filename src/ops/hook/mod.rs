@@ -355,7 +355,7 @@ impl Engine {
             if stage == Stage::PreEdit && self.held.current(path, &server.name, now) {
                 continue;
             }
-            let lease = match server.docs.lease(path, &language, None).await {
+            let lease = match server.docs.lease_current(path, &language).await {
                 Ok(l) => l,
                 Err(e) => {
                     out.notes.push(format!("{file}: {}", e.message));
