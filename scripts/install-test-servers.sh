@@ -19,6 +19,13 @@ if [ ! -x "$TOOLS/node_modules/.bin/pyright-langserver" ] \
   npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error "${NPM_PKGS[@]}" >&2
 fi
 
+# basedpyright, the alternative Python preset, in a folder of its own: its package installs a
+# `pyright-langserver` too, which would stand in for pyright's on the tests' PATH.
+if [ ! -x "$TOOLS/basedpyright/node_modules/.bin/basedpyright-langserver" ]; then
+  echo "installing basedpyright@1.40.1 into $TOOLS/basedpyright" >&2
+  npm install --prefix "$TOOLS/basedpyright" --no-audit --no-fund --loglevel=error basedpyright@1.40.1 >&2
+fi
+
 # ruff: a second Python server (a linter) beside pyright, in a private virtualenv.
 if [ ! -x "$TOOLS/venv/bin/ruff" ]; then
   echo "installing ruff into $TOOLS/venv" >&2

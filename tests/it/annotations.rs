@@ -373,3 +373,57 @@ async fn clangd_type_hierarchy_of_a_class_with_two_subclasses_and_its_hints() {
     );
     gate.stop().await;
 }
+
+/// basedpyright, the alternative Python preset, found on a PATH without pyright: its own inlay
+/// hints and semantic tokens through the standard paths (nothing derived), the same file and
+/// lines pyright's are derived for above.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn basedpyright_gives_its_own_hints_and_classes() {
+    let bin = repo().join(".tools/basedpyright/node_modules/.bin/basedpyright-langserver");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run scripts/install-test-servers.sh",
+        bin.display()
+    );
+    // Only basedpyright's server (its package also installs a `pyright-langserver`, which the
+    // pyright preset would take first), and node.
+    let only = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&bin, only.path().join("basedpyright-langserver")).unwrap();
+    let node = std::env::split_paths(&test_path())
+        .find(|d| d.join("node").is_file())
+        .expect("node on PATH");
+    let path = format!("{}:{}:/usr/bin:/bin", only.path().display(), node.display());
+    let ws = workspace(&[("m.py", PYTHON)]);
+    let gate = Gate::start_with_env(ws.path(), &[], &[], &[("PATH", &path)]).await;
+
+    let (s, text) = gate.ok("servers", json!({})).await;
+    assert!(text.contains("builtin/basedpyright"), "{text}");
+    assert!(!text.contains("builtin/pyright"), "{s}");
+    let (h, text) = gate
+        .ok("inlay_hints", json!({"file": "m.py", "classes": true}))
+        .await;
+    assert!(h.get("derived").is_none(), "{text}");
+    assert!(h.get("classes_unavailable").is_none(), "{text}");
+    // The server's own hints: an inferred variable type and return type, a parameter name.
+    assert_eq!(line(&h, 2)["text"], "    x: list[int] = [1, 2]", "{text}");
+    assert_eq!(
+        line(&h, 1)["text"],
+        "def compute(values, scale: int = 2) -> int:",
+        "{text}"
+    );
+    let call = line(&h, 11)["text"].as_str().unwrap_or("").to_string();
+    assert!(call.contains("values=[3, 4]"), "{text}");
+    // Its own semantic classes: a parameter read, a builtin.
+    let c = classes(&line(&h, 3));
+    assert!(
+        c.iter()
+            .any(|(id, kind, _)| id == "values" && kind == "parameter"),
+        "{c:?}"
+    );
+    assert!(
+        c.iter()
+            .any(|(id, kind, m)| id == "sum" && kind == "function" && m.contains("builtin")),
+        "{c:?}"
+    );
+    gate.stop().await;
+}
