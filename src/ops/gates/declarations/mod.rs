@@ -43,6 +43,16 @@ pub fn declarations(family: Family, text: &str) -> Option<Declarations> {
     })
 }
 
+/// The declaration parts of `text`, in order, as `declarations` hashes them (C and Go: none).
+#[cfg(test)]
+pub(crate) fn parts(family: Family, text: &str) -> Vec<String> {
+    match family {
+        Family::Script => script_parts(text).decls,
+        Family::Python => python_parts(text).decls,
+        Family::C | Family::Go => Vec::new(),
+    }
+}
+
 /// A file's declaration parts, and what `Declarations` says of its scope.
 struct Parts {
     decls: Vec<String>,
@@ -80,6 +90,9 @@ impl Clean {
         let mut comments = lexed.comments.iter().peekable();
         let mut strings = lexed.strings.iter().peekable();
         let mut chars = text.char_indices();
+        // Whether the literal around (if any) has had a line break: the lines it continues on,
+        // its closing delimiter included, begin inside it.
+        let mut continued = false;
         while let Some((b, c)) = chars.next() {
             if let Some(r) = comments.next_if(|r| r.start == b) {
                 let comment = &text[r.clone()];
@@ -101,11 +114,16 @@ impl Clean {
                 }
                 continue;
             }
-            while strings.next_if(|r| r.end <= b).is_some() {}
+            while strings.next_if(|r| r.end <= b).is_some() {
+                continued = false;
+            }
             // A literal's contents: what the lexer blanked, and its blanks (a line inside a
-            // multi-line string is no indentation).
-            let literal = strings.peek().is_some_and(|r| r.start <= b)
-                && (masked.get(b) != bytes.get(b) || c.is_whitespace());
+            // multi-line string is no indentation), and on its lines after the first, all of it
+            // (a closing `"""` or backquote at a line's start starts no statement).
+            let inside = strings.peek().is_some_and(|r| r.start <= b);
+            let literal =
+                inside && (continued || masked.get(b) != bytes.get(b) || c.is_whitespace());
+            continued |= inside && c == '\n';
             out.push(c, literal);
         }
         out
