@@ -92,7 +92,7 @@ pub fn calls(text: &Text, first: u32, last: u32) -> Vec<CallSite> {
                     step!();
                 }
                 prev_word = last_word.take().unwrap_or_default();
-                // A string prefix (`f"…"`) is no name: its quote follows and ends the word.
+                // A string prefix (`f` of `f"…"`) is read as a name; the quote after it ends it.
                 last_word = Some(chars[start..i].iter().collect());
                 continue;
             }
