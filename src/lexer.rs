@@ -43,6 +43,28 @@ pub struct Lexed {
     /// included, in order. Those inside an f-string's or template's fields are not listed
     /// apart: they are part of the outer literal.
     pub strings: Vec<Range<usize>>,
+    /// Every comment of the text (`#` or `//` to the end of its line, the line break left out;
+    /// `/* … */` whole), in order; those inside an f-string's or template's fields are part of
+    /// the literal, not listed.
+    pub comments: Vec<Range<usize>>,
+}
+
+impl Lexed {
+    /// `masked` char for char with `text` (the text it was lexed from): a blanked character
+    /// of several bytes is one space there, so that scanners counting code points (columns,
+    /// char indexes) read code at the text's own indexes.
+    pub fn masked_chars(&self, text: &str) -> Vec<char> {
+        let (masked, bytes) = (self.masked.as_bytes(), text.as_bytes());
+        text.char_indices()
+            .map(|(b, c)| {
+                if masked.get(b) == bytes.get(b) {
+                    c
+                } else {
+                    ' '
+                }
+            })
+            .collect()
+    }
 }
 
 /// Reads `text` by `lang`'s rules.
@@ -53,6 +75,7 @@ pub fn lex(lang: Lang, text: &str) -> Lexed {
         bare: text.as_bytes().to_vec(),
         pos: 0,
         strings: Vec::new(),
+        comments: Vec::new(),
         lang,
     };
     l.code(None);
@@ -65,6 +88,7 @@ pub fn lex(lang: Lang, text: &str) -> Lexed {
         masked: utf8(l.out),
         uncommented: utf8(l.bare),
         strings: l.strings,
+        comments: l.comments,
     }
 }
 
@@ -75,6 +99,7 @@ struct Lexer<'a> {
     bare: Vec<u8>,
     pos: usize,
     strings: Vec<Range<usize>>,
+    comments: Vec<Range<usize>>,
     lang: Lang,
 }
 
@@ -212,6 +237,7 @@ impl Lexer<'_> {
 
     /// Blanks a comment in both outputs.
     fn comment(&mut self, range: Range<usize>) {
+        self.comments.push(range.clone());
         self.blank(range.clone());
         for b in &mut self.bare[range] {
             if *b != b'\n' && *b != b'\r' {
@@ -271,6 +297,7 @@ impl Lexer<'_> {
                     self.pos += 2;
                     continue;
                 }
+                self.blank(piece..self.pos);
                 self.field(1);
                 piece = self.pos;
                 continue;
@@ -282,14 +309,15 @@ impl Lexer<'_> {
 
     /// A field of an f-string or template (`{…}`, `${…}`: `open` bytes open it) at `pos`: read
     /// as code to its closing `}`, then blanked whole (it is part of the literal, and the
-    /// literals in it are not listed apart).
+    /// literals and comments in it are not listed apart).
     fn field(&mut self, open: usize) {
         let start = self.pos;
-        let listed = self.strings.len();
+        let (listed, noted) = (self.strings.len(), self.comments.len());
         self.pos += open;
         self.code(Some(0));
         self.pos = self.pos.min(self.src.len());
         self.strings.truncate(listed);
+        self.comments.truncate(noted);
         self.blank(start..self.pos);
     }
 
@@ -308,6 +336,7 @@ impl Lexer<'_> {
                     return;
                 }
                 b'$' if self.peek(1) == Some(b'{') => {
+                    self.blank(piece..self.pos);
                     self.field(2);
                     piece = self.pos;
                 }
@@ -426,6 +455,39 @@ mod tests {
         assert_eq!(first.matches('(').count(), 1, "{m}");
         assert!(first.ends_with("\" + (1"), "{m}");
         assert_eq!(lex(Lang::Python, text).strings.len(), 1);
+    }
+
+    /// The text of an f-string or a template before a field is the literal's too.
+    #[test]
+    fn literal_text_before_a_field_is_blanked() {
+        for (lang, text) in [
+            (
+                Lang::Python,
+                "x = f\"({a}\" + f'[{b}{{(' + rf\"\\({c!r}\"\n",
+            ),
+            (Lang::Script, "x = `(${a}[${b}(`;\n"),
+        ] {
+            let m = masked(lang, text);
+            assert!(!m.contains(['(', '[', '{']), "{m}");
+        }
+    }
+
+    /// `masked_chars` is `masked` char for char with the text, whatever the literals hold.
+    #[test]
+    fn masked_chars_keep_the_texts_indexes() {
+        let text = "s = \"é(\" + g(\"ü\")  # ö(\n";
+        let l = lex(Lang::Python, text);
+        let code = l.masked_chars(text);
+        assert_eq!(code.len(), text.chars().count());
+        let open: Vec<usize> = code
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c == '(')
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(open, vec![text.chars().position(|c| c == 'g').unwrap() + 1]);
+        assert_eq!(l.comments.len(), 1);
+        assert_eq!(&text[l.comments[0].clone()], "# ö(");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 mod affected;
 mod batch;
 mod check;
-mod declarations;
+pub(super) mod declarations;
 mod report;
 
 pub(crate) use affected::Answers;

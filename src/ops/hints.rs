@@ -3,7 +3,7 @@
 //! without hints of their own (pyright) get hints derived from what they do answer (`derive`).
 
 mod derive;
-mod scan;
+pub(super) mod scan;
 
 use std::collections::BTreeMap;
 

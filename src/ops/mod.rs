@@ -12,6 +12,8 @@ pub mod gates;
 mod hints;
 pub mod hook;
 pub mod render;
+#[cfg(test)]
+mod scanner_fixtures;
 pub mod session;
 pub mod shape;
 mod symbols;

@@ -286,7 +286,8 @@ fn parse(root: &Path, path: &Path, family: Family, text: Option<&str>, content: 
             let dir = path.parent().unwrap_or(root);
             let mut targets = Vec::new();
             let mut open = false;
-            let code = super::declarations::script::script_code(text);
+            // Comments (a doc comment's example `import { map } from 'rxjs'`) import nothing.
+            let code = crate::lexer::lex(crate::lexer::Lang::Script, text).uncommented;
             for spec in script_specifiers(&code) {
                 if spec.is_empty() || spec.contains(char::is_whitespace) {
                     continue;

@@ -66,7 +66,7 @@ pub(super) async fn hints(
         });
     }
     // The calls of the page with a positional argument, and where each callee's name ends.
-    let sites: Vec<(scan::CallSite, WirePos)> = scan::calls(&snap.text, first, last)
+    let sites: Vec<(scan::CallSite, WirePos)> = scan::calls(&text, first, last)
         .into_iter()
         .filter(|s| s.args.first().is_some_and(scan::Arg::positional))
         .filter_map(|s| {
@@ -109,7 +109,7 @@ pub(super) async fn hints(
             let Some(name_end) = text.index(b.end) else {
                 continue;
             };
-            if let Some((end, false)) = scan::def_params_end(&text.chars, name_end) {
+            if let Some((end, false)) = scan::def_params_end(&text.code, name_end) {
                 let (line, column) = text.pos(end);
                 out.push((
                     line,
@@ -182,13 +182,14 @@ fn code_of(contents: &str) -> String {
 
 /// The parameter list of the `def` or `class` a hover's code names, as its labels.
 fn parameters(code: &str) -> Option<Vec<String>> {
-    let chars: Vec<char> = code.chars().collect();
-    let open = signature_open(code, &chars)?;
-    scan::parts(&chars, open)
+    let text = scan::Text::new(code);
+    let open = signature_open(code, &text)?;
+    scan::parts(&text, open)
 }
 
 /// The index of the `(` opening the parameters of the `def NAME` or `class NAME` in `code`.
-fn signature_open(code: &str, chars: &[char]) -> Option<usize> {
+fn signature_open(code: &str, text: &scan::Text) -> Option<usize> {
+    let chars = &text.code;
     let at = ["def ", "class "]
         .iter()
         .filter_map(|k| code.find(k).map(|b| code[..b].chars().count() + k.len()))
@@ -222,10 +223,10 @@ fn return_type(code: &str) -> Option<String> {
     if !(code.starts_with("(function) ") || code.starts_with("(method) ")) {
         return None;
     }
-    let chars: Vec<char> = code.chars().collect();
-    let open = signature_open(code, &chars)?;
-    let close = scan::closing(&chars, open)?;
-    let rest: String = chars[close + 1..].iter().collect();
+    let text = scan::Text::new(code);
+    let open = signature_open(code, &text)?;
+    let close = scan::closing(&text.code, open)?;
+    let rest: String = text.chars[close + 1..].iter().collect();
     type_text(rest.trim_start().strip_prefix("->")?)
 }
 

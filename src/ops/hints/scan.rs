@@ -1,6 +1,7 @@
 //! A small Python scanner for derived hints: the calls of a range of lines with their
-//! arguments (strings, comments and brackets respected), and where a `def`'s parameter list
-//! ends. Positions are 1-based lines and code-point columns.
+//! arguments, and where a `def`'s parameter list ends. Structure (brackets, commas, names) is
+//! read on the code as `lexer` masks it (literals' contents and comments blanked), words on
+//! the text. Positions are 1-based lines and code-point columns.
 
 /// A call: where its arguments start (just after `(`) and each argument.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,8 +51,8 @@ impl Frame {
 }
 
 /// Every call whose `(` is on lines `first..=last` of `text`, with its arguments.
-pub fn calls(text: &str, first: u32, last: u32) -> Vec<CallSite> {
-    let chars: Vec<char> = text.chars().collect();
+pub fn calls(text: &Text, first: u32, last: u32) -> Vec<CallSite> {
+    let (chars, code) = (&text.chars, &text.code);
     let mut out: Vec<CallSite> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     let (mut line, mut col) = (1u32, 1u32);
@@ -61,7 +62,7 @@ pub fn calls(text: &str, first: u32, last: u32) -> Vec<CallSite> {
     // Advances one char, keeping line and column.
     macro_rules! step {
         () => {{
-            if chars[i] == '\n' {
+            if code[i] == '\n' {
                 line += 1;
                 col = 1;
             } else {
@@ -70,14 +71,14 @@ pub fn calls(text: &str, first: u32, last: u32) -> Vec<CallSite> {
             i += 1;
         }};
     }
-    while i < chars.len() {
+    while i < code.len() {
         if line > last && stack.is_empty() {
             break;
         }
-        let c = chars[i];
+        let c = code[i];
         // The innermost call's open argument starts at the first thing that is not space.
         if !c.is_whitespace()
-            && !matches!(c, ',' | ')' | ']' | '}' | '#')
+            && !matches!(c, ',' | ')' | ']' | '}')
             && let Some(f) = stack.last_mut()
             && f.call.is_some()
             && f.arg.is_none()
@@ -85,35 +86,14 @@ pub fn calls(text: &str, first: u32, last: u32) -> Vec<CallSite> {
             f.arg = Some(((line, col), i));
         }
         match c {
-            '#' => {
-                while i < chars.len() && chars[i] != '\n' {
-                    step!();
-                }
-                last_word = None;
-                continue;
-            }
-            '\'' | '"' => {
-                let end = skip_string(&chars, i).min(chars.len());
-                while i < end {
-                    step!();
-                }
-                last_word = None;
-                continue;
-            }
             c if c.is_alphabetic() || c == '_' => {
                 let start = i;
-                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                while i < code.len() && (code[i].is_alphanumeric() || code[i] == '_') {
                     step!();
                 }
-                let word: String = chars[start..i].iter().collect();
-                // A string prefix (`f"…"`) is read with its string next.
-                let prefix = word.len() <= 2
-                    && word.chars().all(|c| "rRbBfFuU".contains(c))
-                    && matches!(chars.get(i), Some('\'' | '"'));
                 prev_word = last_word.take().unwrap_or_default();
-                if !prefix {
-                    last_word = Some(word);
-                }
+                // A string prefix (`f` of `f"…"`) is read as a name; the quote after it ends it.
+                last_word = Some(chars[start..i].iter().collect());
                 continue;
             }
             '(' => {
@@ -176,15 +156,18 @@ fn end_arg(out: &mut [CallSite], f: &mut Frame, upto: &[char]) {
     }
 }
 
-/// A text as chars, with where each line starts: positions to indexes and back.
+/// A text as chars and as code (`lexer`'s mask, char for char: literals' contents and
+/// comments blanked), with where each line starts: positions to indexes and back.
 pub struct Text {
     pub chars: Vec<char>,
+    pub code: Vec<char>,
     starts: Vec<usize>,
 }
 
 impl Text {
     pub fn new(text: &str) -> Text {
         let chars: Vec<char> = text.chars().collect();
+        let code = crate::lexer::lex(crate::lexer::Lang::Python, text).masked_chars(text);
         let mut starts = vec![0];
         starts.extend(
             chars
@@ -193,7 +176,11 @@ impl Text {
                 .filter(|(_, c)| **c == '\n')
                 .map(|(i, _)| i + 1),
         );
-        Text { chars, starts }
+        Text {
+            chars,
+            code,
+            starts,
+        }
     }
 
     /// The index of 1-based (line, column), if the line exists.
@@ -209,42 +196,11 @@ impl Text {
     }
 }
 
-/// The index just past the string starting at `i` (a quote), or the end.
-fn skip_string(chars: &[char], i: usize) -> usize {
-    let q = chars[i];
-    let triple = chars.get(i + 1) == Some(&q) && chars.get(i + 2) == Some(&q);
-    let mut j = i + if triple { 3 } else { 1 };
-    while j < chars.len() {
-        match chars[j] {
-            '\\' => j += 2,
-            '\n' if !triple => return j,
-            c if c == q
-                && (!triple || (chars.get(j + 1) == Some(&q) && chars.get(j + 2) == Some(&q))) =>
-            {
-                return j + if triple { 3 } else { 1 };
-            }
-            _ => j += 1,
-        }
-    }
-    chars.len()
-}
-
-/// The index of the bracket closing the one at `open`, strings and comments skipped.
-pub fn closing(chars: &[char], open: usize) -> Option<usize> {
+/// The index of the bracket closing the one at `open` in `code` (a `Text`'s).
+pub fn closing(code: &[char], open: usize) -> Option<usize> {
     let mut depth = 0usize;
-    let mut i = open;
-    while i < chars.len() {
-        match chars[i] {
-            '\'' | '"' => {
-                i = skip_string(chars, i);
-                continue;
-            }
-            '#' => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
-                continue;
-            }
+    for (i, c) in code.iter().enumerate().skip(open) {
+        match c {
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => {
                 depth = depth.checked_sub(1)?;
@@ -254,66 +210,60 @@ pub fn closing(chars: &[char], open: usize) -> Option<usize> {
             }
             _ => {}
         }
-        i += 1;
     }
     None
 }
 
 /// The top-level comma-separated parts between the bracket at `open` and its closing one.
-pub fn parts(chars: &[char], open: usize) -> Option<Vec<String>> {
-    let close = closing(chars, open)?;
+pub fn parts(text: &Text, open: usize) -> Option<Vec<String>> {
+    let close = closing(&text.code, open)?;
+    let part = |from: usize, to: usize| -> String {
+        text.chars[from..to]
+            .iter()
+            .collect::<String>()
+            .trim()
+            .to_string()
+    };
     let mut out = Vec::new();
-    let (mut depth, mut start, mut i) = (0usize, open + 1, open + 1);
-    while i < close {
-        match chars[i] {
-            '\'' | '"' => {
-                i = skip_string(chars, i);
-                continue;
-            }
+    let (mut depth, mut start) = (0usize, open + 1);
+    for i in open + 1..close {
+        match text.code[i] {
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth = depth.saturating_sub(1),
             ',' if depth == 0 => {
-                out.push(
-                    chars[start..i]
-                        .iter()
-                        .collect::<String>()
-                        .trim()
-                        .to_string(),
-                );
+                out.push(part(start, i));
                 start = i + 1;
             }
             _ => {}
         }
-        i += 1;
     }
-    let last: String = chars[start..close].iter().collect();
-    if !last.trim().is_empty() {
-        out.push(last.trim().to_string());
+    let last = part(start, close);
+    if !last.is_empty() {
+        out.push(last);
     }
     Some(out)
 }
 
-/// Where the parameter list of the `def` whose name ends at index `name_end` closes: the index
-/// just after its `)`, and whether a `->` annotation follows. Type parameters (`def f[T](`)
-/// are skipped; strings and comments inside are respected.
-pub fn def_params_end(chars: &[char], name_end: usize) -> Option<(usize, bool)> {
-    let mut i = name_end;
+/// Where the parameter list of the `def` whose name ends at index `name_end` of `code` (a
+/// `Text`'s) closes: the index just after its `)`, and whether a `->` annotation follows.
+/// Type parameters (`def f[T](`) are skipped.
+pub fn def_params_end(code: &[char], name_end: usize) -> Option<(usize, bool)> {
     let skip_space = |mut i: usize| {
-        while i < chars.len() && (chars[i].is_whitespace() || chars[i] == '\\') {
+        while i < code.len() && (code[i].is_whitespace() || code[i] == '\\') {
             i += 1;
         }
         i
     };
-    i = skip_space(i);
-    if chars.get(i) == Some(&'[') {
-        i = skip_space(closing(chars, i)? + 1);
+    let mut i = skip_space(name_end);
+    if code.get(i) == Some(&'[') {
+        i = skip_space(closing(code, i)? + 1);
     }
-    if chars.get(i) != Some(&'(') {
+    if code.get(i) != Some(&'(') {
         return None;
     }
-    let end = closing(chars, i)? + 1;
+    let end = closing(code, i)? + 1;
     let after = skip_space(end);
-    let arrow = chars.get(after) == Some(&'-') && chars.get(after + 1) == Some(&'>');
+    let arrow = code.get(after) == Some(&'-') && code.get(after + 1) == Some(&'>');
     Some((end, arrow))
 }
 
@@ -328,7 +278,7 @@ mod tests {
     #[test]
     fn calls_with_their_arguments_strings_and_comments_respected() {
         let text = "def compute(values, scale=2):\n    return sum(values)  # f(x)\n\nresult = compute([3, 4], 5)\nb = Box().grow(\n    by=3, n='a,(b'\n)\nprint(f\"{x}\", g(1))\n";
-        let all = calls(text, 1, 100);
+        let all = calls(&Text::new(text), 1, 100);
         let names: Vec<(u32, u32)> = all.iter().map(|c| c.open).collect();
         // sum(, compute(, Box(, grow(, print(, g( — not `def compute(` nor the comment's f(.
         assert_eq!(
@@ -343,13 +293,13 @@ mod tests {
         assert!(all[4].args[1].positional());
         assert_eq!(args(&all[5]), vec!["1"]);
         // Only calls opened on the lines asked.
-        assert_eq!(calls(text, 4, 4).len(), 1);
+        assert_eq!(calls(&Text::new(text), 4, 4).len(), 1);
     }
 
     #[test]
     fn triple_quoted_strings_hide_calls() {
         let text = "x = \"\"\"\nf(1)\n\"\"\"\ny = g(2, *rest, **kw)\n";
-        let all = calls(text, 1, 10);
+        let all = calls(&Text::new(text), 1, 10);
         assert_eq!(all.len(), 1);
         assert_eq!(args(&all[0]), vec!["2", "*rest", "**kw"]);
         assert!(!all[0].args[1].positional() && !all[0].args[2].positional());
@@ -368,7 +318,7 @@ mod tests {
         let t = Text::new(src);
         let end = |line, col| {
             let at = t.index((line, col)).expect("a position in the text");
-            def_params_end(&t.chars, at).map(|(i, arrow)| (t.pos(i), arrow))
+            def_params_end(&t.code, at).map(|(i, arrow)| (t.pos(i), arrow))
         };
         assert_eq!(end(1, 6), Some(((2, 16), false)));
         assert_eq!(end(4, 6), Some(((4, 9), true)));
@@ -380,18 +330,15 @@ mod tests {
 
     #[test]
     fn parts_split_at_top_level_commas() {
-        let chars: Vec<char> = "(a: int, b: str = \"x,)\", c: dict[str, int] = {})"
-            .chars()
-            .collect();
+        let text = Text::new("(a: int, b: str = \"x,)\", c: dict[str, int] = {})");
         assert_eq!(
-            parts(&chars, 0),
+            parts(&text, 0),
             Some(vec![
                 "a: int".to_string(),
                 "b: str = \"x,)\"".to_string(),
                 "c: dict[str, int] = {}".to_string()
             ])
         );
-        let empty: Vec<char> = "()".chars().collect();
-        assert_eq!(parts(&empty, 0), Some(vec![]));
+        assert_eq!(parts(&Text::new("()"), 0), Some(vec![]));
     }
 }

@@ -12,7 +12,7 @@ mod held;
 mod imports;
 mod ledger;
 mod signatures;
-mod surface;
+pub(super) mod surface;
 
 use std::path::PathBuf;
 use std::sync::Mutex;

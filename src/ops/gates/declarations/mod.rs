@@ -9,6 +9,7 @@
 
 use std::hash::{Hash, Hasher};
 
+use crate::lexer::Lang;
 use crate::ops::hook::Family;
 
 /// What a file declares, as its importers see it.
@@ -42,6 +43,16 @@ pub fn declarations(family: Family, text: &str) -> Option<Declarations> {
     })
 }
 
+/// The declaration parts of `text`, in order, as `declarations` hashes them (C and Go: none).
+#[cfg(test)]
+pub(crate) fn parts(family: Family, text: &str) -> Vec<String> {
+    match family {
+        Family::Script => script_parts(text).decls,
+        Family::Python => python_parts(text).decls,
+        Family::C | Family::Go => Vec::new(),
+    }
+}
+
 /// A file's declaration parts, and what `Declarations` says of its scope.
 struct Parts {
     decls: Vec<String>,
@@ -51,13 +62,73 @@ struct Parts {
 
 /// A text without its (left out) comments, and beside it, char for char, a mask where the
 /// contents of string, template and regular expression literals are blanked (`HIDDEN`), so
-/// brackets are counted on code only.
+/// brackets are counted on code only. Read through `lexer`.
 struct Clean {
     text: Vec<char>,
     mask: Vec<char>,
 }
 
+/// What becomes of a comment in a `Clean` text.
+enum Comment {
+    /// Left out (its line breaks stay: lines keep their place).
+    Out,
+    /// Kept, masked whole (`# type:`, `/// <reference …>`): it counts as text.
+    Kept,
+    /// Kept as a statement of its own (`/** … */`): its first char is code, the rest masked.
+    Doc,
+}
+
 impl Clean {
+    /// `text` read by `lang`'s rules, each comment as `keep` says.
+    fn new(lang: Lang, text: &str, keep: impl Fn(&str) -> Comment) -> Clean {
+        let lexed = crate::lexer::lex(lang, text);
+        let mut out = Clean {
+            text: Vec::with_capacity(text.len()),
+            mask: Vec::with_capacity(text.len()),
+        };
+        let (masked, bytes) = (lexed.masked.as_bytes(), text.as_bytes());
+        let mut comments = lexed.comments.iter().peekable();
+        let mut strings = lexed.strings.iter().peekable();
+        let mut chars = text.char_indices();
+        // Whether the literal around (if any) has had a line break: the lines it continues on,
+        // its closing delimiter included, begin inside it.
+        let mut continued = false;
+        while let Some((b, c)) = chars.next() {
+            if let Some(r) = comments.next_if(|r| r.start == b) {
+                let comment = &text[r.clone()];
+                match keep(comment) {
+                    Comment::Out => comment
+                        .chars()
+                        .filter(|d| *d == '\n')
+                        .for_each(|d| out.push(d, false)),
+                    Comment::Kept => comment.chars().for_each(|d| out.push(d, true)),
+                    Comment::Doc => {
+                        for (k, d) in comment.chars().enumerate() {
+                            out.push(d, k > 0);
+                        }
+                    }
+                }
+                // Past the comment (it ends at a char boundary).
+                while chars.clone().next().is_some_and(|(n, _)| n < r.end) {
+                    chars.next();
+                }
+                continue;
+            }
+            while strings.next_if(|r| r.end <= b).is_some() {
+                continued = false;
+            }
+            // A literal's contents: what the lexer blanked, and its blanks (a line inside a
+            // multi-line string is no indentation), and on its lines after the first, all of it
+            // (a closing `"""` or backquote at a line's start starts no statement).
+            let inside = strings.peek().is_some_and(|r| r.start <= b);
+            let literal =
+                inside && (continued || masked.get(b) != bytes.get(b) || c.is_whitespace());
+            continued |= inside && c == '\n';
+            out.push(c, literal);
+        }
+        out
+    }
+
     fn push(&mut self, c: char, literal: bool) {
         self.text.push(c);
         self.mask
@@ -180,7 +251,7 @@ fn param_annotated(mask: &[char]) -> bool {
 // ---------------------------------------------------------------- JavaScript and TypeScript
 
 mod python;
-pub(super) mod script;
+mod script;
 #[cfg(test)]
 mod tests;
 

@@ -1,69 +1,17 @@
-//! Declaration fingerprints of Python: code with comments masked (`# type:` kept), top-level
+//! Declaration fingerprints of Python: code with comments left out (`# type:` kept), top-level
 //! blocks, annotated functions and class members without bodies.
 
 use super::*;
 
-/// Comments out (`# type:` and `# pyright:` ones kept), string contents masked.
+/// Comments out (`# type:` and `# pyright:` ones kept), literals masked.
 pub(super) fn python_clean(text: &str) -> Clean {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Clean {
-        text: Vec::with_capacity(chars.len()),
-        mask: Vec::with_capacity(chars.len()),
-    };
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '#' {
-            let start = i;
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-            let comment: String = chars[start..i].iter().collect();
-            if comment.contains("type:") || comment.contains("pyright:") {
-                for d in comment.chars() {
-                    out.push(d, true);
-                }
-            }
-            continue;
+    Clean::new(Lang::Python, text, |comment| {
+        if comment.contains("type:") || comment.contains("pyright:") {
+            Comment::Kept
+        } else {
+            Comment::Out
         }
-        if c == '"' || c == '\'' {
-            let triple = chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
-            let n = if triple { 3 } else { 1 };
-            for _ in 0..n {
-                out.push(c, false);
-            }
-            i += n;
-            while i < chars.len() {
-                let d = chars[i];
-                if d == '\\' {
-                    out.push(d, true);
-                    if let Some(&e) = chars.get(i + 1) {
-                        out.push(e, true);
-                    }
-                    i += 2;
-                    continue;
-                }
-                if !triple && d == '\n' {
-                    break;
-                }
-                if d == c
-                    && (!triple || (chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c)))
-                {
-                    for _ in 0..n {
-                        out.push(c, false);
-                    }
-                    i += n;
-                    break;
-                }
-                out.push(d, true);
-                i += 1;
-            }
-            continue;
-        }
-        out.push(c, false);
-        i += 1;
-    }
-    out
+    })
 }
 
 /// Line ranges cut into statements at `indent`: a line at that indentation, at depth 0 and

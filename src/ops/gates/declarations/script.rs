@@ -3,169 +3,23 @@
 
 use super::*;
 
-/// Comments out (doc comments kept), literals masked; regular expressions told from division
-/// by what comes before them. Template literals are masked whole, their `${…}` too.
+/// Comments out (doc comments and `///` directives kept), literals masked.
 pub(super) fn script_clean(text: &str) -> Clean {
-    script_clean_with(text, true)
-}
-
-/// A script's code without any comment (doc comments too): where its imports are read, so
-/// that an example in a doc comment (`import { map } from 'rxjs'`) is no import.
-pub fn script_code(text: &str) -> String {
-    script_clean_with(text, false).text.into_iter().collect()
-}
-
-pub(super) fn script_clean_with(text: &str, keep_docs: bool) -> Clean {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Clean {
-        text: Vec::with_capacity(chars.len()),
-        mask: Vec::with_capacity(chars.len()),
-    };
-    let mut i = 0;
-    // The last code char pushed (not whitespace), for regular expressions.
-    let mut last: Option<char> = None;
-    let mut last_word = String::new();
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            // A `///` directive (`<reference types=…>`, `lib=`, `path=`) changes what the file
-            // sees: it counts, as code.
-            let directive = chars.get(i + 2) == Some(&'/')
-                && chars[i + 3..]
-                    .iter()
-                    .take_while(|c| **c != '\n')
-                    .collect::<String>()
-                    .trim_start()
-                    .starts_with('<');
-            while i < chars.len() && chars[i] != '\n' {
-                if directive {
-                    out.push(chars[i], true);
-                }
-                i += 1;
-            }
-            continue;
+    Clean::new(Lang::Script, text, |comment| {
+        // A `///` directive (`<reference types=…>`, `lib=`, `path=`) changes what the file
+        // sees: it counts, as text.
+        if comment
+            .strip_prefix("///")
+            .is_some_and(|d| d.trim_start().starts_with('<'))
+        {
+            Comment::Kept
+        } else if comment.starts_with("/**") && comment != "/**/" {
+            // Its own statement, counted whole: its `/` is code.
+            Comment::Doc
+        } else {
+            Comment::Out
         }
-        if c == '/' && next == Some('*') {
-            let doc = keep_docs && chars.get(i + 2) == Some(&'*') && chars.get(i + 3) != Some(&'/');
-            let start = i;
-            i += 2;
-            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                i += 1;
-            }
-            i = (i + 2).min(chars.len());
-            if doc {
-                // Its own statement, counted whole: its `/` is code.
-                for (k, &d) in chars[start..i].iter().enumerate() {
-                    out.push(d, k > 0);
-                }
-            } else {
-                // Its line breaks stay: lines keep their place.
-                for &d in &chars[start..i] {
-                    if d == '\n' {
-                        out.push('\n', false);
-                    }
-                }
-            }
-            continue;
-        }
-        let regex = c == '/'
-            && (last.is_none_or(|l| "(,=:[!&|?{};+-*%<>~^".contains(l))
-                || matches!(
-                    last_word.as_str(),
-                    "return"
-                        | "typeof"
-                        | "case"
-                        | "do"
-                        | "else"
-                        | "in"
-                        | "of"
-                        | "new"
-                        | "delete"
-                        | "void"
-                        | "throw"
-                        | "yield"
-                        | "await"
-                ));
-        if c == '"' || c == '\'' || regex {
-            out.push(c, false);
-            i += 1;
-            let mut class = false;
-            while i < chars.len() && chars[i] != '\n' {
-                let d = chars[i];
-                out.push(d, true);
-                i += 1;
-                if d == '\\' {
-                    if let Some(&e) = chars.get(i) {
-                        out.push(e, true);
-                        i += 1;
-                    }
-                    continue;
-                }
-                if regex && d == '[' {
-                    class = true;
-                } else if regex && d == ']' {
-                    class = false;
-                } else if d == c && !class {
-                    // The closing quote is code.
-                    if let Some(m) = out.mask.last_mut() {
-                        *m = c;
-                    }
-                    break;
-                }
-            }
-            last = Some(c);
-            last_word.clear();
-            continue;
-        }
-        if c == '`' {
-            out.push(c, false);
-            i += 1;
-            let mut depth = 0usize;
-            while i < chars.len() {
-                let d = chars[i];
-                out.push(d, true);
-                i += 1;
-                match d {
-                    '\\' => {
-                        if let Some(&e) = chars.get(i) {
-                            out.push(e, true);
-                            i += 1;
-                        }
-                    }
-                    '$' if chars.get(i) == Some(&'{') => {
-                        out.push('{', true);
-                        i += 1;
-                        depth += 1;
-                    }
-                    '}' if depth > 0 => depth -= 1,
-                    '`' if depth == 0 => {
-                        if let Some(m) = out.mask.last_mut() {
-                            *m = '`';
-                        }
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            last = Some('`');
-            last_word.clear();
-            continue;
-        }
-        out.push(c, false);
-        if !c.is_whitespace() {
-            last = Some(c);
-            if c.is_alphanumeric() || c == '_' || c == '$' {
-                last_word.push(c);
-            } else {
-                last_word.clear();
-            }
-        } else if !last_word.is_empty() {
-            // A word ended; it stays the last word until code follows.
-        }
-        i += 1;
-    }
-    out
+    })
 }
 
 /// Top-level statements as line ranges: a line at depth 0 that does not begin with
@@ -242,7 +96,7 @@ pub(super) fn script_parts(text: &str) -> Parts {
         decls.push(decl);
     }
     // CommonJS: `require(` in code, not in a declaration (`declare function require(…)`).
-    let code = script_code(text);
+    let code = crate::lexer::lex(Lang::Script, text).masked;
     let cjs = code.contains("module.exports")
         || code.contains("exports.")
         || code
