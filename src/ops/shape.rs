@@ -3,8 +3,9 @@
 //! is. Pure functions over results; the operations in `ops/mod.rs` call them.
 //!
 //! Ranking of `workspace_symbols` (protocol §3): the exact name (case-sensitive, then not) first,
-//! then names the query begins, then the rest; within each of those, types and functions before
-//! variables and other members. Variables local to a function come last of all, ranked the same
+//! then names the query begins, then the rest (a name qualified by its container, as gopls
+//! gives `Type.Method`, matched by its last part); within each of those, types and functions
+//! before variables and other members. Variables local to a function come last of all, ranked the same
 //! way among themselves: an agent asking for `Subject` wants the classes named like it before
 //! the dozen `const subject = …` inside functions. Ties keep the shorter name first, then the
 //! server's order.
@@ -28,9 +29,21 @@
 use super::types::Symbol;
 
 /// How a name matches a query: 0 the exact name, 1 the exact name ignoring case, 2 a name the
-/// query begins (ignoring case), 3 anything else the server matched.
+/// query begins (ignoring case), 3 anything else the server matched. A name qualified by its
+/// container (gopls's `Pot.Depth`, `unicode.Upper`) matches as its last part does when the
+/// query names no container: asked for `Depth`, the method `Pot.Depth` is an exact name.
 pub fn match_rank(query: &str, name: &str) -> u8 {
     let query = query.trim();
+    let whole = name_rank(query, name);
+    match name.rsplit_once('.') {
+        Some((_, last)) if !last.is_empty() && !query.contains('.') => {
+            whole.min(name_rank(query, last))
+        }
+        _ => whole,
+    }
+}
+
+fn name_rank(query: &str, name: &str) -> u8 {
     if name == query {
         return 0;
     }
@@ -241,6 +254,14 @@ mod tests {
         assert_eq!(match_rank("QuerySet", "QuerySetMixin"), 2);
         assert_eq!(match_rank("QuerySet", "querysets"), 2);
         assert_eq!(match_rank("QuerySet", "_get_queryset"), 3);
+        // gopls qualifies a method by its type and a standard library name by its package.
+        assert_eq!(match_rank("Depth", "Pot.Depth"), 0);
+        assert_eq!(match_rank("Depth", "childInfo.depth"), 1);
+        assert_eq!(match_rank("Depth", "Pot.DepthOf"), 2);
+        assert_eq!(match_rank("Depth", "depthToShift"), 2);
+        assert_eq!(match_rank("Pot.Depth", "Pot.Depth"), 0);
+        assert_eq!(match_rank("Pot.Depth", "Jar.Depth"), 3);
+        assert_eq!(match_rank("Depth", "Pot."), 3);
         let mut found = [
             ("subject", "constant", true),
             ("SubjectLike", "interface", false),
