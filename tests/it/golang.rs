@@ -40,7 +40,7 @@ pub(crate) fn require_go() {
 
 /// Runs a Go tool (`go …`, `gofmt …`, `gopls …`) in `dir` with the test's Go environment:
 /// whether it succeeded, and its stdout and stderr together.
-fn go_tool(dir: &Path, program: &str, args: &[&str]) -> (bool, String) {
+pub(crate) fn go_tool(dir: &Path, program: &str, args: &[&str]) -> (bool, String) {
     let program = if program == "gopls" {
         repo().join(".tools/go/bin/gopls").display().to_string()
     } else {

@@ -21,6 +21,7 @@ mod events;
 mod fixture;
 mod freshness;
 mod gates;
+mod go_peers;
 mod golang;
 mod golden;
 mod harnesses;
