@@ -42,19 +42,14 @@ impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let bytes = text.as_bytes();
         let mut starts = vec![0];
-        let mut i = 0;
-        while i < bytes.len() {
+        // Every file a location names is indexed per answer: found by memchr's vector search,
+        // not byte by byte.
+        for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
             match bytes[i] {
-                b'\n' => starts.push(i + 1),
-                b'\r' => {
-                    if bytes.get(i + 1) == Some(&b'\n') {
-                        i += 1;
-                    }
-                    starts.push(i + 1);
-                }
-                _ => {}
+                // A `\r\n` ends its line at the `\n`.
+                b'\r' if bytes.get(i + 1) == Some(&b'\n') => {}
+                _ => starts.push(i + 1),
             }
-            i += 1;
         }
         LineIndex {
             starts,
@@ -329,6 +324,19 @@ mod tests {
         assert_eq!(word_at(line, 4), None, "a space");
         assert_eq!(word_at(line, 99), None, "past the end");
         assert_eq!(word_at(line, 0), None);
+    }
+
+    #[test]
+    fn lines_end_at_lf_crlf_and_a_lone_cr() {
+        let t = "a\r\nb\rc\n\r\n\rd";
+        let idx = LineIndex::new(t);
+        let lines: Vec<&str> = (0..idx.line_count())
+            .map(|l| idx.line(t, l).unwrap_or("?"))
+            .collect();
+        assert_eq!(lines, ["a", "b", "c", "", "", "d"]);
+        assert_eq!(LineIndex::new("").line_count(), 1);
+        assert_eq!(LineIndex::new("x\n").line_count(), 2);
+        assert_eq!(LineIndex::new("x\r").line_count(), 2);
     }
 
     fn roundtrip(text: &str, line: u32, col: u32, enc: Encoding) -> (u32, u32) {

@@ -81,6 +81,9 @@ pub(super) struct FileCache<'a> {
     snap: Option<&'a Snapshot>,
     encoding: text::Encoding,
     files: HashMap<Url, Read>,
+    /// Each location's file as the answer names it, per URI (hundreds of locations name a few
+    /// files).
+    names: HashMap<Url, String>,
 }
 
 impl<'a> FileCache<'a> {
@@ -90,6 +93,7 @@ impl<'a> FileCache<'a> {
             snap: Some(snap),
             encoding: snap.encoding,
             files: HashMap::new(),
+            names: HashMap::new(),
         }
     }
 
@@ -99,6 +103,7 @@ impl<'a> FileCache<'a> {
             snap: None,
             encoding,
             files: HashMap::new(),
+            names: HashMap::new(),
         }
     }
 
@@ -140,8 +145,14 @@ impl<'a> FileCache<'a> {
     }
 
     pub(super) fn loc(&mut self, uri: &Url, r: crate::lsp::wire::WireRange) -> Option<Loc> {
-        let path = uri.to_file_path().ok()?;
-        let file = self.root.relative(&path);
+        let file = match self.names.get(uri) {
+            Some(f) => f.clone(),
+            None => {
+                let f = self.root.relative(&uri.to_file_path().ok()?);
+                self.names.insert(uri.clone(), f.clone());
+                f
+            }
+        };
         if let Some(snap) = self.snap.filter(|s| s.uri == *uri) {
             let (line, column, end_line, end_column) = snap.range(r);
             let text = snap.line(line).unwrap_or("").trim().to_string();
