@@ -1,6 +1,7 @@
 //! Benchmark on real repositories the bench fetches itself (nothing of them is committed):
 //! Django 5.2 from its PyPI wheel (883 Python files, 87 JavaScript files) and rxjs 7.8.2 from
-//! its npm package (TypeScript sources in `src/`). `.tools/projects/` is reused when the test
+//! its npm package (TypeScript sources in `src/`); Go modules by name from the Go module proxy
+//! (`go.rs`: cobra and golang.org/x/tools with gopls). `.tools/projects/` is reused when the test
 //! setup already fetched them; otherwise `pip download` and `npm pack` fill
 //! `target/bench-projects/`. Every measure runs on a fresh copy of the tree.
 //!
@@ -20,10 +21,12 @@
 //! with `--config`), as pyright's CLI does; rxjs's covers `src` and `dist/types`, what its
 //! tsconfig.json covers. Run: `cargo bench --bench real_repos` (servers from `.tools/`, see
 //! scripts/install-test-servers.sh). `BENCH_RUNS` sets the cold runs per checker (default 2),
-//! `BENCH_ONLY` (`django`, `rxjs`) runs one repository.
+//! `BENCH_ONLY` (`django`, `rxjs`, `cobra`, `tools`) runs one repository.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;
+#[path = "real_repos/go.rs"]
+mod go;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -335,12 +338,15 @@ fn main() {
     let mut rows = Vec::new();
     // BENCH_ONLY=django or rxjs runs one repository.
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
-    // BENCH_PART=hints measures inlay hints alone.
+    // BENCH_PART=hints measures inlay hints alone; BENCH_PART=refs Go's warm references alone.
     let part = std::env::var("BENCH_PART").unwrap_or_default();
     for case in CASES.iter().filter(|c| c.dir.contains(only.as_str())) {
         let src = project(case.dir);
         if part == "hints" {
             hints(case, &src, &path, &mut rows);
+            continue;
+        }
+        if part == "refs" {
             continue;
         }
         // Cold checks, interleaved: lspgate, the CLI, lspgate, the CLI, …
@@ -561,6 +567,9 @@ fn main() {
             "n/a".into(),
             String::new(),
         ));
+    }
+    if part.is_empty() || part == "refs" {
+        go::run(&path, runs, &exe, part == "refs", &mut rows);
     }
     println!("| repository | measure | lspgate | server's own CLI | ratio |");
     println!("|---|---|---|---|---|");
