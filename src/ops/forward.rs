@@ -69,26 +69,10 @@ impl Engine {
         self.resolve(uri)
     }
 
-    /// The servers of the languages the root holds, and those of every language, that `admit`
-    /// lets start, started (those that cannot start are left out): what a client of the face
-    /// is offered from the start.
-    pub async fn present_servers(&self, admit: &Admit<'_>) -> Vec<Arc<Server>> {
-        let root = self.root().path().to_path_buf();
-        let mut out: Vec<Arc<Server>> = Vec::new();
-        let mut found = self.registry.started_for_all(admit).await;
-        for language in self.scan_languages().await {
-            found.extend(
-                self.registry
-                    .started_for_where(&root, &language, admit)
-                    .await,
-            );
-        }
-        for s in found {
-            if !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
-                out.push(s);
-            }
-        }
-        out
+    /// The languages the root holds: what a client of the face may open (their servers are
+    /// started when it opens one, `Registry::start_for`).
+    pub async fn present_languages(&self) -> Vec<String> {
+        self.scan_languages().await
     }
 
     /// The servers of `path` (started now if need be) that `serves` accepts, in routing order.

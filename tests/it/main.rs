@@ -31,6 +31,7 @@ mod http;
 mod lsp_face;
 mod lsp_face_faithful;
 mod lsp_face_go;
+mod lsp_face_lean;
 mod lsp_face_protocol;
 mod polyglot;
 mod private_modes;
