@@ -29,6 +29,7 @@ mod hooks;
 mod hostile_reads;
 mod http;
 mod lsp_face;
+mod lsp_face_eglot;
 mod lsp_face_faithful;
 mod lsp_face_go;
 mod lsp_face_lean;
