@@ -131,6 +131,7 @@ pub async fn initialize(face: &Arc<Face>, params: &Value) -> Result<Value, (i64,
     let dynamic = dynamic_keys(&client_caps);
     let everything = dynamic.len() == REGISTRABLE.len();
     let _ = face.dynamic.set(dynamic.clone());
+    let asked = std::time::Instant::now();
     let (servers, known) = tokio::time::timeout(
         std::time::Duration::from_secs(30),
         first_servers(face, everything),
@@ -172,6 +173,12 @@ pub async fn initialize(face: &Arc<Face>, params: &Value) -> Result<Value, (i64,
     if client_caps.get("offsetEncoding").is_some() {
         result["offsetEncoding"] = json!(caps::encoding_name(encoding));
     }
+    tracing::debug!(
+        "initialize answered in {:?}: {} server(s) running, {} told from what they last announced",
+        asked.elapsed(),
+        servers.len(),
+        known.len()
+    );
     face.initialized
         .store(true, std::sync::atomic::Ordering::Release);
     Ok(result)
@@ -204,7 +211,13 @@ async fn first_servers(face: &Arc<Face>, everything: bool) -> (Vec<Arc<Server>>,
             add(&mut servers, s);
         }
     }
-    for language in engine.present_languages().await {
+    let scan = std::time::Instant::now();
+    let present = engine.present_languages().await;
+    tracing::debug!(
+        "the root's languages found in {:?}: {present:?}",
+        scan.elapsed()
+    );
+    for language in present {
         for routed in registry.routed_now(&root, &language, &admit) {
             match routed {
                 Routed::Running(s) => add(&mut servers, s),

@@ -46,6 +46,9 @@ pub enum Ready<'a> {
     Until(&'a Busy<'a>),
 }
 
+/// How long the languages a root holds are taken as found (`present_languages`).
+const PRESENT_FOR: Duration = Duration::from_secs(30);
+
 /// How often a request waiting for a server's readiness is told what the server is doing.
 const READY_STEP: Duration = Duration::from_secs(1);
 
@@ -70,9 +73,26 @@ impl Engine {
     }
 
     /// The languages the root holds: what a client of the face may open (their servers are
-    /// started when it opens one, `Registry::start_for`).
+    /// started when it opens one, `Registry::start_for`). The walk (a tenth of a second on
+    /// Django) is made once per `PRESENT_FOR` per root, not for every client's `initialize`:
+    /// what it decides is only what `initialize` tells of servers not running yet.
     pub async fn present_languages(&self) -> Vec<String> {
-        self.scan_languages().await
+        static SEEN: std::sync::Mutex<Vec<(PathBuf, std::time::Instant, Vec<String>)>> =
+            std::sync::Mutex::new(Vec::new());
+        let root = self.root().path().to_path_buf();
+        if let Ok(seen) = SEEN.lock()
+            && let Some((_, _, languages)) = seen
+                .iter()
+                .find(|(r, at, _)| *r == root && at.elapsed() < PRESENT_FOR)
+        {
+            return languages.clone();
+        }
+        let languages = self.scan_languages().await;
+        if let Ok(mut seen) = SEEN.lock() {
+            seen.retain(|(r, at, _)| *r != root && at.elapsed() < PRESENT_FOR);
+            seen.push((root, std::time::Instant::now(), languages.clone()));
+        }
+        languages
     }
 
     /// The servers of `path` (started now if need be) that `serves` accepts, in routing order.

@@ -74,7 +74,7 @@ impl Registry {
             let insts = e.instances();
             if insts.is_empty() {
                 let mut s = base(self.root.path());
-                if command.ends_with("(not installed)") {
+                if command.contains(" (not installed)") {
                     s.state = "missing".into();
                     s.last_error = Some("not installed".into());
                 }
