@@ -128,6 +128,15 @@ pub async fn initialize(face: &Arc<Face>, params: &Value) -> Result<Value, (i64,
     face.work_done_progress
         .store(progress, std::sync::atomic::Ordering::Release);
     let _ = face.shape.set(super::shape::Shape::of(&client_caps));
+    let client_root = params.get("rootUri").and_then(Value::as_str).or_else(|| {
+        params
+            .pointer("/workspaceFolders/0/uri")
+            .and_then(Value::as_str)
+    });
+    let _ = face.aliases.set(super::aliases::Aliases::new(
+        client_root,
+        face.engine.root().path(),
+    ));
     let dynamic = dynamic_keys(&client_caps);
     let everything = dynamic.len() == REGISTRABLE.len();
     let _ = face.dynamic.set(dynamic.clone());

@@ -163,6 +163,7 @@ pub fn refresh(face: Arc<Face>, uri: String) {
         let mut all = Vec::new();
         for (snap, diags) in found {
             let mut diags = Value::Array(diags);
+            face.aliases().to_client(&mut diags);
             convert(&face, snap.encoding, &doc.text, &mut diags);
             all.extend(diags.as_array().cloned().unwrap_or_default());
         }

@@ -9,6 +9,7 @@
 //! connection only; a frame that cannot be read closes it, a message that is not JSON-RPC gets
 //! its error.
 
+mod aliases;
 mod announce;
 mod caps;
 mod diagnostics;
@@ -99,6 +100,8 @@ pub(crate) struct Face {
     initialized: AtomicBool,
     /// Whether the client announced `window.workDoneProgress` (it is shown waits then).
     work_done_progress: AtomicBool,
+    /// The client's name for the root, when it is not the real one (`aliases`).
+    aliases: std::sync::OnceLock<aliases::Aliases>,
     /// The provider keys the client takes registrations for (`announce`).
     dynamic: std::sync::OnceLock<Vec<&'static str>>,
     /// The languages whose first document the client opened (their servers started).
@@ -153,6 +156,10 @@ impl Face {
         answer.ok()?.ok()?.get("result").cloned()
     }
 
+    fn aliases(&self) -> aliases::Aliases {
+        self.aliases.get().cloned().unwrap_or_default()
+    }
+
     fn shape(&self) -> shape::Shape {
         self.shape.get().cloned().unwrap_or_default()
     }
@@ -200,6 +207,7 @@ pub async fn serve_observed<R, W>(
         work_done_progress: AtomicBool::new(false),
         shape: std::sync::OnceLock::new(),
         dynamic: std::sync::OnceLock::new(),
+        aliases: std::sync::OnceLock::new(),
         languages: Mutex::default(),
         warned: Mutex::default(),
         shut_down: AtomicBool::new(false),

@@ -109,6 +109,7 @@ async fn document(
             m.remove("partialResultToken");
         }
         converter(face, client, snap.encoding, snap).convert(&mut p);
+        face.aliases().to_server(&mut p);
         p
     };
     let answers = face
@@ -139,6 +140,7 @@ async fn document(
         snap,
     } in answers
     {
+        face.aliases().to_client(&mut result);
         converter(face, snap.encoding, client, &snap).convert(&mut result);
         match method {
             "textDocument/hover" => face.shape().hover(&mut result),
@@ -233,6 +235,7 @@ async fn execute(face: &Arc<Face>, params: Value) -> Answer {
         while let Some((mut edit, reply)) = rx.recv().await {
             let empty = Text::new(Arc::from(""));
             let text_of = |u: &str| text_of(&relay_face, u);
+            relay_face.aliases().to_client(&mut edit);
             Converter {
                 from,
                 to: relay_face.encoding(),
@@ -253,6 +256,7 @@ async fn execute(face: &Arc<Face>, params: Value) -> Answer {
     if let Value::Object(m) = &mut sent {
         m.remove("workDoneToken");
     }
+    face.aliases().to_server(&mut sent);
     server
         .request(None, |c| {
             let (sent, tx) = (sent.clone(), tx.clone());
@@ -282,6 +286,7 @@ async fn workspace_symbol(face: &Arc<Face>, mut params: Value) -> Answer {
     for (server, mut result) in answers {
         let empty = Text::new(Arc::from(""));
         let text_of = |u: &str| text_of(face, u);
+        face.aliases().to_client(&mut result);
         Converter {
             from: server.client().encoding(),
             to: client,
