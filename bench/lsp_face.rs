@@ -165,7 +165,7 @@ fn main() {
     if !common::pyright_bench_runs("lsp_face", &path) {
         return;
     }
-    // Canonical: a root reached through a symlink (a worktree's `.tools`) is another matter.
+    // The real path (a worktree's `.tools` is a symlink), as the earlier runs measured.
     let root = common::django(&repo).canonicalize().unwrap();
     let refs_at = position(&root, MODULE, "class cached_property", "cached_property");
     let mut local_at = position(&root, MODULE, "self.real_func = func", "= func");

@@ -120,7 +120,7 @@ fn main() {
     if !common::pyright_bench_runs("lsp_mux", &path) {
         return;
     }
-    // Canonical: a root reached through a symlink (a worktree's `.tools`) is another matter.
+    // The real path (a worktree's `.tools` is a symlink), as the earlier runs measured.
     let root = common::django(&repo).canonicalize().unwrap();
     let refs_at = position(&root, MODULE, "class cached_property", "cached_property");
     println!("Django 5.2 at {}", root.display());
