@@ -93,6 +93,9 @@ command -v shellcheck >/dev/null || APT_PKGS+=(shellcheck)
 command -v nim >/dev/null || APT_PKGS+=(nim)
 # Neovim (Debian 12's 0.7.2): a real editor's LSP client for tests/it/lsp_face.rs.
 command -v nvim >/dev/null || APT_PKGS+=(neovim)
+# Emacs with eglot (Debian 12's Emacs 28, eglot 1.9): another editor's client (tests/it/lsp_face_eglot.rs).
+command -v emacs >/dev/null || APT_PKGS+=(emacs-nox)
+[ -d /usr/share/emacs/site-lisp/elpa/eglot-1.9 ] || APT_PKGS+=(elpa-eglot)
 # Chromium: the status page's browser test (tests/it/status_page.rs).
 [ -x /usr/bin/chromium ] || APT_PKGS+=(chromium)
 if [ ${#APT_PKGS[@]} -gt 0 ]; then

@@ -100,6 +100,14 @@ pub fn union(servers: &[&Value], encoding: Encoding) -> Value {
         merge_options(&mut value, &offered[1..]);
         out.entry(key).or_insert(value);
     }
+    // Workspace folders, as the first server supporting them announced them.
+    if let Some(folders) = servers
+        .iter()
+        .filter_map(|c| c.pointer("/workspace/workspaceFolders"))
+        .find(|f| f.get("supported") == Some(&Value::Bool(true)))
+    {
+        out.insert("workspace".into(), json!({"workspaceFolders": folders}));
+    }
     Value::Object(out)
 }
 
@@ -185,5 +193,12 @@ mod tests {
         );
         assert!(u.get("definitionProvider").is_none());
         assert_eq!(u["positionEncoding"], "utf-16");
+        assert!(u.get("workspace").is_none());
+        let folders = json!({"workspace": {"workspaceFolders": {"supported": true, "changeNotifications": true}}});
+        let u = union(&[&ruff, &folders], Encoding::Utf16);
+        assert_eq!(
+            u["workspace"]["workspaceFolders"]["changeNotifications"],
+            true
+        );
     }
 }

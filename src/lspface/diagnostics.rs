@@ -3,9 +3,9 @@
 //! those of its content (`refresh`): its buffer's, analysed as an overlay, while it differs
 //! from the disk, else the disk's; pulled where the server offers it, else pushed; asked again
 //! after each change of the client's, each change on disk (whoever wrote it: importers follow
-//! their modules) and each server restart. What servers push for other documents goes on as
-//! it comes (`pump`), unless it was computed on an overlay (another client's buffer, answered
-//! meanwhile). The same diagnostics are not sent twice.
+//! their modules) and each server restart. What servers push for documents the client does
+//! not have open is not its business (a direct server publishes for open documents only).
+//! The same diagnostics are not sent twice.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,49 +20,39 @@ use crate::text::Encoding;
 /// How long a burst of changes settles before the buffer is analysed.
 const SETTLE: Duration = Duration::from_millis(150);
 
-/// Passes on what the servers publish, as they publish it, until the connection closes.
+/// Keeps the client's open documents' diagnostics up to date (server restarts, changes on
+/// disk, the servers' refresh requests) and passes on the servers' messages, until the
+/// connection closes.
 pub async fn pump(face: Arc<Face>) {
     let mut closed = face.closed.subscribe();
     let mut events = face.engine.shared().events().follow();
-    // Per server: the process last seen (a restart makes a new one) and its last publish seen.
-    let mut seen: HashMap<String, (usize, u64)> = HashMap::new();
+    // Per server: the process last seen (a restart makes a new one).
+    let mut seen: HashMap<String, usize> = HashMap::new();
     // Per process: its refresh requests.
     let mut refreshes: HashMap<usize, tokio::sync::broadcast::Receiver<String>> = HashMap::new();
     // Per process: its log and shown messages, passed on (this client uses the server).
     let mut messages: HashMap<usize, tokio::sync::broadcast::Receiver<(String, Value)>> =
         HashMap::new();
     loop {
-        let mut wakers = Vec::new();
-        let mut changed = Vec::new();
         let mut restarted = false;
         for server in face.engine.registry().running() {
             if !face.only.admits(&server) {
                 continue;
             }
             let client = server.client();
-            let mut rx = client.publishes();
-            rx.borrow_and_update();
-            let now = client.publish_seq();
             let process = Arc::as_ptr(&client) as usize;
-            let last = match seen.get(&server.name) {
-                Some((p, seq)) if *p == process => *seq,
-                Some(_) => {
-                    restarted = true;
-                    0
-                }
-                None => 0,
-            };
-            changed.extend(client.pushed_after(last).into_iter().map(|(uri, _, _)| uri));
-            seen.insert(server.name.clone(), (process, now));
+            if seen
+                .insert(server.name.clone(), process)
+                .is_some_and(|p| p != process)
+            {
+                restarted = true;
+            }
             refreshes
                 .entry(process)
                 .or_insert_with(|| client.refreshes());
             messages.entry(process).or_insert_with(|| client.messages());
-            wakers.push(async move {
-                let _ = rx.changed().await;
-            });
         }
-        let live: Vec<usize> = seen.values().map(|(p, _)| *p).collect();
+        let live: Vec<usize> = seen.values().copied().collect();
         refreshes.retain(|p, _| live.contains(p));
         messages.retain(|p, _| live.contains(p));
         if restarted {
@@ -71,20 +61,6 @@ pub async fn pump(face: Arc<Face>) {
                 refresh(face.clone(), uri);
             }
         }
-        changed.sort();
-        changed.dedup();
-        for uri in changed {
-            if face.docs.get(uri.as_str()).is_none() {
-                publish_disk(&face, uri.as_str());
-            }
-        }
-        let any = async {
-            if wakers.is_empty() {
-                std::future::pending::<()>().await;
-            } else {
-                futures::future::select_all(wakers.into_iter().map(Box::pin)).await;
-            }
-        };
         let asked = async {
             if refreshes.is_empty() {
                 return std::future::pending::<Option<String>>().await;
@@ -113,7 +89,6 @@ pub async fn pump(face: Arc<Face>) {
             futures::future::select_all(next).await.0
         };
         tokio::select! {
-            () = any => {}
             message = said => {
                 if let Some((method, params)) = message {
                     face.notify(&method, params);
@@ -188,50 +163,12 @@ pub fn refresh(face: Arc<Face>, uri: String) {
         let mut all = Vec::new();
         for (snap, diags) in found {
             let mut diags = Value::Array(diags);
+            face.aliases().to_client(&mut diags);
             convert(&face, snap.encoding, &doc.text, &mut diags);
             all.extend(diags.as_array().cloned().unwrap_or_default());
         }
         send(&face, &uri, all, Some(doc.version));
     });
-}
-
-/// Sends what the servers pushed for `uri` (a document the client does not have open), unless
-/// a server's latest push for it was computed on an overlay (the disk's comes once that
-/// overlay is gone).
-fn publish_disk(face: &Face, uri: &str) {
-    let Ok(path) = face.engine.document_path(uri) else {
-        return;
-    };
-    let Ok(url) = url::Url::parse(uri) else {
-        return;
-    };
-    // Read only when a server's encoding is not the client's.
-    let mut text: Option<Text> = None;
-    let mut all = Vec::new();
-    for server in face.engine.registry().running() {
-        if !face.only.admits(&server) {
-            continue;
-        }
-        let client = server.client();
-        let Some((version, diags)) = client.latest_raw(&url) else {
-            continue;
-        };
-        if !server.docs.shows_disk(&path, version) {
-            tracing::debug!(server = %server.name, ?version, "{uri}: published on an overlay; waiting for the disk's");
-            return;
-        }
-        let mut diags = Value::Array(diags);
-        if client.encoding() != face.encoding() {
-            let text = text.get_or_insert_with(|| {
-                Text::new(Arc::from(
-                    std::fs::read_to_string(&path).unwrap_or_default(),
-                ))
-            });
-            convert(face, client.encoding(), text, &mut diags);
-        }
-        all.extend(diags.as_array().cloned().unwrap_or_default());
-    }
-    send(face, uri, all, None);
 }
 
 /// Converts diagnostics from a server's encoding to the client's.

@@ -114,6 +114,13 @@ pub fn changed(face: &Arc<Face>, method: &str, params: &Value) {
             let Ok(path) = face.engine.document_path(&uri) else {
                 return;
             };
+            if method == "textDocument/didOpen" {
+                let id = params
+                    .pointer("/textDocument/languageId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                super::announce::opened(face, path.clone(), id);
+            }
             open.insert(
                 uri.clone(),
                 Doc {

@@ -9,9 +9,12 @@
 //! connection only; a frame that cannot be read closes it, a message that is not JSON-RPC gets
 //! its error.
 
+mod aliases;
+mod announce;
 mod caps;
 mod diagnostics;
 mod docs;
+mod known;
 mod positions;
 mod progress;
 mod requests;
@@ -97,6 +100,14 @@ pub(crate) struct Face {
     initialized: AtomicBool,
     /// Whether the client announced `window.workDoneProgress` (it is shown waits then).
     work_done_progress: AtomicBool,
+    /// The client's name for the root, when it is not the real one (`aliases`).
+    aliases: std::sync::OnceLock<aliases::Aliases>,
+    /// The provider keys the client takes registrations for (`announce`).
+    dynamic: std::sync::OnceLock<Vec<&'static str>>,
+    /// The languages whose first document the client opened (their servers started).
+    languages: Mutex<std::collections::HashSet<String>>,
+    /// What the client was warned of (each once).
+    warned: Mutex<std::collections::HashSet<String>>,
     /// What the client can take (from its `initialize`): answers are shaped for it.
     shape: std::sync::OnceLock<shape::Shape>,
     shut_down: AtomicBool,
@@ -145,6 +156,10 @@ impl Face {
         answer.ok()?.ok()?.get("result").cloned()
     }
 
+    fn aliases(&self) -> aliases::Aliases {
+        self.aliases.get().cloned().unwrap_or_default()
+    }
+
     fn shape(&self) -> shape::Shape {
         self.shape.get().cloned().unwrap_or_default()
     }
@@ -191,6 +206,10 @@ pub async fn serve_observed<R, W>(
         initialized: AtomicBool::new(false),
         work_done_progress: AtomicBool::new(false),
         shape: std::sync::OnceLock::new(),
+        dynamic: std::sync::OnceLock::new(),
+        aliases: std::sync::OnceLock::new(),
+        languages: Mutex::default(),
+        warned: Mutex::default(),
         shut_down: AtomicBool::new(false),
         inflight: Mutex::default(),
         closed,

@@ -25,7 +25,7 @@ const TAG: &str = "lspgate";
 
 pub async fn answer(face: &Arc<Face>, method: &str, params: Value) -> Answer {
     match method {
-        "initialize" => initialize(face, &params).await,
+        "initialize" => super::announce::initialize(face, &params).await,
         "workspace/symbol" => workspace_symbol(face, params).await,
         "completionItem/resolve" | "codeAction/resolve" => resolve(face, method, params).await,
         "workspace/executeCommand" => execute(face, params).await,
@@ -73,66 +73,6 @@ fn served(s: &Server, method: &str, key: &str) -> bool {
     }
 }
 
-async fn initialize(face: &Arc<Face>, params: &Value) -> Answer {
-    let servers = tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        face.engine
-            .present_servers(&|name, languages| face.only.admits_entry(name, languages)),
-    )
-    .await
-    .unwrap_or_default();
-    let clients: Vec<_> = servers.iter().map(|s| s.client()).collect();
-    let encodings: Vec<Encoding> = clients.iter().map(|c| c.encoding()).collect();
-    let client_caps = params.get("capabilities").cloned().unwrap_or(Value::Null);
-    let progress = client_caps.pointer("/window/workDoneProgress") == Some(&Value::Bool(true));
-    face.work_done_progress
-        .store(progress, std::sync::atomic::Ordering::Release);
-    let _ = face.shape.set(super::shape::Shape::of(&client_caps));
-    let encoding = caps::negotiate(&client_caps, &encodings);
-    if let Ok(mut e) = face.encoding.lock() {
-        *e = encoding;
-    }
-    let offered: Vec<Value> = servers.iter().map(|s| offered(s)).collect();
-    let mut capabilities = caps::union(&offered.iter().collect::<Vec<_>>(), encoding);
-    let mut commands: Vec<String> = clients.iter().flat_map(|c| c.commands()).collect();
-    commands.sort();
-    commands.dedup();
-    if !commands.is_empty() {
-        capabilities["executeCommandProvider"] = json!({"commands": commands});
-    }
-    let mut result = json!({
-        "capabilities": capabilities,
-        "serverInfo": {"name": "lspgate", "version": env!("CARGO_PKG_VERSION")},
-    });
-    // clangd's extension, for clients that speak it rather than 3.17's `positionEncoding`.
-    if client_caps.get("offsetEncoding").is_some() {
-        result["offsetEncoding"] = json!(caps::encoding_name(encoding));
-    }
-    face.initialized
-        .store(true, std::sync::atomic::Ordering::Release);
-    Ok(result)
-}
-
-/// What server `s` is asked for, as the tools ask it: its announced capabilities, less the
-/// ones the config's `allow` list leaves out, plus those it registered since.
-fn offered(s: &Server) -> Value {
-    let mut caps = s.client().capabilities().clone();
-    if let Value::Object(map) = &mut caps {
-        for cap in Cap::ALL {
-            let key = cap.provider_key();
-            let legacy = cap == Cap::TypeHierarchy && s.client().legacy_type_hierarchy();
-            if !s.supports(cap) || legacy {
-                map.remove(key);
-            } else if cap != Cap::InlayHints // clangd's are its own request, not this one
-                && matches!(map.get(key), None | Some(Value::Null | Value::Bool(false)))
-            {
-                map.insert(key.into(), Value::Bool(true));
-            }
-        }
-    }
-    caps
-}
-
 /// A request about the document `uri`: forwarded to its servers (code actions: all of them,
 /// concatenated), its items tagged with the server that made them.
 async fn document(
@@ -169,6 +109,7 @@ async fn document(
             m.remove("partialResultToken");
         }
         converter(face, client, snap.encoding, snap).convert(&mut p);
+        face.aliases().to_server(&mut p);
         p
     };
     let answers = face
@@ -186,7 +127,12 @@ async fn document(
             to_server,
         )
         .await
-        .map_err(refused)?;
+        .map_err(|e| match e.code {
+            // No server of the document's language serves it: what a direct server that does
+            // not offer the method answers.
+            Code::NotSupported => (code::METHOD_NOT_FOUND, e.message),
+            _ => refused(e),
+        })?;
     let mut merged: Option<Value> = None;
     for Forwarded {
         server,
@@ -194,6 +140,7 @@ async fn document(
         snap,
     } in answers
     {
+        face.aliases().to_client(&mut result);
         converter(face, snap.encoding, client, &snap).convert(&mut result);
         match method {
             "textDocument/hover" => face.shape().hover(&mut result),
@@ -288,6 +235,7 @@ async fn execute(face: &Arc<Face>, params: Value) -> Answer {
         while let Some((mut edit, reply)) = rx.recv().await {
             let empty = Text::new(Arc::from(""));
             let text_of = |u: &str| text_of(&relay_face, u);
+            relay_face.aliases().to_client(&mut edit);
             Converter {
                 from,
                 to: relay_face.encoding(),
@@ -308,6 +256,7 @@ async fn execute(face: &Arc<Face>, params: Value) -> Answer {
     if let Value::Object(m) = &mut sent {
         m.remove("workDoneToken");
     }
+    face.aliases().to_server(&mut sent);
     server
         .request(None, |c| {
             let (sent, tx) = (sent.clone(), tx.clone());
@@ -337,6 +286,7 @@ async fn workspace_symbol(face: &Arc<Face>, mut params: Value) -> Answer {
     for (server, mut result) in answers {
         let empty = Text::new(Arc::from(""));
         let text_of = |u: &str| text_of(face, u);
+        face.aliases().to_client(&mut result);
         Converter {
             from: server.client().encoding(),
             to: client,

@@ -46,6 +46,9 @@ pub enum Ready<'a> {
     Until(&'a Busy<'a>),
 }
 
+/// How long the languages a root holds are taken as found (`present_languages`).
+const PRESENT_FOR: Duration = Duration::from_secs(30);
+
 /// How often a request waiting for a server's readiness is told what the server is doing.
 const READY_STEP: Duration = Duration::from_secs(1);
 
@@ -69,26 +72,27 @@ impl Engine {
         self.resolve(uri)
     }
 
-    /// The servers of the languages the root holds, and those of every language, that `admit`
-    /// lets start, started (those that cannot start are left out): what a client of the face
-    /// is offered from the start.
-    pub async fn present_servers(&self, admit: &Admit<'_>) -> Vec<Arc<Server>> {
+    /// The languages the root holds: what a client of the face may open (their servers are
+    /// started when it opens one, `Registry::start_for`). The walk (a tenth of a second on
+    /// Django) is made once per `PRESENT_FOR` per root, not for every client's `initialize`:
+    /// what it decides is only what `initialize` tells of servers not running yet.
+    pub async fn present_languages(&self) -> Vec<String> {
+        static SEEN: std::sync::Mutex<Vec<(PathBuf, std::time::Instant, Vec<String>)>> =
+            std::sync::Mutex::new(Vec::new());
         let root = self.root().path().to_path_buf();
-        let mut out: Vec<Arc<Server>> = Vec::new();
-        let mut found = self.registry.started_for_all(admit).await;
-        for language in self.scan_languages().await {
-            found.extend(
-                self.registry
-                    .started_for_where(&root, &language, admit)
-                    .await,
-            );
+        if let Ok(seen) = SEEN.lock()
+            && let Some((_, _, languages)) = seen
+                .iter()
+                .find(|(r, at, _)| *r == root && at.elapsed() < PRESENT_FOR)
+        {
+            return languages.clone();
         }
-        for s in found {
-            if !out.iter().any(|o| Arc::ptr_eq(o, &s)) {
-                out.push(s);
-            }
+        let languages = self.scan_languages().await;
+        if let Ok(mut seen) = SEEN.lock() {
+            seen.retain(|(r, at, _)| *r != root && at.elapsed() < PRESENT_FOR);
+            seen.push((root, std::time::Instant::now(), languages.clone()));
         }
-        out
+        languages
     }
 
     /// The servers of `path` (started now if need be) that `serves` accepts, in routing order.

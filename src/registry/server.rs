@@ -217,6 +217,12 @@ async fn any_served(changes: &[&Change], served: &impl Fn(&&Change) -> bool) -> 
 }
 
 impl Server {
+    /// Whether the server serves files of every language (a `-- CMD`, a config server naming
+    /// none).
+    pub fn every_language(&self) -> bool {
+        self.languages.is_empty()
+    }
+
     /// Whether the server serves files of `language`.
     pub fn serves(&self, language: &str) -> bool {
         self.languages.is_empty() || self.languages.iter().any(|l| l == language)

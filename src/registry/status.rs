@@ -74,7 +74,8 @@ impl Registry {
             let insts = e.instances();
             if insts.is_empty() {
                 let mut s = base(self.root.path());
-                if command.ends_with("(not installed)") {
+                if command.contains(" (not installed)") {
+                    s.state = "missing".into();
                     s.last_error = Some("not installed".into());
                 }
                 if let Ok(spec) = e.spec.try_lock()
@@ -90,10 +91,10 @@ impl Registry {
                 match inst.cell.get() {
                     None => s.state = "starting".into(),
                     Some(Err(err)) => {
-                        s.state = if err.code == crate::error::Code::UntrustedConfig {
-                            "untrusted".into()
-                        } else {
-                            "failed".into()
+                        s.state = match err.code {
+                            crate::error::Code::UntrustedConfig => "untrusted".into(),
+                            crate::error::Code::NoServer => "missing".into(),
+                            _ => "failed".into(),
                         };
                         s.last_error = Some(err.message.clone());
                     }

@@ -364,3 +364,63 @@ async fn server_messages_reach_the_clients_of_that_server_only() {
         assert_ne!(m["method"], "window/logMessage", "{m}");
     }
 }
+
+/// A root the client reaches through a symlink: the servers know it by its real path, the
+/// client by its own; requests reach the document the servers have open, and answers and
+/// diagnostics name the client's paths.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_reached_through_a_symlink_is_answered_in_the_clients_paths() {
+    require("pyright-langserver");
+    let dir = workspace(&[
+        ("real/pyproject.toml", "[project]\nname = \"linked\"\n"),
+        ("real/lib.py", "def compute(x: int) -> int:\n    return x\n"),
+        (
+            "real/app.py",
+            "from lib import compute\n\ny: str = compute(1)\nprint(compute(2))\n",
+        ),
+    ]);
+    let base = dir.path().canonicalize().unwrap();
+    let link = base.join("link");
+    std::os::unix::fs::symlink(base.join("real"), &link).unwrap();
+    let mut c = Client::start(&link, &["--server", "pyright"]);
+    initialize_with(&mut c, &link, json!({})).await;
+    let app = link.join("app.py");
+    c.open(&app, "python").await;
+    let published = c
+        .wait(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri(&app)
+                && m["params"]["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| !d.is_empty())
+        })
+        .await;
+    assert!(
+        published.to_string().contains("is not assignable"),
+        "{published}"
+    );
+    let refs = c
+        .request("textDocument/references", references(&app, 0, 17))
+        .await;
+    let found = refs["result"].as_array().cloned().unwrap_or_default();
+    assert_eq!(found.len(), 4, "{refs}");
+    let prefix = uri(&link);
+    assert!(
+        found
+            .iter()
+            .all(|l| l["uri"].as_str().is_some_and(|u| u.starts_with(&prefix))),
+        "{refs}"
+    );
+    let def = c
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": uri(&app)}, "position": {"line": 3, "character": 7}}),
+        )
+        .await;
+    assert!(
+        def["result"]
+            .to_string()
+            .contains(&uri(&link.join("lib.py"))),
+        "{def}"
+    );
+}

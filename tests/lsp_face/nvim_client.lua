@@ -162,6 +162,15 @@ local steps = {
   references = function(step)
     return request('textDocument/references', step, { context = { includeDeclaration = true } })
   end,
+  -- The whole document formatted (the answer, or the server's error as `err`).
+  format = function(step)
+    local buf = buffer_of(step.file)
+    local params = { textDocument = { uri = uri_of(step.file) },
+                     options = { tabSize = 4, insertSpaces = true } }
+    local answer, why = client().request_sync('textDocument/formatting', params, step.timeout_ms or 30000, buf)
+    if not answer then return nil, why or 'request failed' end
+    return answer.result, answer.err
+  end,
   -- `:edit!`: the buffer read again from disk. Neovim sends didClose; the client attaches
   -- again as lspconfig's FileType autocommand does, and so sends didOpen with the disk's text.
   reload = function(step)
