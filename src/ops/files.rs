@@ -3,7 +3,9 @@
 //! source lines for locations).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
 
 use serde_json::json;
 use url::Url;
@@ -12,6 +14,7 @@ use super::types::{Loc, TextOmitted};
 use crate::documents::Snapshot;
 use crate::error::{Code, ToolError};
 use crate::text;
+use crate::watch::FileVersion;
 use crate::workspace::Root;
 
 /// The bytes of the file at `path`, read only when it is inside the root: confined
@@ -65,9 +68,65 @@ pub(crate) fn text_in_root(root: &Root, path: &Path) -> Result<Option<String>, T
     )
 }
 
+/// Texts read inside a root, with their lines, kept while their file is the same (`KEEP_BYTES`
+/// at most): an answer naming a file asked about before reads one `stat` of it instead of a
+/// confined walk, a read and an index. A text is kept only when its file's version was the
+/// same before and after the read and had settled (`FileVersion::settled`), and is given only
+/// while the path still leads to that very version (the same device, inode, size and change
+/// time: a path that changed to lead elsewhere, out of the root included, has another), so it
+/// is always the content a confined read would give.
+type Kept = HashMap<(PathBuf, PathBuf), (FileVersion, Lines)>;
+
+/// A text and its lines.
+type Lines = (Arc<str>, Arc<text::LineIndex>);
+
+/// How many bytes of text `KEPT` holds at most.
+const KEEP_BYTES: usize = 16 << 20;
+
+fn kept() -> &'static Mutex<(Kept, usize)> {
+    static KEPT: OnceLock<Mutex<(Kept, usize)>> = OnceLock::new();
+    KEPT.get_or_init(Mutex::default)
+}
+
+/// `text_in_root` with its lines, from `KEPT` while the file is the same.
+fn kept_text_in_root(root: &Root, path: &Path) -> Result<Option<Lines>, ToolError> {
+    let key = (root.path().to_path_buf(), path.to_path_buf());
+    let version = || std::fs::metadata(path).ok().map(|m| FileVersion::of(&m));
+    let before = version();
+    if let Some(v) = before
+        && let Ok(k) = kept().lock()
+        && let Some((kv, lines)) = k.0.get(&key)
+        && *kv == v
+    {
+        return Ok(Some(lines.clone()));
+    }
+    let Some(text) = text_in_root(root, path)? else {
+        return Ok(None);
+    };
+    let text: Arc<str> = Arc::from(text);
+    let index = Arc::new(text::LineIndex::new(&text));
+    if let Some(v) = before
+        && version() == before
+        && v.settled(SystemTime::now())
+        && let Ok(mut k) = kept().lock()
+    {
+        if k.1 + text.len() > KEEP_BYTES {
+            k.0.clear();
+            k.1 = 0;
+        }
+        if text.len() <= KEEP_BYTES / 4 {
+            k.1 += text.len();
+            if let Some((_, (old, _))) = k.0.insert(key, (v, (text.clone(), index.clone()))) {
+                k.1 -= old.len();
+            }
+        }
+    }
+    Ok(Some((text, index)))
+}
+
 /// What a `FileCache` found of one file.
 enum Read {
-    Text(String, text::LineIndex),
+    Text(Arc<str>, Arc<text::LineIndex>),
     /// Missing, unreadable, or not a file path: a location keeps the server's position.
     Unread,
     /// Outside the root: never read, and said so on its locations.
@@ -114,11 +173,8 @@ impl<'a> FileCache<'a> {
             let Ok(path) = uri.to_file_path() else {
                 return Read::Unread;
             };
-            match text_in_root(root, &path) {
-                Ok(Some(text)) => {
-                    let index = text::LineIndex::new(&text);
-                    Read::Text(text, index)
-                }
+            match kept_text_in_root(root, &path) {
+                Ok(Some((text, index))) => Read::Text(text, index),
                 Ok(None) => Read::Unread,
                 Err(e) if e.code == Code::OutsideRoot => {
                     tracing::debug!(file = %path.display(), "a location outside the root: not read");
@@ -139,7 +195,7 @@ impl<'a> FileCache<'a> {
             return Some((&snap.text, &snap.index));
         }
         match self.read(uri) {
-            Read::Text(text, index) => Some((text.as_str(), index)),
+            Read::Text(text, index) => Some((text, index)),
             Read::Unread | Read::Outside => None,
         }
     }
@@ -195,5 +251,35 @@ impl<'a> FileCache<'a> {
                 text_omitted: matches!(read, Read::Outside).then_some(TextOmitted::OutsideRoot),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kept text is given while its file is the same, and never once the path leads
+    /// elsewhere: rewritten, or replaced by a link out of the root.
+    #[test]
+    fn a_kept_text_follows_its_file_and_never_leads_out() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.go"), "package secret\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let file = root.path().join("a.go");
+        std::fs::write(&file, "package a\n").unwrap();
+        // Settled: its change time is more than `SETTLE` ago when it is read.
+        std::thread::sleep(crate::watch::SETTLE + std::time::Duration::from_millis(200));
+        let read = |p: &Path| kept_text_in_root(&root, p).map(|t| t.map(|(t, _)| t.to_string()));
+        assert_eq!(read(&file).unwrap().as_deref(), Some("package a\n"));
+        let key = (root.path().to_path_buf(), file.clone());
+        assert!(kept().lock().unwrap().0.contains_key(&key), "kept");
+        assert_eq!(read(&file).unwrap().as_deref(), Some("package a\n"));
+        std::fs::write(&file, "package b\n").unwrap();
+        assert_eq!(read(&file).unwrap().as_deref(), Some("package b\n"));
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.go"), &file).unwrap();
+        let e = read(&file).unwrap_err();
+        assert_eq!(e.code, Code::OutsideRoot, "{}", e.message);
     }
 }

@@ -30,7 +30,7 @@ use tokio::io::unix::AsyncFd;
 pub use filter::Filter;
 pub use pending::MAX_PENDING;
 use pending::{Pending, Seen};
-pub use version::FileVersion;
+pub use version::{FileVersion, SETTLE};
 
 /// What happened to a file, as servers are told (`workspace/didChangeWatchedFiles`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
