@@ -81,7 +81,7 @@ type Kept = HashMap<(PathBuf, PathBuf), (FileVersion, Lines)>;
 type Lines = (Arc<str>, Arc<text::LineIndex>);
 
 /// How many bytes of text `KEPT` holds at most.
-const KEEP_BYTES: usize = 16 << 20;
+const KEEP_BYTES: usize = 8 << 20;
 
 fn kept() -> &'static Mutex<(Kept, usize)> {
     static KEPT: OnceLock<Mutex<(Kept, usize)>> = OnceLock::new();
