@@ -19,9 +19,9 @@ impl Documents {
         self.slot.changed(uri);
     }
 
-    /// `lease` for asking the document's diagnostics: from a server that only pushes them,
-    /// and whose latest push for it came before another document changed (a cross-file
-    /// effect it may not show yet, and a server need not push again for a document whose
+    /// `lease` for asking the document's diagnostics: to a server that only pushes them, and
+    /// was sent a change of another document after this document's text (a cross-file effect
+    /// its push may not show yet, and a server need not push again for a document whose
     /// diagnostics it finds unchanged), the document is sent again as a new version first,
     /// so the push awaited is computed after every change the server knows of.
     pub async fn lease_current(&self, path: &Path, language_id: &str) -> Result<Lease, ToolError> {
