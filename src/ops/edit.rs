@@ -3,9 +3,11 @@
 //! applies it (verified, atomic, journaled write-ahead), tells the servers, and reports the
 //! diagnostics it introduced and resolved.
 
+mod actions;
 mod delta;
 mod plan;
 
+use actions::{action_infos, choose_action};
 pub use delta::delta;
 use delta::{identifier_at, renamed_in};
 pub use plan::apply_specs;
@@ -479,13 +481,25 @@ impl Engine {
             })
             .await?;
         let list = action_infos(&actions);
+        let shown = format!(
+            "{}:{first}:{last}:{}",
+            p.file,
+            p.kind.as_deref().unwrap_or("")
+        );
         let Some(choice) = &p.apply else {
+            if let Ok(mut l) = self.listed.lock() {
+                if l.len() >= 256 {
+                    l.clear();
+                }
+                l.insert(shown, actions.iter().map(|a| a.title.clone()).collect());
+            }
             return Ok(CodeActionsResult {
                 actions: list,
                 applied: None,
             });
         };
-        let chosen = choose_action(choice, &actions, &list)?;
+        let remembered = self.listed.lock().ok().and_then(|l| l.get(&shown).cloned());
+        let chosen = choose_action(choice, &actions, &list, remembered.as_deref())?;
         let at = format!("action:{}:{}:{}", p.file, first, last);
         let applied = self
             .take_action(&server, lease, chosen, &at, p.preview.unwrap_or(false))
@@ -733,60 +747,6 @@ fn lines_range(snap: &Snapshot, first: u32, last: u32) -> Result<WireRange, Tool
         start: snap.to_wire(first, 1)?,
         end: snap.to_wire(last, end_chars + 1)?,
     })
-}
-
-/// The actions as listed to the agent, numbered from 1.
-fn action_infos(actions: &[WireCodeAction]) -> Vec<ActionInfo> {
-    actions
-        .iter()
-        .enumerate()
-        .map(|(i, a)| ActionInfo {
-            index: i + 1,
-            title: a.title.clone(),
-            kind: a.kind.clone(),
-            preferred: a.preferred,
-            fixes: a.fixes.clone(),
-            disabled: a.disabled.clone(),
-        })
-        .collect()
-}
-
-/// The action `choice` names: its number (from 1) or its title.
-fn choose_action(
-    choice: &Value,
-    actions: &[WireCodeAction],
-    list: &[ActionInfo],
-) -> Result<WireCodeAction, ToolError> {
-    match choice {
-        Value::Number(n) => n.as_u64().map(|n| n as usize),
-        Value::String(s) => s.trim().parse::<usize>().ok(),
-        _ => None,
-    }
-    .and_then(|i| i.checked_sub(1))
-    .and_then(|i| actions.get(i))
-    .or_else(|| {
-        choice
-            .as_str()
-            .and_then(|t| actions.iter().find(|a| a.title == t))
-    })
-    .cloned()
-    .ok_or_else(|| {
-        ToolError::invalid(format!(
-            "no action {choice} here; the actions are: {}",
-            titles(list)
-        ))
-        .with_data(json!({"actions": list}))
-    })
-}
-
-fn titles(list: &[ActionInfo]) -> String {
-    if list.is_empty() {
-        return "(none)".into();
-    }
-    list.iter()
-        .map(|a| format!("{}. {}", a.index, a.title))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 fn merge(a: EditResult, b: EditResult) -> EditResult {

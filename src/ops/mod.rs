@@ -102,6 +102,9 @@ pub struct Engine {
     opts: EngineOptions,
     /// What each of this session's previews was computed from, by call.
     previews: std::sync::Mutex<HashMap<String, Previewed>>,
+    /// The titles of the code actions this session was last shown, by file, lines and kind:
+    /// an index applied later names the action that was shown at it.
+    listed: std::sync::Mutex<HashMap<String, Vec<String>>>,
     /// This session was told what of the workspace's lspgate.toml waits for trust.
     told_waiting: std::sync::atomic::AtomicBool,
 }
@@ -134,6 +137,7 @@ impl Engine {
             owns: false,
             opts,
             previews: std::sync::Mutex::default(),
+            listed: std::sync::Mutex::default(),
             told_waiting: Default::default(),
         }
     }
