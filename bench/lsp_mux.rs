@@ -127,22 +127,7 @@ fn main() {
 
     // Four clients through `lspgate lsp`, attached to a private daemon.
     let daemon = Daemon::new(&path);
-    let gate_cmd: Vec<String> = [common::LSPGATE, "lsp", "--root"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([root.display().to_string()])
-        .chain(
-            [
-                "--server",
-                "pyright",
-                "--timeout",
-                "300",
-                "--ready-timeout",
-                "300",
-            ]
-            .map(String::from),
-        )
-        .collect();
+    let gate_cmd = gate_cmd(&root);
     println!("four clients through `lspgate lsp` (one daemon):");
     let (gates, gate_first) = four(&gate_cmd, &root, &daemon.env(), &refs_at, None, "lspgate");
     let want = gate_first[0].count;

@@ -446,3 +446,24 @@ pub fn position(root: &Path, rel: &str, line_start: &str, word: &str) -> Value {
     json!({"textDocument": {"uri": uri(&root.join(rel))},
         "position": {"line": line, "character": character}})
 }
+
+/// `lspgate lsp` on `root` with pyright, as the benches' clients start it: generous bounds
+/// (pyright on Django on 2 cores).
+pub fn gate_cmd(root: &Path) -> Vec<String> {
+    [super::common::LSPGATE, "lsp", "--root"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([root.display().to_string()])
+        .chain(
+            [
+                "--server",
+                "pyright",
+                "--timeout",
+                "300",
+                "--ready-timeout",
+                "300",
+            ]
+            .map(String::from),
+        )
+        .collect()
+}

@@ -584,8 +584,9 @@ async fn gopls_on_cobra_against_gos_own_tools() {
         })
         .unwrap_or_else(|| panic!("no fill struct: {text}"))["title"]
         .clone();
-    // Chosen by title: gopls's list for a file it has just seen can change between two asks
-    // (its diagnostics for the new file arrive in steps), so an index may name another action.
+    // Named by title, as a careful agent would: gopls's list for a file it has just seen can
+    // change between two asks (lspgate then applies the action shown at an index: unit-tested
+    // in ops/edit/actions.rs).
     let listed = text;
     let (_, text) = gate
         .ok(
