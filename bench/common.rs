@@ -8,10 +8,10 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
-pub const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
+pub(crate) const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
 
 /// PATH with the test servers `scripts/install-test-servers.sh` puts in `.tools/` first.
-pub fn tools_path() -> String {
+pub(crate) fn tools_path() -> String {
     let repo = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     format!(
         "{}:{}",
@@ -21,7 +21,7 @@ pub fn tools_path() -> String {
 }
 
 /// `command` found on `path`, as an argument vector with `args`.
-pub fn on_path(path: &str, command: &str, args: &[&str]) -> Option<Vec<String>> {
+pub(crate) fn on_path(path: &str, command: &str, args: &[&str]) -> Option<Vec<String>> {
     let exe = std::env::split_paths(path)
         .map(|d| d.join(command))
         .find(|p| p.is_file())?;
@@ -33,7 +33,7 @@ pub fn on_path(path: &str, command: &str, args: &[&str]) -> Option<Vec<String>> 
 }
 
 /// A bare LSP client: Content-Length frames over the child's pipes, nothing else.
-pub struct Direct {
+pub(crate) struct Direct {
     pub child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -41,7 +41,7 @@ pub struct Direct {
 }
 
 impl Direct {
-    pub fn start(cmd: &[String], root: &Path) -> Direct {
+    pub(crate) fn start(cmd: &[String], root: &Path) -> Direct {
         let mut child = Command::new(&cmd[0])
             .args(&cmd[1..])
             .current_dir(root)
@@ -66,17 +66,17 @@ impl Direct {
         d
     }
 
-    pub fn send(&mut self, v: &Value) {
+    pub(crate) fn send(&mut self, v: &Value) {
         let body = v.to_string();
         write!(self.stdin, "Content-Length: {}\r\n\r\n{}", body.len(), body).unwrap();
         self.stdin.flush().unwrap();
     }
 
-    pub fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
-    pub fn read(&mut self) -> Value {
+    pub(crate) fn read(&mut self) -> Value {
         let mut len = 0;
         loop {
             let mut line = String::new();
@@ -95,7 +95,7 @@ impl Direct {
     }
 
     /// Sends a request and reads until its answer, answering the server's own requests.
-    pub fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.id += 1;
         let id = self.id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -130,7 +130,7 @@ impl Drop for Direct {
 }
 
 /// lspgate serving MCP over stdio, spoken to line by line.
-pub struct Gate {
+pub(crate) struct Gate {
     pub child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -138,12 +138,12 @@ pub struct Gate {
 }
 
 impl Gate {
-    pub fn start(server: &[String], root: &Path, path: &str) -> Gate {
+    pub(crate) fn start(server: &[String], root: &Path, path: &str) -> Gate {
         Gate::start_with_env(server, root, path, &[])
     }
 
     /// `start` with extra environment for lspgate.
-    pub fn start_with_env(
+    pub(crate) fn start_with_env(
         server: &[String],
         root: &Path,
         path: &str,
@@ -153,7 +153,7 @@ impl Gate {
     }
 
     /// `lspgate FLAGS… serve --root ROOT -- SERVER…` with `path` as PATH and extra `env`.
-    pub fn start_with(
+    pub(crate) fn start_with(
         flags: &[&str],
         server: &[String],
         root: &Path,
@@ -194,12 +194,12 @@ impl Gate {
         g
     }
 
-    pub fn send(&mut self, v: &Value) {
+    pub(crate) fn send(&mut self, v: &Value) {
         writeln!(self.stdin, "{v}").unwrap();
         self.stdin.flush().unwrap();
     }
 
-    pub fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.id += 1;
         let id = self.id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -214,12 +214,12 @@ impl Gate {
     }
 
     /// Peak resident memory of lspgate itself (not its servers), in KiB.
-    pub fn peak_rss_kib(&self) -> u64 {
+    pub(crate) fn peak_rss_kib(&self) -> u64 {
         self.status_kib("VmHWM:")
     }
 
     /// Resident memory of lspgate itself now, in KiB.
-    pub fn rss_kib(&self) -> u64 {
+    pub(crate) fn rss_kib(&self) -> u64 {
         self.status_kib("VmRSS:")
     }
 
@@ -234,7 +234,7 @@ impl Gate {
     }
 
     /// CPU time lspgate itself has used (user + system), in clock ticks (1/100 s).
-    pub fn cpu_ticks(&self) -> u64 {
+    pub(crate) fn cpu_ticks(&self) -> u64 {
         let stat =
             std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
         // Fields after the command name (which may hold spaces) start after its `)`.
@@ -254,7 +254,7 @@ impl Drop for Gate {
 }
 
 /// A process and every process below it.
-pub fn tree(pid: u32) -> Vec<u32> {
+pub(crate) fn tree(pid: u32) -> Vec<u32> {
     let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
@@ -279,7 +279,7 @@ pub fn tree(pid: u32) -> Vec<u32> {
 }
 
 /// Resident memory of these processes (each counted once), in KiB.
-pub fn rss_kib(pids: impl IntoIterator<Item = u32>) -> u64 {
+pub(crate) fn rss_kib(pids: impl IntoIterator<Item = u32>) -> u64 {
     let mut seen = std::collections::HashSet::new();
     pids.into_iter()
         .filter(|p| seen.insert(*p))
@@ -296,7 +296,7 @@ pub fn rss_kib(pids: impl IntoIterator<Item = u32>) -> u64 {
 
 /// Django 5.2's source: `.tools/projects/django-5.2` (the test setup's), else its wheel
 /// fetched from PyPI into `target/bench-projects/`.
-pub fn django(repo: &Path) -> std::path::PathBuf {
+pub(crate) fn django(repo: &Path) -> std::path::PathBuf {
     let have = repo.join(".tools/projects/django-5.2");
     if have.join("django/__init__.py").is_file() {
         return have;
@@ -326,7 +326,7 @@ pub fn django(repo: &Path) -> std::path::PathBuf {
 /// Whether the bench `name` runs: pyright is on `path`, and this is not `cargo test`'s smoke
 /// run of a debug build (`BENCH_CALLS` under 100), which skips the real workspace (it takes
 /// minutes). Says why not.
-pub fn pyright_bench_runs(name: &str, path: &str) -> bool {
+pub(crate) fn pyright_bench_runs(name: &str, path: &str) -> bool {
     if on_path(path, "pyright-langserver", &[]).is_none() {
         println!("pyright not found: run scripts/install-test-servers.sh to bench it");
         return false;

@@ -1,26 +1,20 @@
-//! lspgate: the agent's headless editor. Real language servers, served over MCP and a CLI.
+//! lspgate: the agent's headless editor. Real language servers, served over MCP, a CLI, an LSP
+//! face and harness hooks.
 //!
-//! Layers, top to bottom: `cli` and `mcp` (front ends) → `ops` (one function per tool) →
-//! `documents` (open files, freshness, overlays, diagnostics) and `workspace` (root, languages,
-//! servers) → `lsp` (client and transport; the only place that knows LSP types). `text` holds the
-//! pure position logic every layer shares.
+//! This crate is the top of the workspace: the command line (`cli`) over the layer crates,
+//! lowest first `lspgate-base` (errors, text, procfs, watching), `lspgate-analysis` (the lexer),
+//! `lspgate-lsp` (the client; the only one with LSP types), `lspgate-core` (workspace, servers,
+//! documents, edits, events, state), `lspgate-engine` (the operations), and the front ends
+//! `lspgate-mcp`, `lspgate-lspface` and `lspgate-daemon`. Each layer is re-exported here under
+//! its module name, so the tests, benches and fuzz targets address one crate.
+
+pub use lspgate_analysis::lexer;
+pub use lspgate_base::{error, procfs, raw, text, watch};
+pub use lspgate_core::{documents, edits, events, registry, state, workspace};
+pub use lspgate_daemon as daemon;
+pub use lspgate_engine::{gates, ops};
+pub use lspgate_lsp as lsp;
+pub use lspgate_lspface as lspface;
+pub use lspgate_mcp as mcp;
 
 pub mod cli;
-pub mod daemon;
-pub mod documents;
-pub mod edits;
-pub mod error;
-pub mod events;
-pub mod gates;
-pub mod lexer;
-pub mod lsp;
-pub mod lspface;
-pub mod mcp;
-pub mod ops;
-pub mod procfs;
-pub mod raw;
-pub mod registry;
-pub mod state;
-pub mod text;
-pub mod watch;
-pub mod workspace;

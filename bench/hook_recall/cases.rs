@@ -4,7 +4,7 @@
 
 /// What kind of edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A function's body changed, its signature and its errors as they were.
     Body,
     /// An error in the written file only.
@@ -19,7 +19,7 @@ pub enum Kind {
     Fix,
 }
 
-pub const KINDS: [Kind; 6] = [
+pub(crate) const KINDS: [Kind; 6] = [
     Kind::Body,
     Kind::Local,
     Kind::Signature,
@@ -29,7 +29,7 @@ pub const KINDS: [Kind; 6] = [
 ];
 
 impl Kind {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Kind::Body => "body-only",
             Kind::Local => "error, same file",
@@ -44,7 +44,7 @@ impl Kind {
 /// One edit: in `module`, `old` (occurring once) becomes `new`. A fix is made on the file as
 /// `setup` left it: the original's `setup` text became `old` first (an edit of its own, with
 /// its hooks, in the same session), then the fix makes it `new`.
-pub struct Case {
+pub(crate) struct Case {
     pub kind: Kind,
     pub name: &'static str,
     pub module: &'static str,
@@ -100,7 +100,7 @@ const fn fix(
     }
 }
 
-pub const CASES: &[Case] = &[
+pub(crate) const CASES: &[Case] = &[
     // Body-only.
     case(
         Kind::Body,

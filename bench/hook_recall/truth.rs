@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// A diagnostic as both sides can tell it: the file, its severity, the first line of its
 /// message (as the hook crops it) and the text of its line; the line number for the reader.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Item {
+pub(crate) struct Item {
     pub file: String,
     pub line: usize,
     pub severity: String,
@@ -20,10 +20,10 @@ pub struct Item {
     pub text: String,
 }
 
-pub type Key = (String, String, String, String);
+pub(crate) type Key = (String, String, String, String);
 
 impl Item {
-    pub fn key(&self) -> Key {
+    pub(crate) fn key(&self) -> Key {
         (
             self.file.clone(),
             self.severity.clone(),
@@ -34,7 +34,7 @@ impl Item {
 }
 
 /// The first line of `message`, cropped as the hook's answer crops it (300 characters).
-pub fn first_line(message: &str) -> String {
+pub(crate) fn first_line(message: &str) -> String {
     let line = message.lines().next().unwrap_or("");
     line.chars()
         .take(300)
@@ -44,7 +44,7 @@ pub fn first_line(message: &str) -> String {
 }
 
 /// The text of `line` (1-based) of `root/file`, trimmed.
-pub fn line_text(root: &Path, file: &str, line: usize) -> String {
+pub(crate) fn line_text(root: &Path, file: &str, line: usize) -> String {
     std::fs::read_to_string(root.join(file))
         .ok()
         .and_then(|t| {
@@ -57,7 +57,7 @@ pub fn line_text(root: &Path, file: &str, line: usize) -> String {
 
 /// The files under `root/django` that mention one of `names` as a word (root-relative,
 /// sorted), and `module`.
-pub fn subset(root: &Path, module: &str, names: &[&str]) -> Vec<String> {
+pub(crate) fn subset(root: &Path, module: &str, names: &[&str]) -> Vec<String> {
     let words: Vec<regex::Regex> = names
         .iter()
         .map(|n| regex::Regex::new(&format!(r"\b{}\b", regex::escape(n))).expect("a word"))
@@ -87,7 +87,7 @@ pub fn subset(root: &Path, module: &str, names: &[&str]) -> Vec<String> {
 }
 
 /// What pyright's CLI says of `files` in `root` as it is now (errors and warnings).
-pub fn pyright(root: &Path, path: &str, files: &[String]) -> Vec<Item> {
+pub(crate) fn pyright(root: &Path, path: &str, files: &[String]) -> Vec<Item> {
     let out = Command::new("pyright")
         .arg("--outputjson")
         .args(files)
@@ -122,7 +122,7 @@ pub fn pyright(root: &Path, path: &str, files: &[String]) -> Vec<Item> {
 }
 
 /// `after` less `before`, counting repeats.
-pub fn minus(after: &[Item], before: &[Item]) -> Vec<Item> {
+pub(crate) fn minus(after: &[Item], before: &[Item]) -> Vec<Item> {
     let mut left: HashMap<Key, usize> = HashMap::new();
     for i in before {
         *left.entry(i.key()).or_default() += 1;
@@ -143,7 +143,7 @@ pub fn minus(after: &[Item], before: &[Item]) -> Vec<Item> {
 /// One edit's truth: the subset's diagnostics in the original, after the setup edit (a fix's
 /// broken state) and after the edit.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Truth {
+pub(crate) struct Truth {
     pub files: Vec<String>,
     pub original: Vec<Item>,
     pub broken: Option<Vec<Item>>,
@@ -153,12 +153,12 @@ pub struct Truth {
 
 impl Truth {
     /// What the edit introduced: after less before (the broken state for a fix).
-    pub fn introduced(&self) -> Vec<Item> {
+    pub(crate) fn introduced(&self) -> Vec<Item> {
         minus(&self.after, self.broken.as_ref().unwrap_or(&self.original))
     }
 
     /// The errors present after the edit that the original did not have: the turn-end gate's.
-    pub fn gate(&self) -> Vec<Item> {
+    pub(crate) fn gate(&self) -> Vec<Item> {
         minus(&self.after, &self.original)
             .into_iter()
             .filter(|i| i.severity == "error")
@@ -166,13 +166,13 @@ impl Truth {
     }
 
     /// What undoing the edit brings back (the original's less after).
-    pub fn undo(&self) -> Vec<Item> {
+    pub(crate) fn undo(&self) -> Vec<Item> {
         minus(&self.original, &self.after)
     }
 }
 
 /// FNV-1a of `parts`: the cache's key.
-pub fn fnv(parts: &[&str]) -> u64 {
+pub(crate) fn fnv(parts: &[&str]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for p in parts {
         for b in p.bytes().chain([0xff]) {

@@ -16,12 +16,12 @@ use serde_json::{Value, json};
 use super::common;
 
 /// The module every client opens, and the symbol asked about.
-pub const MODULE: &str = "django/utils/functional.py";
+pub(crate) const MODULE: &str = "django/utils/functional.py";
 /// Bound on a client's first complete `references` (pyright on Django, 2 cores).
-pub const FIRST_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const FIRST_TIMEOUT: Duration = Duration::from_secs(300);
 /// An LSP client over a child's pipes: Content-Length frames; a reader thread answers the
 /// server's own requests at once and hands responses over.
-pub struct Client {
+pub(crate) struct Client {
     pub child: Child,
     pub stdin: Arc<Mutex<ChildStdin>>,
     pub responses: Receiver<Value>,
@@ -30,7 +30,7 @@ pub struct Client {
     pub started: Instant,
 }
 
-pub fn write_frame(w: &Mutex<ChildStdin>, v: &Value) {
+pub(crate) fn write_frame(w: &Mutex<ChildStdin>, v: &Value) {
     let body = v.to_string();
     let mut w = w.lock().unwrap();
     // A client already gone (its server exited) is noticed by the reader.
@@ -38,7 +38,7 @@ pub fn write_frame(w: &Mutex<ChildStdin>, v: &Value) {
     let _ = w.flush();
 }
 
-pub fn read_frame(r: &mut impl BufRead) -> Option<Value> {
+pub(crate) fn read_frame(r: &mut impl BufRead) -> Option<Value> {
     let mut len = None;
     loop {
         let mut line = String::new();
@@ -59,7 +59,7 @@ pub fn read_frame(r: &mut impl BufRead) -> Option<Value> {
 }
 
 /// What a client answers to the server's own requests.
-pub fn answer(msg: &Value) -> Value {
+pub(crate) fn answer(msg: &Value) -> Value {
     match msg["method"].as_str() {
         Some("workspace/configuration") => {
             json!(vec![
@@ -75,7 +75,7 @@ pub fn answer(msg: &Value) -> Value {
 
 impl Client {
     /// Spawns `cmd` in `root` with `env` and initializes it (UTF-16 positions).
-    pub fn start(cmd: &[String], root: &Path, env: &[(String, String)]) -> Client {
+    pub(crate) fn start(cmd: &[String], root: &Path, env: &[(String, String)]) -> Client {
         let started = Instant::now();
         let mut child = Command::new(&cmd[0])
             .args(&cmd[1..])
@@ -133,11 +133,11 @@ impl Client {
         c
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    pub fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
         write_frame(
             &self.stdin,
             &json!({"jsonrpc": "2.0", "method": method, "params": params}),
@@ -145,7 +145,7 @@ impl Client {
     }
 
     /// Sends a request and waits for its response (the whole message: result or error).
-    pub fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value, timeout: Duration) -> Value {
         self.id += 1;
         let id = self.id;
         write_frame(
@@ -168,7 +168,7 @@ impl Client {
         }
     }
 
-    pub fn open(&mut self, root: &Path, rel: &str) {
+    pub(crate) fn open(&mut self, root: &Path, rel: &str) {
         let path = root.join(rel);
         let text = std::fs::read_to_string(&path).unwrap();
         self.notify(
@@ -179,7 +179,7 @@ impl Client {
     }
 
     /// `references` at `at`: the number of locations.
-    pub fn references(&mut self, at: &Value, timeout: Duration) -> usize {
+    pub(crate) fn references(&mut self, at: &Value, timeout: Duration) -> usize {
         let mut params = at.clone();
         params["context"] = json!({"includeDeclaration": true});
         let r = self.request("textDocument/references", params, timeout);
@@ -187,14 +187,14 @@ impl Client {
         r["result"].as_array().map_or(0, Vec::len)
     }
 
-    pub fn hover(&mut self, at: &Value, timeout: Duration) {
+    pub(crate) fn hover(&mut self, at: &Value, timeout: Duration) {
         let r = self.request("textDocument/hover", at.clone(), timeout);
         assert!(r.get("error").is_none(), "hover: {r}");
         assert!(!r["result"].is_null(), "an empty hover: {r}");
     }
 
     /// `shutdown` and `exit`, then the process is waited for (killed if it lingers).
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         let id = self.id + 1;
         write_frame(
             &self.stdin,
@@ -220,12 +220,12 @@ impl Drop for Client {
     }
 }
 
-pub fn uri(path: &Path) -> String {
+pub(crate) fn uri(path: &Path) -> String {
     url::Url::from_file_path(path).unwrap().to_string()
 }
 
 /// A client's first complete `references`.
-pub struct First {
+pub(crate) struct First {
     /// From the client's start (spawn) to the complete answer.
     pub time: Duration,
     /// Locations in the complete answer.
@@ -237,7 +237,7 @@ pub struct First {
 
 /// Starts a client, opens `MODULE`, asks `references` at `at` until the answer holds `want`
 /// locations (with no `want`, its first answer is taken).
-pub fn first_complete(
+pub(crate) fn first_complete(
     cmd: &[String],
     root: &Path,
     env: &[(String, String)],
@@ -272,7 +272,7 @@ pub fn first_complete(
 }
 
 /// CPU time (user + system) of these processes, in clock ticks.
-pub fn cpu_ticks(pids: &[u32]) -> u64 {
+pub(crate) fn cpu_ticks(pids: &[u32]) -> u64 {
     pids.iter()
         .map(|p| {
             let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
@@ -286,7 +286,7 @@ pub fn cpu_ticks(pids: &[u32]) -> u64 {
 
 /// Waits until the process trees under `roots` have used (almost) no CPU for 3 s, at most
 /// `max`: servers done with their background work. The seconds it took.
-pub fn settle(roots: &[u32], max: Duration) -> f64 {
+pub(crate) fn settle(roots: &[u32], max: Duration) -> f64 {
     let t = Instant::now();
     let pids = || -> Vec<u32> { roots.iter().flat_map(|p| common::tree(*p)).collect() };
     let mut last = cpu_ticks(&pids());
@@ -306,7 +306,7 @@ pub fn settle(roots: &[u32], max: Duration) -> f64 {
 }
 
 /// Every process of these trees with its resident memory, largest first.
-pub fn breakdown(pids: &[u32]) -> Vec<(String, u64)> {
+pub(crate) fn breakdown(pids: &[u32]) -> Vec<(String, u64)> {
     let mut seen = HashSet::new();
     let mut out: Vec<(String, u64)> = pids
         .iter()
@@ -322,24 +322,24 @@ pub fn breakdown(pids: &[u32]) -> Vec<(String, u64)> {
 }
 
 /// Whether this process runs pyright (its command line names it).
-pub fn is_pyright(pid: u32) -> bool {
+pub(crate) fn is_pyright(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .is_ok_and(|c| String::from_utf8_lossy(&c).contains("pyright"))
 }
 
-pub fn mib(kib: u64) -> f64 {
+pub(crate) fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
 /// The private per-user daemon: its environment, and `daemon stop` when dropped.
-pub struct Daemon {
+pub(crate) struct Daemon {
     pub runtime: tempfile::TempDir,
     pub home: tempfile::TempDir,
     pub path: String,
 }
 
 impl Daemon {
-    pub fn new(path: &str) -> Daemon {
+    pub(crate) fn new(path: &str) -> Daemon {
         use std::os::unix::fs::PermissionsExt;
         let runtime = tempfile::tempdir().unwrap();
         std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -350,7 +350,7 @@ impl Daemon {
         }
     }
 
-    pub fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         vec![
             ("PATH".into(), self.path.clone()),
             ("LSPGATE_STANDALONE".into(), "0".into()),
@@ -367,7 +367,7 @@ impl Daemon {
         ]
     }
 
-    pub fn cli(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) fn cli(&self, args: &[&str]) -> std::process::Output {
         Command::new(common::LSPGATE)
             .args(args)
             .current_dir("/")
@@ -376,17 +376,17 @@ impl Daemon {
             .unwrap()
     }
 
-    pub fn status(&self) -> Value {
+    pub(crate) fn status(&self) -> Value {
         let out = self.cli(&["daemon", "status", "--json"]);
         serde_json::from_slice(&out.stdout).unwrap_or_default()
     }
 
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.status()["pid"].as_u64().map(|p| p as u32)
     }
 
     /// The servers it runs: name and pid.
-    pub fn servers(&self) -> Vec<(String, u32)> {
+    pub(crate) fn servers(&self) -> Vec<(String, u32)> {
         let status = self.status();
         let mut out = Vec::new();
         for root in status["roots"].as_array().into_iter().flatten() {
@@ -407,7 +407,7 @@ impl Drop for Daemon {
 }
 
 /// Four clients, one after another, each kept open: their first complete answers.
-pub fn four(
+pub(crate) fn four(
     cmd: &[String],
     root: &Path,
     env: &[(String, String)],
@@ -435,7 +435,7 @@ pub fn four(
 
 /// The position of `word` on the first line starting with `line_start` (0-based, UTF-16 on
 /// ASCII lines), as LSP parameters on `rel`.
-pub fn position(root: &Path, rel: &str, line_start: &str, word: &str) -> Value {
+pub(crate) fn position(root: &Path, rel: &str, line_start: &str, word: &str) -> Value {
     let text = std::fs::read_to_string(root.join(rel)).unwrap();
     let (line, l) = text
         .lines()
@@ -449,7 +449,7 @@ pub fn position(root: &Path, rel: &str, line_start: &str, word: &str) -> Value {
 
 /// `lspgate lsp` on `root` with pyright, as the benches' clients start it: generous bounds
 /// (pyright on Django on 2 cores).
-pub fn gate_cmd(root: &Path) -> Vec<String> {
+pub(crate) fn gate_cmd(root: &Path) -> Vec<String> {
     [super::common::LSPGATE, "lsp", "--root"]
         .iter()
         .map(|s| s.to_string())

@@ -137,7 +137,7 @@ fn declared(root: &Path, file: &str, name: &str) -> (u32, u32) {
 }
 
 /// Measures every module; `runs` cold runs per side; with `refs_only`, warm references alone.
-pub fn run(path: &str, runs: usize, exe: &str, refs_only: bool, rows: &mut Vec<Row>) {
+pub(crate) fn run(path: &str, runs: usize, exe: &str, refs_only: bool, rows: &mut Vec<Row>) {
     let gopls = repo().join(".tools/go/bin/gopls");
     assert!(
         gopls.is_file(),

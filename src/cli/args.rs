@@ -353,7 +353,7 @@ pub enum Command {
         #[arg(long, value_delimiter = ',', value_name = "GROUPS|TOOLS")]
         tools: Option<Vec<String>>,
         #[command(flatten)]
-        http: mcp::http::HttpArgs,
+        http: HttpFlags,
         /// Serve exactly this server command for every file, with no config: after the
         /// options, with or without `--` (`serve --root . pyright-langserver --stdio`).
         #[arg(
@@ -423,7 +423,7 @@ pub enum Command {
         max_memory: Option<u64>,
         // `--http`: MCP over HTTP for --root (or the current folder) while the daemon runs.
         #[command(flatten)]
-        http: mcp::http::HttpArgs,
+        http: HttpFlags,
     },
     /// Trust the workspace's lspgate.toml as it is now, so its servers and tasks may run (a
     /// changed file needs trusting again).
@@ -450,4 +450,38 @@ pub struct ServerArgs {
     /// Use exactly this server command instead of the presets.
     #[arg(last = true, value_name = "CMD")]
     pub server: Vec<String>,
+}
+
+/// The `--http` options of `serve` and `daemon`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HttpFlags {
+    /// Serve MCP over Streamable HTTP at ADDR (`HOST:PORT`, or a port on 127.0.0.1; port 0
+    /// picks a free one) instead of stdio; URL `http://ADDR/mcp`, bearer token `LSPGATE_TOKEN`
+    /// or a new one (printed to stderr, and kept in a 0600 file in the runtime folder).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Let --http listen on an address other than loopback (the token is still required).
+    #[arg(long, requires = "http")]
+    pub http_public: bool,
+    /// Also serve requests whose Host is NAME (repeatable; also LSPGATE_HTTP_HOSTS,
+    /// comma-separated). Loopback names are always served.
+    #[arg(long = "http-host", value_name = "NAME", requires = "http")]
+    pub http_hosts: Vec<String>,
+    /// Also serve browsers at ORIGIN (`https://ide.example`, `http://box:*` for any port,
+    /// repeatable; also LSPGATE_HTTP_ORIGINS, comma-separated). Loopback origins are always
+    /// served, requests without an Origin too.
+    #[arg(long = "http-origin", value_name = "ORIGIN", requires = "http")]
+    pub http_origins: Vec<String>,
+}
+
+impl HttpFlags {
+    /// The settings these flags give.
+    pub fn settings(&self) -> mcp::http::HttpArgs {
+        mcp::http::HttpArgs {
+            http: self.http.clone(),
+            http_public: self.http_public,
+            http_hosts: self.http_hosts.clone(),
+            http_origins: self.http_origins.clone(),
+        }
+    }
 }

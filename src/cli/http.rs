@@ -7,13 +7,16 @@ use super::{Cli, Command, context, standalone};
 use crate::daemon::terminated;
 use crate::mcp::http::{self, Token};
 
-pub async fn serve(cli: &Cli, max_frame: usize) -> i32 {
+pub(super) async fn serve(cli: &Cli, max_frame: usize) -> i32 {
     let Command::Serve {
-        http: args, server, ..
+        http: flags,
+        server,
+        ..
     } = &cli.command
     else {
         return 2;
     };
+    let args = flags.settings();
     let session = context::session(cli, server);
     if !standalone(cli) {
         match crate::daemon::http::serve(session.clone(), args.clone(), max_frame).await {

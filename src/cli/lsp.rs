@@ -17,7 +17,7 @@ use crate::lspface::Only;
 /// The largest `initialize` read here (the face bounds what follows).
 const MAX_INITIALIZE: usize = 16 << 20;
 
-pub async fn serve(cli: &Cli, server: &[String], only: Only) -> i32 {
+pub(super) async fn serve(cli: &Cli, server: &[String], only: Only) -> i32 {
     let (input, output) = crate::mcp::stdio::client_io();
     let mut input = BufReader::new(input);
     let mut session = context::session(cli, server);

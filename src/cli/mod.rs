@@ -220,7 +220,7 @@ async fn daemon(
     cli: &Cli,
     action: Option<DaemonAction>,
     life: crate::daemon::Lifecycle,
-    http: &crate::mcp::http::HttpArgs,
+    http: &args::HttpFlags,
 ) -> i32 {
     use crate::daemon::client;
     match action {
@@ -276,7 +276,7 @@ async fn daemon(
         None => {
             let own = http.http.is_some().then(|| crate::daemon::OwnHttp {
                 session: context::session(cli, &[]),
-                http: http.clone(),
+                http: http.settings(),
             });
             crate::daemon::run(life, own).await
         }

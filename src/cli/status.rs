@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 /// The daemon's snapshot (`Request::Snapshot`) as text.
-pub fn render(snap: &Value) -> String {
+pub(super) fn render(snap: &Value) -> String {
     let mut out = String::new();
     if snap["state"] == "stopping" {
         let _ = writeln!(out, "lspgate daemon (pid {}) is stopping", snap["pid"]);
@@ -139,7 +139,7 @@ pub fn render(snap: &Value) -> String {
 }
 
 /// `[#########-----------]  45/100`, or a count when the total is unknown.
-pub fn bar(done: u64, total: Option<u64>) -> String {
+pub(super) fn bar(done: u64, total: Option<u64>) -> String {
     const WIDTH: u64 = 20;
     match total {
         Some(t) if t > 0 => {
@@ -197,7 +197,7 @@ fn clip(s: &str, n: usize) -> String {
 /// neither can. The browser is handed a file (0600, in lspgate's private runtime folder) that
 /// moves on to `url`: a command line is readable by every user, and the ticket in `url` would
 /// be theirs to take first.
-pub fn open_browser(url: &str) {
+pub(super) fn open_browser(url: &str) {
     let browser = std::env::var("BROWSER")
         .ok()
         .filter(|b| !b.trim().is_empty())

@@ -10,7 +10,7 @@ use crate::workspace::config::{Config, TransportKind};
 use crate::workspace::trust;
 
 /// Runs the subcommand; returns the exit code.
-pub fn run(cli: &Cli, revoke: bool) -> i32 {
+pub(super) fn run(cli: &Cli, revoke: bool) -> i32 {
     if cli.config.is_some() {
         eprintln!(
             "invalid_params: a file given with --config is trusted by that act; `lspgate trust` records the workspace's own lspgate.toml (see --root)"

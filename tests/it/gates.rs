@@ -182,7 +182,7 @@ fn a_check_of_a_one_file_root_answers_at_once() {
         .env("PATH", test_path())
         .env("LSPGATE_HOME", home.path())
         .env("LSPGATE_STANDALONE", "1")
-        .env("LSPGATE_LOG", "lspgate::ops::gates=info")
+        .env("LSPGATE_LOG", "lspgate_engine::ops::gates=info")
         .output()
         .unwrap();
     let took = clock.elapsed();

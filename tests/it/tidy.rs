@@ -15,10 +15,62 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The workspace's source folders: the binary's `src/` and each layer crate's, with the module
+/// path the crate's root has in the layers' one namespace (`lsp` for `crates/lsp`, whose root
+/// was the `lsp` module; nothing for crates that hold several modules, as `crates/core`).
+fn source_roots() -> Vec<(PathBuf, &'static str)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![(root.join("src"), "")];
+    for (krate, mount) in [
+        ("base", ""),
+        ("analysis", ""),
+        ("lsp", "lsp"),
+        ("core", ""),
+        ("engine", ""),
+        ("mcp", "mcp"),
+        ("lspface", "lspface"),
+        ("daemon", "daemon"),
+    ] {
+        out.push((root.join("crates").join(krate).join("src"), mount));
+    }
+    let crates: Vec<_> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .collect();
+    for c in crates {
+        assert!(
+            out.iter().any(|(d, _)| *d == c),
+            "{} is not in tests/it/tidy.rs source_roots",
+            c.display()
+        );
+    }
+    out
+}
+
+/// Every source file of the workspace, with the module it is in the layers' one namespace and
+/// its crate's root module there.
+fn sources() -> Vec<(PathBuf, String, &'static str)> {
+    let mut out = Vec::new();
+    for (dir, mount) in source_roots() {
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        for f in files {
+            let module = module_of(f.strip_prefix(&dir).unwrap());
+            let module = match (mount, module.as_str()) {
+                ("", m) => m.to_string(),
+                (m, "") => m.to_string(),
+                (m, sub) => format!("{m}::{sub}"),
+            };
+            out.push((f, module, mount));
+        }
+    }
+    out
+}
+
 fn all_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for d in ["src", "tests", "bench"] {
+    let mut files: Vec<PathBuf> = sources().into_iter().map(|(f, ..)| f).collect();
+    for d in ["tests", "bench"] {
         rust_files(&root.join(d), &mut files);
     }
     files
@@ -52,12 +104,10 @@ fn the_stdout_check_can_fail() {
 
 #[test]
 fn only_the_cli_prints_to_stdout() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    let offenders: Vec<_> = files
+    let offenders: Vec<_> = sources()
         .into_iter()
-        .filter(|p| !p.starts_with(root.join("cli")))
+        .filter(|(_, module, _)| module != "cli" && !module.starts_with("cli::"))
+        .map(|(p, ..)| p)
         .filter(|p| {
             let text = std::fs::read_to_string(p).unwrap();
             prints_to_stdout(&text)
@@ -113,6 +163,7 @@ fn the_docs_stand_alone() {
     let mut docs = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
     every_file(&root.join("docs"), &mut docs);
     every_file(&root.join("src"), &mut docs);
+    every_file(&root.join("crates"), &mut docs);
     assert!(
         root.join("docs/protocol.md").exists(),
         "docs/protocol.md is missing"
@@ -161,18 +212,57 @@ fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
 
-/// The lines of a source text outside comments and its `#[cfg(test)]` part.
-fn code_lines(text: &str) -> impl Iterator<Item = &str> {
-    let code = text.split("#[cfg(test)]").next().unwrap_or("");
-    code.lines()
-        .map(|line| line.split("//").next().unwrap_or(""))
+/// `text` without its `#[cfg(test)]` items: each such attribute and the item, field, variant,
+/// statement or match arm it is on (to its `;` or `,`, or the `}` that closes it).
+fn without_test_items(text: &str) -> String {
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        let item = &rest[at + MARK.len()..];
+        let mut depth = 0usize;
+        let mut end = item.len();
+        for (i, c) in item.char_indices() {
+            match c {
+                '{' | '(' | '[' => depth += 1,
+                '}' | ')' | ']' if depth == 0 => {
+                    end = i;
+                    break;
+                }
+                '}' | ')' | ']' => {
+                    depth -= 1;
+                    if depth == 0 && c == '}' {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                ';' | ',' if depth == 0 => {
+                    end = i + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
-/// Every `crate::MODULE` a source text uses outside comments and its `#[cfg(test)]` part.
+/// The lines of a source text outside comments and its `#[cfg(test)]` items.
+fn code_lines(text: &str) -> Vec<String> {
+    without_test_items(text)
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Every `crate::MODULE` a source text uses outside comments and its `#[cfg(test)]` items.
 fn uses(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in code_lines(text) {
-        let mut rest = line;
+        let mut rest = line.as_str();
         while let Some(at) = rest.find("crate::") {
             rest = &rest[at + "crate::".len()..];
             let name: String = rest
@@ -187,26 +277,29 @@ fn uses(text: &str) -> Vec<String> {
     out
 }
 
-/// The imports of `src/` that run up a layer (or to a module no layer names), as
-/// `file: from -> to`.
-fn upward_imports(src: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
+/// The imports of the workspace's sources that run up a layer (or to a module no layer names),
+/// as `file: from -> to`. (Between crates Cargo holds the layers; this holds them within one.)
+fn upward_imports() -> Vec<String> {
+    let all = sources();
+    let modules: BTreeSet<&str> = all.iter().map(|(_, m, _)| m.as_str()).collect();
     let mut out = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(src).unwrap();
-        let from = rel
-            .iter()
-            .next()
-            .unwrap()
-            .to_string_lossy()
-            .trim_end_matches(".rs")
-            .to_string();
-        if from == "lib" || from == "main" || f.ends_with("tests.rs") {
+    for (f, module, mount) in &all {
+        let from = module.split("::").next().unwrap_or("").to_string();
+        if from.is_empty() || f.ends_with("tests.rs") {
             continue;
         }
-        let text = std::fs::read_to_string(&f).unwrap();
+        let rel = f
+            .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+            .unwrap_or(f)
+            .to_path_buf();
+        let text = std::fs::read_to_string(f).unwrap();
         for to in uses(&text) {
+            // In a crate whose root is a module (`lsp`), `crate::client` is that module's.
+            let to = if !mount.is_empty() && modules.contains(format!("{mount}::{to}").as_str()) {
+                mount.to_string()
+            } else {
+                to
+            };
             if to == from || KNOWN_UPWARD.contains(&(from.as_str(), to.as_str())) {
                 continue;
             }
@@ -223,8 +316,7 @@ fn upward_imports(src: &Path) -> Vec<String> {
 
 #[test]
 fn no_module_imports_a_higher_layer() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let up = upward_imports(&src);
+    let up = upward_imports();
     assert!(
         up.is_empty(),
         "imports against the layering (tests/it/tidy.rs LAYERS):\n{}",
@@ -235,43 +327,39 @@ fn no_module_imports_a_higher_layer() {
     assert!(layer("ops") > layer("lsp"));
 }
 
+/// ARCHITECTURE.md names every crate (`crates/core/`) and every module at the top of a crate's
+/// `src/` (`text.rs`, `registry/`); the files below are described by their own `//!` lines.
 #[test]
-fn every_source_file_is_in_the_code_map() {
+fn every_crate_and_module_is_in_the_code_map() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    let missing: Vec<String> = files
-        .iter()
-        .map(|f| f.strip_prefix(root.join("src")).unwrap().to_path_buf())
-        .filter(|rel| {
-            let name = rel.file_name().unwrap().to_string_lossy().into_owned();
-            let path = rel.to_string_lossy().into_owned();
-            // A folder's `mod.rs` is named by its folder; any other file by its path or name.
-            let folder = rel
-                .parent()
-                .map(|p| format!("{}/", p.to_string_lossy()))
-                .unwrap_or_default();
-            // A file by its name in backticks or any tail of its path (`journal/seal.rs`).
-            let parts: Vec<String> = rel
-                .iter()
-                .map(|c| c.to_string_lossy().into_owned())
-                .collect();
-            let tail_named =
-                (0..parts.len().saturating_sub(1)).any(|i| map.contains(&parts[i..].join("/")));
-            let named = if name == "mod.rs" {
-                map.contains(&format!("src/{folder}")) || map.contains(&folder)
+    let mut missing = Vec::new();
+    for (dir, _) in source_roots() {
+        let krate = dir.parent().unwrap();
+        let rel = krate
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if !rel.is_empty() && !map.contains(&format!("{rel}/")) {
+            missing.push(format!("{rel}/"));
+        }
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let named = if p.is_dir() {
+                map.contains(&format!("{name}/"))
             } else {
-                map.contains(&path) || tail_named || map.contains(&format!("`{name}`"))
+                ["lib.rs", "main.rs", "tests.rs"].contains(&name.as_str()) || map.contains(&name)
             };
-            // A folder's unit tests (`tests.rs`) go with the module they test.
-            !named && name != "tests.rs"
-        })
-        .map(|rel| rel.display().to_string())
-        .collect();
+            if !named {
+                missing.push(p.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
     assert!(
         missing.is_empty(),
-        "source files ARCHITECTURE.md does not name: {missing:?}"
+        "crates and modules ARCHITECTURE.md does not name: {missing:?}"
     );
 }
 
@@ -347,8 +435,21 @@ fn paths(code: &str) -> Vec<(&'static str, Vec<String>)> {
 }
 
 /// The module `base::segs` names, seen from module `from`: the deepest of `modules` it goes
-/// through (`super` is the parent of `from`, whether its file is `b.rs` or `b/mod.rs`).
-fn resolve(from: &str, base: &str, segs: &[String], modules: &BTreeSet<String>) -> Option<String> {
+/// through (`super` is the parent of `from`, whether its file is `b.rs` or `b/mod.rs`). In a
+/// crate whose root is module `mount`, `crate::x` is `mount::x`, or the layer `x` it imports.
+fn resolve(
+    from: &str,
+    mount: &str,
+    base: &str,
+    segs: &[String],
+    modules: &BTreeSet<String>,
+) -> Option<String> {
+    if base == "crate" && !mount.is_empty() {
+        let inner = [vec![mount.to_string()], segs.to_vec()].concat();
+        if let Some(m) = resolve(from, "", "crate", &inner, modules).filter(|m| m != mount) {
+            return Some(m);
+        }
+    }
     let mut cur: Vec<&str> = match base {
         "crate" => Vec::new(),
         _ => from.split("::").filter(|p| !p.is_empty()).collect(),
@@ -385,28 +486,25 @@ fn related(a: &str, b: &str) -> bool {
 
 /// The modules that `text`, the source of module `from`, imports outside comments and its
 /// `#[cfg(test)]` part, leaving out `from` itself, its submodules and the modules holding it.
-fn imports(from: &str, text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
-    let code: Vec<&str> = code_lines(text).collect();
-    paths(&code.join("\n"))
+fn imports(from: &str, mount: &str, text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    paths(&code_lines(text).join("\n"))
         .into_iter()
-        .filter_map(|(base, segs)| resolve(from, base, &segs, modules))
+        .filter_map(|(base, segs)| resolve(from, mount, base, &segs, modules))
         .filter(|to| !related(from, to))
         .collect()
 }
 
-/// The file-level import graph of `src/` (unit tests' `tests.rs` files left out).
-fn import_graph(src: &Path) -> Graph {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    files.retain(|f| !f.ends_with("tests.rs"));
-    let module = |f: &Path| module_of(f.strip_prefix(src).unwrap());
-    let modules: BTreeSet<String> = files.iter().map(|f| module(f)).collect();
+/// The file-level import graph of the workspace (unit tests' `tests.rs` files left out).
+fn import_graph() -> Graph {
+    let mut files = sources();
+    files.retain(|(f, ..)| !f.ends_with("tests.rs"));
+    let modules: BTreeSet<String> = files.iter().map(|(_, m, _)| m.clone()).collect();
     files
         .iter()
-        .map(|f| {
+        .map(|(f, from, mount)| {
             let text = std::fs::read_to_string(f).unwrap();
-            let from = module(f);
-            let to = imports(&from, &text, &modules);
+            let from = from.clone();
+            let to = imports(&from, mount, &text, &modules);
             (from, to)
         })
         .collect()
@@ -452,8 +550,7 @@ fn cycles(graph: &Graph) -> Vec<Vec<String>> {
 
 #[test]
 fn no_import_cycles_between_files() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let found = cycles(&import_graph(&src));
+    let found = cycles(&import_graph());
     let listed: Vec<String> = found.iter().map(|c| c.join(" <-> ")).collect();
     assert!(
         found.is_empty(),
@@ -478,11 +575,33 @@ fn no_import_cycles_between_files() {
     ];
     let graph: Graph = sources
         .iter()
-        .map(|(from, text)| (from.to_string(), imports(from, text, &modules)))
+        .map(|(from, text)| (from.to_string(), imports(from, "", text, &modules)))
         .collect();
     let only = |m: &str| BTreeSet::from([m.to_string()]);
     assert_eq!(graph["a::b"], only("a::c"));
     assert_eq!(graph["a::c"], only("a::b"));
     assert_eq!(graph["a::c::d"], only("a::b"));
     assert_eq!(cycles(&graph), [["a::b", "a::c"]]);
+    // Test items are left out wherever they stand; the code around them is kept.
+    let kept = without_test_items(
+        "a\n#[cfg(test)]\nuse x::Y;\nb #[cfg(test)] fn f() { g({}); }\nstruct S { p: u8, \
+         #[cfg(test)]\n hold: crate::x::Y<(u8, u8)>,\n q: u8 }\nenum E { #[cfg(test)] T(u8) }",
+    );
+    for gone in ["x::Y", "g(", "hold", "T(u8)"] {
+        assert!(!kept.contains(gone), "{gone} kept in {kept}");
+    }
+    for stays in ["a\n", "b ", "p: u8", "q: u8 }", "enum E { }"] {
+        assert!(kept.contains(stays), "{stays} lost from {kept}");
+    }
+    // In a crate whose root is a module, `crate::` names that module's parts or a layer below.
+    let modules: BTreeSet<String> = ["lsp", "lsp::client", "error"].map(String::from).into();
+    assert_eq!(
+        imports(
+            "lsp::view",
+            "lsp",
+            "use crate::client::X;\nuse crate::error::E;",
+            &modules
+        ),
+        BTreeSet::from(["lsp::client".to_string(), "error".to_string()])
+    );
 }

@@ -6,18 +6,14 @@ use crate::common;
 use common::*;
 use serde_json::{Value, json};
 
-const NAVIGATION: [&str; 10] = [
-    "hover",
-    "definition",
-    "references",
-    "document_symbols",
-    "workspace_symbols",
-    "signature_help",
-    "completions",
-    "call_hierarchy",
-    "type_hierarchy",
-    "inlay_hints",
-];
+/// The navigation group, as the tools declare it.
+fn navigation() -> Vec<&'static str> {
+    let tools = lspgate::ops::tools::TOOLS.iter();
+    tools
+        .filter(|d| d.group == lspgate::ops::tools::Group::Navigation)
+        .map(|d| d.name)
+        .collect()
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_profile_offers_only_its_tools_and_refuses_the_rest() {
@@ -28,7 +24,9 @@ async fn a_profile_offers_only_its_tools_and_refuses_the_rest() {
 
     let mut names = gate.tool_names().await;
     names.sort();
-    let mut expected: Vec<String> = NAVIGATION
+    let navigation = navigation();
+    assert!(navigation.len() >= 10 && navigation.contains(&"hover"));
+    let mut expected: Vec<String> = navigation
         .iter()
         .chain(&["servers"])
         .map(|s| s.to_string())

@@ -15,7 +15,7 @@ const HEAD: &str =
     "# >>> lspgate setup: written by `lspgate setup`, taken out by `lspgate setup --remove`";
 
 /// Parses `text` as TOML; the parser's message (with its line and column) when it is not.
-pub fn parse(text: &str) -> Result<Value, String> {
+pub(super) fn parse(text: &str) -> Result<Value, String> {
     let table: toml::Table =
         toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
     serde_json::to_value(table).map_err(|e| e.to_string())
@@ -39,7 +39,7 @@ fn find(text: &str) -> Option<(usize, usize)> {
 }
 
 /// How a note names lspgate's block.
-pub const NAMED: &str = "the lspgate block (`# >>> lspgate setup` to `# <<< lspgate setup`)";
+pub(super) const NAMED: &str = "the lspgate block (`# >>> lspgate setup` to `# <<< lspgate setup`)";
 
 /// Where the line ending `put` writes before the block at `start` begins.
 fn before(text: &str, start: usize) -> usize {
@@ -87,7 +87,7 @@ fn own(written: &str, entries: &[Entry]) -> bool {
 
 /// `text` without lspgate's block when it is one `put` writes for `entries`, and without the
 /// line ending `put` added before it; a block that differs is left in, and named.
-pub fn take(text: &str, entries: &[Entry]) -> (String, Vec<String>) {
+pub(super) fn take(text: &str, entries: &[Entry]) -> (String, Vec<String>) {
     match find(text) {
         None => (text.to_string(), Vec::new()),
         Some((start, end)) if own(&text[start..end], entries) => (strip(text), Vec::new()),
@@ -99,7 +99,11 @@ pub fn take(text: &str, entries: &[Entry]) -> (String, Vec<String>) {
 /// already (an `mcp_servers.lspgate` table, a hook group running lspgate: named when they
 /// differ from `entries`); unchanged when the block is as it should be, and when it is not
 /// one `put` writes (it is named: the user changed it).
-pub fn put(text: &str, entries: &[Entry], cmd: &str) -> Result<(String, Vec<String>), String> {
+pub(super) fn put(
+    text: &str,
+    entries: &[Entry],
+    cmd: &str,
+) -> Result<(String, Vec<String>), String> {
     parse(text)?;
     let outside = parse(&strip(text))?;
     let (theirs, wanted): (Vec<&Entry>, Vec<&Entry>) =
@@ -141,7 +145,7 @@ fn parent<'a>(doc: &'a Value, entry: &Entry) -> Option<&'a Value> {
 }
 
 /// Whether `doc` holds `entry` (a hook: any group running lspgate's hook, or equal to it).
-pub fn has(doc: &Value, entry: &Entry, cmd: &str) -> bool {
+pub(super) fn has(doc: &Value, entry: &Entry, cmd: &str) -> bool {
     let Some(node) = parent(doc, entry) else {
         return false;
     };
@@ -156,7 +160,7 @@ pub fn has(doc: &Value, entry: &Entry, cmd: &str) -> bool {
 }
 
 /// Whether `doc` holds `entry` exactly as `put` writes it.
-pub fn holds(doc: &Value, entry: &Entry) -> bool {
+pub(super) fn holds(doc: &Value, entry: &Entry) -> bool {
     let Some(node) = parent(doc, entry) else {
         return false;
     };

@@ -18,7 +18,7 @@ use rustix::fs::FileType;
 use crate::edits::fs::{self as confined, Dir};
 
 /// Where a harness file is: under a project root (reached following no link) or the user's.
-pub enum Place<'a> {
+pub(super) enum Place<'a> {
     /// The root (canonical) and the file's path under it.
     Project(&'a Path, &'a Path),
     /// The user's file, under the home folder.
@@ -27,7 +27,7 @@ pub enum Place<'a> {
 
 impl Place<'_> {
     /// The file's text, `None` when there is no file.
-    pub fn read(&self) -> Result<Option<String>, String> {
+    pub(super) fn read(&self) -> Result<Option<String>, String> {
         match self {
             Place::User(path) => read(path),
             Place::Project(root, rel) => {
@@ -45,7 +45,7 @@ impl Place<'_> {
     }
 
     /// Replaces (or creates, with its folders) the file with `text`, atomically.
-    pub fn write(&self, text: &str) -> io::Result<()> {
+    pub(super) fn write(&self, text: &str) -> io::Result<()> {
         match self {
             Place::User(path) => write(path, text),
             Place::Project(root, rel) => {
@@ -56,7 +56,7 @@ impl Place<'_> {
     }
 
     /// Removes the file, then its folder when that is left empty and is not the base.
-    pub fn delete(&self, base: &Path) -> io::Result<()> {
+    pub(super) fn delete(&self, base: &Path) -> io::Result<()> {
         match self {
             Place::User(path) => delete(path, base),
             Place::Project(root, rel) => {
@@ -224,7 +224,7 @@ fn delete(path: &Path, base: &Path) -> io::Result<()> {
 }
 
 /// The unified diff from `before` to `after` (`None`: no file), files named `shown`.
-pub fn diff(shown: &str, before: Option<&str>, after: Option<&str>) -> String {
+pub(super) fn diff(shown: &str, before: Option<&str>, after: Option<&str>) -> String {
     let d = similar::TextDiff::from_lines(before.unwrap_or(""), after.unwrap_or(""));
     let old = before.map_or("/dev/null".to_string(), |_| format!("a/{shown}"));
     let new = after.map_or("/dev/null".to_string(), |_| format!("b/{shown}"));

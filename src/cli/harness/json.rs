@@ -6,14 +6,14 @@ use serde_json::Value;
 
 /// A value and where it lies: `text[start..end]`.
 #[derive(Debug, Clone)]
-pub struct Node {
+pub(super) struct Node {
     pub start: usize,
     pub end: usize,
     pub kind: Kind,
 }
 
 #[derive(Debug, Clone)]
-pub enum Kind {
+pub(super) enum Kind {
     Object(Vec<Item>),
     Array(Vec<Item>),
     Scalar,
@@ -21,14 +21,14 @@ pub enum Kind {
 
 /// An object member (`key` set, `start` at its key) or an array element (`start` at the value).
 #[derive(Debug, Clone)]
-pub struct Item {
+pub(super) struct Item {
     pub key: Option<String>,
     pub start: usize,
     pub value: Node,
 }
 
 impl Node {
-    pub fn items(&self) -> &[Item] {
+    pub(super) fn items(&self) -> &[Item] {
         match &self.kind {
             Kind::Object(items) | Kind::Array(items) => items,
             Kind::Scalar => &[],
@@ -37,7 +37,7 @@ impl Node {
 
     /// The member `key` of this object: the last of that name, the one a harness reading the
     /// file (`JSON.parse`, `serde_json`) takes.
-    pub fn member(&self, key: &str) -> Option<(usize, &Item)> {
+    pub(super) fn member(&self, key: &str) -> Option<(usize, &Item)> {
         match &self.kind {
             Kind::Object(items) => items
                 .iter()
@@ -48,18 +48,18 @@ impl Node {
         }
     }
 
-    pub fn is_object(&self) -> bool {
+    pub(super) fn is_object(&self) -> bool {
         matches!(self.kind, Kind::Object(_))
     }
 
-    pub fn is_array(&self) -> bool {
+    pub(super) fn is_array(&self) -> bool {
         matches!(self.kind, Kind::Array(_))
     }
 }
 
 /// Where and why a text is not JSON (1-based line and column).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SyntaxError {
+pub(super) struct SyntaxError {
     pub line: usize,
     pub column: usize,
     pub message: String,
@@ -78,7 +78,7 @@ impl std::fmt::Display for SyntaxError {
 /// Parses `text`, one value with only whitespace and comments around it. `jsonc` allows
 /// comments and trailing commas; without it the text must be strict JSON (checked by
 /// `serde_json`, whose message is given).
-pub fn parse(text: &str, jsonc: bool) -> Result<Node, SyntaxError> {
+pub(super) fn parse(text: &str, jsonc: bool) -> Result<Node, SyntaxError> {
     if !jsonc && let Err(e) = serde_json::from_str::<Value>(text) {
         let message = e.to_string();
         let message = match message.rfind(" at line ") {
@@ -102,7 +102,7 @@ pub fn parse(text: &str, jsonc: bool) -> Result<Node, SyntaxError> {
 }
 
 /// The value `node` holds, comments left out.
-pub fn value_of(text: &str, node: &Node) -> Value {
+pub(super) fn value_of(text: &str, node: &Node) -> Value {
     match &node.kind {
         Kind::Scalar => serde_json::from_str(&text[node.start..node.end]).unwrap_or(Value::Null),
         Kind::Array(items) => {
@@ -118,7 +118,7 @@ pub fn value_of(text: &str, node: &Node) -> Value {
 }
 
 /// Skips whitespace and comments from `at`; where the next token starts.
-pub fn skip_blank(text: &str, mut at: usize) -> usize {
+pub(super) fn skip_blank(text: &str, mut at: usize) -> usize {
     let b = text.as_bytes();
     loop {
         while at < b.len() && matches!(b[at], b' ' | b'\t' | b'\n' | b'\r') {
@@ -138,7 +138,7 @@ pub fn skip_blank(text: &str, mut at: usize) -> usize {
 
 /// The end of the comments between `from` and `to` (whitespace and comments only): `from`
 /// when there are none. A line comment ends before its line's `\r\n` (or `\n`).
-pub fn comments_end(text: &str, from: usize, to: usize) -> usize {
+pub(super) fn comments_end(text: &str, from: usize, to: usize) -> usize {
     let b = text.as_bytes();
     let (mut at, mut end) = (from, from);
     while at < to {

@@ -12,10 +12,10 @@ use super::table::{Entry, J, Ours, ours};
 
 /// A merge's result: the text, and the entry left as it was because it differs from what
 /// `setup` writes (named as a note names it).
-pub type Merged = (String, Option<String>);
+pub(super) type Merged = (String, Option<String>);
 
 /// The file's own line ending: its first line's.
-pub fn newline(text: &str) -> &'static str {
+pub(super) fn newline(text: &str) -> &'static str {
     match text.find('\n') {
         Some(n) if text[..n].ends_with('\r') => "\r\n",
         _ => "\n",
@@ -47,7 +47,7 @@ fn apply(text: &str, mut edits: Vec<Edit>) -> String {
 }
 
 /// Parses `text` for editing: a JSON object at the top.
-pub fn parse(text: &str, jsonc: bool) -> Result<Node, String> {
+pub(super) fn parse(text: &str, jsonc: bool) -> Result<Node, String> {
     let root = json::parse(text, jsonc).map_err(|e| e.to_string())?;
     if !root.is_object() {
         return Err("the top level is not an object".into());
@@ -57,7 +57,7 @@ pub fn parse(text: &str, jsonc: bool) -> Result<Node, String> {
 
 /// `text` with `entry` in it: inserted when lspgate has no entry there; unchanged when it has
 /// one, and that one named when it differs from `entry` (it is left as it is).
-pub fn put(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<Merged, String> {
+pub(super) fn put(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<Merged, String> {
     let root = parse(text, jsonc)?;
     let path = entry.path();
     // The objects to walk: for a hook, all but the array at the end.
@@ -115,7 +115,7 @@ pub fn put(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<Merged, 
 /// `text` without `entry` (each lspgate MCP/LSP member at its place, each hook group, equal
 /// to what `put` writes), and without the objects and arrays on its path that this left
 /// empty; an lspgate entry there that differs is left in, and named.
-pub fn take(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<Merged, String> {
+pub(super) fn take(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<Merged, String> {
     let mut text = text.to_string();
     let path = entry.path();
     let wanted = match entry {
@@ -177,7 +177,7 @@ pub fn take(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<Merged,
 
 /// Whether `text` holds `entry` as `put` writes it (for a hook, or any group running
 /// lspgate's hook, which `put` leaves as it is).
-pub fn holds(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<bool, String> {
+pub(super) fn holds(text: &str, jsonc: bool, entry: &Entry, cmd: &str) -> Result<bool, String> {
     let root = parse(text, jsonc)?;
     let Some(container) = find(&root, entry.path()) else {
         return Ok(false);
@@ -217,7 +217,7 @@ fn nest(rest: &[String], entry: &Entry) -> J {
 
 /// The indentation one level adds in this file: that of its least indented line, tabs when
 /// it starts with a tab, else two spaces.
-pub fn indent_unit(text: &str) -> String {
+pub(super) fn indent_unit(text: &str) -> String {
     let mut least: Option<usize> = None;
     for line in text.lines() {
         let body = line.trim_start_matches([' ', '\t']);
@@ -248,7 +248,7 @@ fn starts_line(text: &str, at: usize) -> bool {
 }
 
 /// `value` as JSON text: over several lines at `indent` (`unit` a level), or on one.
-pub fn render(value: &J, indent: &str, unit: &str, multiline: bool) -> String {
+pub(super) fn render(value: &J, indent: &str, unit: &str, multiline: bool) -> String {
     let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
     match value {
         J::Str(s) => quote(s),

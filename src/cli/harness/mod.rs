@@ -80,7 +80,7 @@ struct Plan {
 }
 
 /// Runs `setup`; the exit code.
-pub fn run(cli: &Cli, args: &SetupArgs) -> i32 {
+pub(super) fn run(cli: &Cli, args: &SetupArgs) -> i32 {
     let name = args
         .harness
         .to_possible_value()

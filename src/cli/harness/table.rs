@@ -11,7 +11,7 @@ use super::Harness;
 
 /// How a file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(super) enum Format {
     Json,
     /// JSON with comments and trailing commas.
     Jsonc,
@@ -20,7 +20,7 @@ pub enum Format {
 
 /// A value to write, its members in the order they are written.
 #[derive(Debug, Clone, PartialEq)]
-pub enum J {
+pub(super) enum J {
     Str(String),
     Int(i64),
     Arr(Vec<J>),
@@ -29,7 +29,7 @@ pub enum J {
 }
 
 impl J {
-    pub fn value(&self) -> Value {
+    pub(super) fn value(&self) -> Value {
         match self {
             J::Str(s) => Value::from(s.as_str()),
             J::Int(n) => Value::from(*n),
@@ -39,7 +39,7 @@ impl J {
         }
     }
 
-    pub fn is_scalar(&self) -> bool {
+    pub(super) fn is_scalar(&self) -> bool {
         matches!(self, J::Str(_) | J::Int(_) | J::Bool(_))
     }
 }
@@ -63,7 +63,7 @@ fn strs(items: &[&str]) -> J {
 
 /// One thing `setup` puts in a file.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Entry {
+pub(super) enum Entry {
     /// The member `key` of the object at `path` (the MCP server, the LSP client).
     Member {
         path: Vec<String>,
@@ -75,14 +75,14 @@ pub enum Entry {
 }
 
 impl Entry {
-    pub fn path(&self) -> &[String] {
+    pub(super) fn path(&self) -> &[String] {
         match self {
             Entry::Member { path, .. } | Entry::Hook { path, .. } => path,
         }
     }
 
     /// The entry as a note names it, one of the user's.
-    pub fn named(&self) -> String {
+    pub(super) fn named(&self) -> String {
         match self {
             Entry::Member { path, key, .. } => {
                 format!("your lspgate entry `{}.{key}`", path.join("."))
@@ -96,7 +96,7 @@ impl Entry {
 
 /// The MCP server entry's shape.
 #[derive(Debug, Clone, Copy)]
-pub enum Mcp {
+pub(super) enum Mcp {
     /// `{"command": CMD, "args": ["serve"]}` (Claude Code, Codex, Gemini CLI, Cursor).
     Plain,
     OpenCode,
@@ -105,7 +105,7 @@ pub enum Mcp {
 
 /// The hook group's shape.
 #[derive(Debug, Clone, Copy)]
-pub enum Style {
+pub(super) enum Style {
     Claude,
     Codex,
     Gemini,
@@ -114,14 +114,14 @@ pub enum Style {
 
 /// The LSP client entry's shape.
 #[derive(Debug, Clone, Copy)]
-pub enum Lsp {
+pub(super) enum Lsp {
     OpenCode,
     Copilot,
 }
 
 /// What a file receives: each entry sits in the object (or, for hooks, array) at `at`.
 #[derive(Debug, Clone, Copy)]
-pub enum Put {
+pub(super) enum Put {
     Mcp(&'static [&'static str], Mcp),
     /// The hook for `pre-edit`, `post-edit`, `start` (a session's) or `stop` (a turn's end).
     Hook(&'static [&'static str], &'static str, Style),
@@ -129,7 +129,7 @@ pub enum Put {
 }
 
 /// One file of a harness.
-pub struct File {
+pub(super) struct File {
     /// Under the project root.
     pub project: &'static str,
     /// Under the home folder.
@@ -142,7 +142,7 @@ pub struct File {
     pub puts: &'static [Put],
 }
 
-pub struct Row {
+pub(super) struct Row {
     pub harness: Harness,
     pub files: &'static [File],
     pub notes: &'static [&'static str],
@@ -164,7 +164,7 @@ const fn json(project: &'static str, user: &'static str, puts: &'static [Put]) -
 const MCP: &[&str] = &["mcpServers"];
 
 /// The table.
-pub const TABLE: &[Row] = &[
+pub(super) const TABLE: &[Row] = &[
     Row {
         harness: Harness::ClaudeCode,
         files: &[
@@ -285,7 +285,7 @@ pub const TABLE: &[Row] = &[
 ];
 
 /// The row of `harness`.
-pub fn row(harness: Harness) -> Option<&'static Row> {
+pub(super) fn row(harness: Harness) -> Option<&'static Row> {
     TABLE.iter().find(|r| r.harness == harness)
 }
 
@@ -312,7 +312,7 @@ const LAUNCHERS: &[&str] = &["npx", "uvx", "bunx", "pnpx"];
 
 /// `cmd` as the words of a command: a launcher's line split at its spaces, anything else one
 /// word.
-pub fn words(cmd: &str) -> Vec<&str> {
+pub(super) fn words(cmd: &str) -> Vec<&str> {
     match cmd.split_once(' ') {
         Some((first, _)) if LAUNCHERS.contains(&first) => cmd.split_whitespace().collect(),
         _ => vec![cmd],
@@ -320,7 +320,7 @@ pub fn words(cmd: &str) -> Vec<&str> {
 }
 
 /// `cmd` as a shell command's first words (a hook's command line).
-pub fn line(cmd: &str) -> String {
+pub(super) fn line(cmd: &str) -> String {
     words(cmd)
         .iter()
         .map(|w| shell_quote(w))
@@ -329,7 +329,7 @@ pub fn line(cmd: &str) -> String {
 }
 
 /// The entry `put` stands for, running lspgate as `cmd`.
-pub fn entry(put: &Put, cmd: &str) -> Entry {
+pub(super) fn entry(put: &Put, cmd: &str) -> Entry {
     let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let words = words(cmd);
     let program = words.first().copied().unwrap_or(cmd);
@@ -450,7 +450,7 @@ fn hook(cmd: &str, which: &str, style: Style) -> J {
 }
 
 /// `cmd` as one shell word.
-pub fn shell_quote(cmd: &str) -> String {
+pub(super) fn shell_quote(cmd: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_./+-:@%=,".contains(c);
     if !cmd.is_empty() && cmd.chars().all(plain) {
         cmd.to_string()
@@ -461,7 +461,7 @@ pub fn shell_quote(cmd: &str) -> String {
 
 /// Whether a hook's command runs `lspgate hook …`: this `cmd`, or any executable named
 /// lspgate (an older setup's path).
-pub fn runs_lspgate_hook(command: &str, cmd: &str) -> bool {
+pub(super) fn runs_lspgate_hook(command: &str, cmd: &str) -> bool {
     if command.starts_with(&format!("{} hook ", line(cmd)))
         || command.starts_with(&format!("{cmd} hook "))
     {
@@ -500,7 +500,7 @@ fn launched(command: &str) -> Option<String> {
 
 /// How much of a hook group is lspgate's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ours {
+pub(super) enum Ours {
     No,
     /// Some of its commands, alongside others: counts as set up, never touched.
     Partly,
@@ -510,7 +510,7 @@ pub enum Ours {
 
 /// Whether `group` (a hook group with `hooks: [{command}]`, or a flat `{command}`) is
 /// lspgate's.
-pub fn ours(group: &Value, cmd: &str) -> Ours {
+pub(super) fn ours(group: &Value, cmd: &str) -> Ours {
     let commands: Vec<&str> = match group.get("hooks").and_then(Value::as_array) {
         Some(handlers) => handlers
             .iter()

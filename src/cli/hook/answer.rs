@@ -9,7 +9,7 @@ use crate::lsp::wire::Severity;
 use crate::ops::hook::{Finding, HookVerdict};
 
 /// How the report is written.
-pub struct Style {
+pub(super) struct Style {
     pub max_lines: usize,
     /// Block when the write introduced a finding at least this severe.
     pub block_on: Option<Severity>,
@@ -18,7 +18,7 @@ pub struct Style {
 }
 
 /// The report, or `None` when there is nothing to say.
-pub fn report(v: &HookVerdict, style: &Style) -> Option<String> {
+pub(super) fn report(v: &HookVerdict, style: &Style) -> Option<String> {
     let later = v.later.as_ref().filter(|l| !l.is_empty());
     if v.introduced.is_empty()
         && v.present.is_empty()
@@ -81,7 +81,7 @@ pub fn report(v: &HookVerdict, style: &Style) -> Option<String> {
 
 /// The turn-end gate's report, or `None` when the turn may end: every error the session's
 /// edits introduced that is still present and not named before, one per line.
-pub fn gate(v: &HookVerdict, style: &Style) -> Option<String> {
+pub(super) fn gate(v: &HookVerdict, style: &Style) -> Option<String> {
     if v.introduced.is_empty() {
         return None;
     }
@@ -201,14 +201,14 @@ fn crop(s: &str, max: usize) -> String {
 }
 
 /// Whether the verdict asks for the harness's block answer.
-pub fn blocks(v: &HookVerdict, style: &Style) -> bool {
+pub(super) fn blocks(v: &HookVerdict, style: &Style) -> bool {
     style
         .block_on
         .is_some_and(|at| v.introduced.iter().any(|f| f.diag.severity <= at))
 }
 
 /// The harness's answer carrying `report` (`event`: the event's name as the harness sent it).
-pub fn answer(format: Format, event: &str, report: &str, block: bool) -> Value {
+pub(super) fn answer(format: Format, event: &str, report: &str, block: bool) -> Value {
     match (format, block) {
         (Format::Cursor, false) => json!({"additional_context": report}),
         (Format::Cursor, true) => json!({
@@ -225,7 +225,7 @@ pub fn answer(format: Format, event: &str, report: &str, block: bool) -> Value {
 }
 
 /// The harness's answer that keeps its turn going with `report` (the gate blocked).
-pub fn keep_going(format: Format, report: &str) -> Value {
+pub(super) fn keep_going(format: Format, report: &str) -> Value {
     match format {
         Format::Cursor => json!({"followup_message": report}),
         Format::Gemini => json!({"decision": "deny", "reason": report}),

@@ -58,7 +58,7 @@ impl Work {
 }
 
 /// The content before the write of each file `files` names, as far as `event` tells.
-pub fn of(format: Format, event: &Value, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
+pub(super) fn of(format: Format, event: &Value, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
     let input = super::event::tool_input(event);
     let tool = event.get("tool_name").and_then(Value::as_str).unwrap_or("");
     let mut work = Work::new();

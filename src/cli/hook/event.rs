@@ -34,7 +34,7 @@ impl Format {
 
 /// What the tool did, as far as the hook is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Tool {
+pub(super) enum Tool {
     /// It writes (or wrote) these files.
     Wrote(Vec<PathBuf>),
     /// It ran a command: the files are those seen changing.
@@ -45,7 +45,7 @@ pub enum Tool {
 
 /// A hook event, read.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub(super) struct Event {
     pub format: Format,
     /// The event's name as the harness spells it (`PostToolUse`, `AfterTool`, `postToolUse`,
     /// `afterFileEdit`), for the answer.
@@ -79,7 +79,7 @@ const PATH_KEYS: [&str; 6] = [
 
 /// Reads `v` as `format`'s event (`Auto`: told from its fields); `env` reads the hook's
 /// environment (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`, `CURSOR_PROJECT_DIR`).
-pub fn read(
+pub(super) fn read(
     v: &Value,
     format: Format,
     env: &dyn Fn(&str) -> Option<String>,
@@ -207,7 +207,7 @@ pub(super) fn cwd_of(v: &Value) -> PathBuf {
 /// The fields an event's first bytes hold (an event cut short), as far as they go: its
 /// top-level strings and the few others that tell the harness (`workspace_roots`); the rest
 /// skipped as it is read, once.
-pub fn sniff(prefix: &[u8]) -> Value {
+pub(super) fn sniff(prefix: &[u8]) -> Value {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
     struct Fields<'a>(&'a mut serde_json::Map<String, Value>);
     impl<'de> Visitor<'de> for Fields<'_> {
@@ -297,7 +297,7 @@ fn wrote(input: &Value, root: Option<&Path>) -> Tool {
 
 /// The files an `apply_patch` body adds, updates, deletes or moves to, against `cwd`, in
 /// order, each as often as the patch names it (`distinct_bounded` makes them distinct).
-pub fn patch_files(patch: &str, cwd: &Path) -> Vec<PathBuf> {
+pub(super) fn patch_files(patch: &str, cwd: &Path) -> Vec<PathBuf> {
     patch
         .lines()
         .filter_map(|line| {

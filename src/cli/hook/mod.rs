@@ -26,7 +26,7 @@ const MAX_EVENT: usize = 16 << 20;
 /// What the daemon's answer may take of the budget at most: the rest is for this process.
 const MARGIN: Duration = Duration::from_millis(300);
 /// The turn-end gate's default bound, in seconds (`setup` gives the harness's hook more).
-pub const GATE_BUDGET: f64 = 120.0;
+pub(super) const GATE_BUDGET: f64 = 120.0;
 
 #[derive(Debug, Clone, Args)]
 pub struct HookArgs {
@@ -98,7 +98,7 @@ impl SeverityArg {
 }
 
 /// Runs the hook; always exit code 0 (a hook must never break the harness).
-pub async fn run(cli: &Cli, args: &HookArgs) -> i32 {
+pub(super) async fn run(cli: &Cli, args: &HookArgs) -> i32 {
     let default = if args.stage == StageArg::Stop {
         GATE_BUDGET
     } else {

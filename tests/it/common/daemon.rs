@@ -9,13 +9,13 @@ use super::{Gate, LSPGATE, test_path};
 
 /// A private runtime folder (so each test has a daemon of its own) and the environment that
 /// points sessions at it.
-pub struct Daemon {
+pub(crate) struct Daemon {
     pub runtime: tempfile::TempDir,
     pub home: tempfile::TempDir,
 }
 
 impl Daemon {
-    pub fn new() -> Daemon {
+    pub(crate) fn new() -> Daemon {
         let runtime = tempfile::tempdir().unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(runtime.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -25,7 +25,7 @@ impl Daemon {
         }
     }
 
-    pub fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    pub(crate) fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
         let mut env = vec![
             ("LSPGATE_STANDALONE", "0"),
             ("XDG_RUNTIME_DIR", self.runtime.path().to_str().unwrap()),
@@ -37,12 +37,12 @@ impl Daemon {
         env
     }
 
-    pub async fn session(&self, root: &Path, server: &[&str]) -> Gate {
+    pub(crate) async fn session(&self, root: &Path, server: &[&str]) -> Gate {
         self.session_with(root, server, &[]).await
     }
 
     /// `session` with `extra` variables in the session's environment.
-    pub async fn session_with<'a>(
+    pub(crate) async fn session_with<'a>(
         &'a self,
         root: &Path,
         server: &[&str],
@@ -52,7 +52,7 @@ impl Daemon {
     }
 
     /// `lspgate ARGS` as a CLI client of this daemon: exit code, stdout, stderr.
-    pub fn cli(&self, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    pub(crate) fn cli(&self, dir: &Path, args: &[&str]) -> (i32, String, String) {
         let out = std::process::Command::new(LSPGATE)
             .current_dir(dir)
             .args(args)
@@ -69,7 +69,7 @@ impl Daemon {
 
     /// `lspgate hook ARGS` in `root` with `stdin` as its event and `extra` in its environment:
     /// exit code, stdout, stderr.
-    pub fn hook(
+    pub(crate) fn hook(
         &self,
         root: &Path,
         args: &[&str],
@@ -98,18 +98,18 @@ impl Daemon {
         )
     }
 
-    pub fn status(&self) -> Option<Value> {
+    pub(crate) fn status(&self) -> Option<Value> {
         let (code, out, _) = self.cli(Path::new("/"), &["daemon", "status", "--json"]);
         (code == 0).then(|| serde_json::from_str(&out).unwrap())
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.status().expect("a daemon runs")["pid"]
             .as_u64()
             .unwrap() as u32
     }
 
-    pub fn socket(&self) -> PathBuf {
+    pub(crate) fn socket(&self) -> PathBuf {
         self.runtime.path().join("lspgate/daemon.sock")
     }
 }
@@ -121,7 +121,7 @@ impl Drop for Daemon {
 }
 
 /// The pid `servers` reports for a server.
-pub async fn pid_of(gate: &Gate, name: &str) -> Option<u64> {
+pub(crate) async fn pid_of(gate: &Gate, name: &str) -> Option<u64> {
     let (s, _) = gate.ok("servers", json!({})).await;
     s["servers"]
         .as_array()

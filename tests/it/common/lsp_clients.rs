@@ -12,7 +12,7 @@ use super::{repo, test_path};
 
 /// Which real client runs the steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Driver {
+pub(crate) enum Driver {
     /// Neovim's built-in LSP client (`nvim --headless`, Debian's 0.7.2).
     Nvim,
     /// pygls's `LanguageClient` (`.tools/lsp-venv`).
@@ -20,7 +20,7 @@ pub enum Driver {
 }
 
 /// One client process taking its steps; killed (with its server) when dropped.
-pub struct LspClient {
+pub(crate) struct LspClient {
     pub driver: Driver,
     child: Child,
     dir: tempfile::TempDir,
@@ -30,7 +30,7 @@ impl LspClient {
     /// Starts `driver` on `root` with `server` as its language server command (looked up on the
     /// test PATH, which the client and so the server get) and `steps` (a JSON list, see
     /// nvim_client.lua); `env` goes to the client and its server.
-    pub fn spawn(
+    pub(crate) fn spawn(
         driver: Driver,
         server: &[&str],
         root: &Path,
@@ -96,7 +96,7 @@ impl LspClient {
     }
 
     /// Every observation so far.
-    pub fn observations(&self) -> Observations {
+    pub(crate) fn observations(&self) -> Observations {
         let text = std::fs::read_to_string(self.dir.path().join("out.jsonl")).unwrap_or_default();
         Observations {
             events: text
@@ -108,7 +108,7 @@ impl LspClient {
     }
 
     /// The client's stderr, its server's stderr (pygls) and Neovim's lsp.log, for messages.
-    pub fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         ["client.stderr", "server.stderr", "cache/nvim/lsp.log"]
             .iter()
             .filter_map(|f| {
@@ -128,13 +128,13 @@ impl LspClient {
     }
 
     /// Lets a `{"do": "wait_go", "name": NAME}` step go on.
-    pub fn go(&self, name: &str) {
+    pub(crate) fn go(&self, name: &str) {
         std::fs::write(self.dir.path().join("signals").join(name), b"").unwrap();
     }
 
     /// Waits (at most `secs`) until the step labelled `label` has finished; its line. Panics
     /// with everything observed when it does not come, or the client ended first.
-    pub async fn step(&mut self, label: &str, secs: u64) -> Value {
+    pub(crate) async fn step(&mut self, label: &str, secs: u64) -> Value {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let obs = self.observations();
@@ -159,7 +159,7 @@ impl LspClient {
     }
 
     /// Waits (at most `secs`) for the client to take all its steps and exit; what it observed.
-    pub async fn finish(mut self, secs: u64) -> Observations {
+    pub(crate) async fn finish(mut self, secs: u64) -> Observations {
         let deadline = Instant::now() + Duration::from_secs(secs);
         while self.child.try_wait().unwrap().is_none() {
             if Instant::now() >= deadline {
@@ -176,7 +176,7 @@ impl LspClient {
     }
 
     /// The client's pid (its group's id too).
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
@@ -204,20 +204,20 @@ impl Drop for LspClient {
 }
 
 /// What a client wrote: `initialized`, `diagnostics`, `step`, `exit`, `error` and `done` lines.
-pub struct Observations {
+pub(crate) struct Observations {
     pub events: Vec<Value>,
     pub logs: String,
 }
 
 impl Observations {
-    pub fn find_step(&self, label: &str) -> Option<&Value> {
+    pub(crate) fn find_step(&self, label: &str) -> Option<&Value> {
         self.events
             .iter()
             .find(|e| e["event"] == "step" && e["label"] == label)
     }
 
     /// The result of the step labelled `label`, which must have finished without error.
-    pub fn result(&self, label: &str) -> &Value {
+    pub(crate) fn result(&self, label: &str) -> &Value {
         let s = self
             .find_step(label)
             .unwrap_or_else(|| panic!("no step {label:?}\n{}", self.dump()));
@@ -231,7 +231,7 @@ impl Observations {
     }
 
     /// Every `publishDiagnostics` received for `file` (a path), in order: their diagnostics.
-    pub fn published(&self, file: &Path) -> Vec<&Value> {
+    pub(crate) fn published(&self, file: &Path) -> Vec<&Value> {
         let uri = uri_of(file);
         self.events
             .iter()
@@ -240,16 +240,16 @@ impl Observations {
             .collect()
     }
 
-    pub fn of_kind(&self, event: &str) -> Vec<&Value> {
+    pub(crate) fn of_kind(&self, event: &str) -> Vec<&Value> {
         self.events.iter().filter(|e| e["event"] == event).collect()
     }
 
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.events.iter().any(|e| e["event"] == "done")
     }
 
     /// Every step finished without error, the run ended and no error was reported.
-    pub fn assert_clean(&self) {
+    pub(crate) fn assert_clean(&self) {
         assert!(self.done(), "the client did not finish\n{}", self.dump());
         for e in &self.events {
             let bad = e["event"] == "error" || (e["event"] == "step" && !e["err"].is_null());
@@ -258,7 +258,7 @@ impl Observations {
     }
 
     /// Everything observed, for a failure message (long values cut).
-    pub fn dump(&self) -> String {
+    pub(crate) fn dump(&self) -> String {
         let mut out = String::new();
         for e in &self.events {
             let line = e.to_string();
@@ -271,12 +271,12 @@ impl Observations {
     }
 }
 
-pub fn uri_of(path: &Path) -> String {
+pub(crate) fn uri_of(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
 /// The text of a hover result: its markup, marked strings or plain strings, joined.
-pub fn hover_text(hover: &Value) -> String {
+pub(crate) fn hover_text(hover: &Value) -> String {
     fn part(v: &Value) -> String {
         match v {
             Value::String(s) => s.clone(),
@@ -290,7 +290,7 @@ pub fn hover_text(hover: &Value) -> String {
 
 /// The (file name, 0-based line) of each location of a definition or references result
 /// (`Location`, `Location[]` or `LocationLink[]`), sorted.
-pub fn locations(result: &Value) -> Vec<(String, u64)> {
+pub(crate) fn locations(result: &Value) -> Vec<(String, u64)> {
     let items = match result {
         Value::Array(a) => a.clone(),
         Value::Null => vec![],
@@ -314,7 +314,7 @@ pub fn locations(result: &Value) -> Vec<(String, u64)> {
 }
 
 /// The messages of a list of diagnostics, with their `source`: "source: message".
-pub fn messages(diagnostics: &Value) -> Vec<String> {
+pub(crate) fn messages(diagnostics: &Value) -> Vec<String> {
     diagnostics
         .as_array()
         .map(|a| {

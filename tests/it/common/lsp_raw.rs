@@ -11,7 +11,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use super::{LSPGATE, test_path};
 
 /// A bare LSP client of `lspgate lsp`.
-pub struct Client {
+pub(crate) struct Client {
     pub child: Child,
     pub stdin: ChildStdin,
     pub stdout: BufReader<ChildStdout>,
@@ -21,7 +21,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn start(root: &Path, args: &[&str]) -> Client {
+    pub(crate) fn start(root: &Path, args: &[&str]) -> Client {
         let home = root.join(".home-not-used");
         let home = home.to_str().unwrap();
         Client::start_with(
@@ -32,7 +32,7 @@ impl Client {
     }
 
     /// A client with `env` (a shared daemon's, say) in its process's environment.
-    pub fn start_with(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
+    pub(crate) fn start_with(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
         let mut child = Command::new(LSPGATE)
             .arg("lsp")
             .args(args)
@@ -54,19 +54,19 @@ impl Client {
         }
     }
 
-    pub async fn write_raw(&mut self, bytes: &[u8]) {
+    pub(crate) async fn write_raw(&mut self, bytes: &[u8]) {
         self.stdin.write_all(bytes).await.unwrap();
         self.stdin.flush().await.unwrap();
     }
 
-    pub async fn send(&mut self, message: Value) {
+    pub(crate) async fn send(&mut self, message: Value) {
         let body = message.to_string();
         let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
         self.write_raw(frame.as_bytes()).await;
     }
 
     /// The next message, or `None` when the connection closed (bounded: 60 s).
-    pub async fn read(&mut self) -> Option<Value> {
+    pub(crate) async fn read(&mut self) -> Option<Value> {
         let read = async {
             let mut length = None;
             loop {
@@ -92,7 +92,7 @@ impl Client {
     }
 
     /// Waits for the message `pick` accepts (others are kept in `seen`).
-    pub async fn wait(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) async fn wait(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.seen.iter().position(&pick) {
             return self.seen.remove(i);
         }
@@ -105,7 +105,7 @@ impl Client {
         }
     }
 
-    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
@@ -114,12 +114,12 @@ impl Client {
             .await
     }
 
-    pub async fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) async fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .await;
     }
 
-    pub async fn initialize(&mut self, root: &Path, encodings: &[&str]) -> Value {
+    pub(crate) async fn initialize(&mut self, root: &Path, encodings: &[&str]) -> Value {
         let r = self
             .request(
                 "initialize",
@@ -131,7 +131,7 @@ impl Client {
         r
     }
 
-    pub async fn open(&mut self, path: &Path, language: &str) {
+    pub(crate) async fn open(&mut self, path: &Path, language: &str) {
         let text = std::fs::read_to_string(path).unwrap();
         self.notify(
             "textDocument/didOpen",
@@ -141,6 +141,6 @@ impl Client {
     }
 }
 
-pub fn uri(path: &Path) -> String {
+pub(crate) fn uri(path: &Path) -> String {
     url::Url::from_file_path(path).unwrap().to_string()
 }

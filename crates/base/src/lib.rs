@@ -1,0 +1,8 @@
+//! lspgate's basics, shared by every layer above: the agent-facing error, text positions and
+//! encodings, process facts from /proc, raw JSON capture, and the workspace's file watching.
+
+pub mod error;
+pub mod procfs;
+pub mod raw;
+pub mod text;
+pub mod watch;

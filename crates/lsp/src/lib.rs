@@ -1,0 +1,81 @@
+//! The LSP layer: process transport, typed client and the neutral `wire` types it hands upward.
+//! Architecture invariant: `lsp_types` is used only inside this module; callers see `wire` types.
+
+// The layers below, by the names every module here uses for them.
+use lspgate_base::{error, raw, text, watch};
+
+mod annotations;
+mod batch;
+mod caps;
+pub mod client;
+mod convert;
+mod diagnostics;
+pub mod framing;
+mod inbound;
+mod quotes;
+mod requests;
+mod state;
+pub mod transport;
+mod tsserver;
+pub mod view;
+mod watched;
+pub mod wire;
+
+pub use annotations::MAX_TYPES;
+pub use batch::WorkspaceReport;
+pub use caps::{Cap, announces};
+pub use client::{ClientOptions, Connect, Dialect, LspClient};
+#[doc(hidden)]
+pub use convert::workspace_edit;
+pub use quotes::Inside;
+pub use state::{EditSink, RawEditSink};
+pub use transport::SpawnSpec;
+pub use view::View;
+
+use std::time::Duration;
+
+use crate::error::{Code, ToolError};
+
+/// Failures of talking to a language server.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LspError {
+    #[error("could not start `{command}`: {reason}")]
+    Spawn { command: String, reason: String },
+    #[error("{method} got no answer within {}s", after.as_secs_f64())]
+    Timeout { method: String, after: Duration },
+    #[error("server stream closed: {reason}")]
+    StreamClosed { reason: String, stderr: String },
+    #[error("server error {code}: {message}")]
+    Server { code: i64, message: String },
+    #[error("unexpected answer from server: {0}")]
+    Protocol(String),
+}
+
+/// LSP error code for a request the server dropped because the document changed.
+pub const CONTENT_MODIFIED: i64 = -32801;
+/// LSP error code for a request the server cancelled by itself.
+pub const SERVER_CANCELLED: i64 = -32802;
+
+/// What an operation says when talking to a server failed: the protocol §2 code of each cause.
+impl From<LspError> for ToolError {
+    fn from(e: LspError) -> ToolError {
+        match &e {
+            LspError::Timeout { method, after } => ToolError::new(Code::Timeout, e.to_string())
+                .with_data(
+                    serde_json::json!({"method": method, "after_ms": after.as_millis() as u64}),
+                ),
+            LspError::Server { code, message } => ToolError::new(Code::ServerError, e.to_string())
+                .with_data(serde_json::json!({"lsp_code": code, "lsp_message": message})),
+            LspError::StreamClosed { reason, stderr } => ToolError::new(
+                Code::ServerFailed,
+                format!("language server stopped: {reason}"),
+            )
+            .with_data(serde_json::json!({"stderr_tail": stderr})),
+            LspError::Spawn { command, reason } => {
+                ToolError::new(Code::ServerFailed, e.to_string())
+                    .with_data(serde_json::json!({"command": command, "reason": reason}))
+            }
+            LspError::Protocol(_) => ToolError::new(Code::ServerError, e.to_string()),
+        }
+    }
+}
