@@ -4,6 +4,7 @@
 //!
 //! Run: `cargo bench --bench check_vs_cli` (pyright from `.tools/`, see scripts/).
 //! `BENCH_FILES` sets N.
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;

@@ -5,6 +5,7 @@
 //! memory while idle on a 5,000-file tree, with the watcher on and off, in the same run.
 //!
 //! Run: `cargo bench --bench freshness` (pyright from `.tools/`, see scripts/).
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;

@@ -19,6 +19,7 @@
 //! quick smoke run), `BENCH_LATER_WAIT` (seconds the later answers are waited for, default 30),
 //! `BENCH_WARM_WAIT` (seconds the session start's baseline pass is waited for, default 900).
 //! Skipped under `cargo test`'s smoke run, as the other pyright benches are.
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 #[path = "hook_recall/cases.rs"]

@@ -10,6 +10,7 @@
 //!
 //! Run: `cargo bench --bench hooks` (pyright from `.tools/`, see scripts/). `BENCH_ROUNDS`
 //! rounds per edit (default 15, as in docs/performance.md; each edits twice).
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;

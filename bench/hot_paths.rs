@@ -4,6 +4,7 @@
 //! references as text.
 //!
 //! Run: `cargo bench --bench hot_paths` (`BENCH_CALLS` sets the iterations).
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 //! lspgate's own peak RSS. Figures are medians of one run, reported as ratios and added time.
 //!
 //! Run: `cargo bench --bench hover_latency` (pyright from `.tools/`, see scripts/).
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;

@@ -11,6 +11,7 @@
 //! Run: `cargo bench --bench http_load` (the fixture server: instant answers), or with
 //! `BENCH_SERVER=pyright` (pyright from `.tools/`). `BENCH_CALLS` (500), `BENCH_CLIENTS` (8),
 //! `BENCH_SECONDS` (300, the bound on the whole run).
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;

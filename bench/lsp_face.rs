@@ -21,6 +21,7 @@
 //!   buffer: what keeping one client's buffer out of another's answers costs.
 //!
 //! Run: `cargo bench --bench lsp_face` (pyright from `.tools/`, see scripts/; minutes).
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 #[path = "lsp_face/client.rs"]

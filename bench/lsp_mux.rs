@@ -15,6 +15,7 @@
 //!
 //! Run: `LSPMUX=/path/to/lspmux cargo bench --bench lsp_mux` (`cargo install lspmux --version
 //! 0.3.0 --locked --root DIR`; pyright from `.tools/`; minutes).
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 #[path = "lsp_face/client.rs"]

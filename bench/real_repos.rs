@@ -22,6 +22,7 @@
 //! tsconfig.json covers. Run: `cargo bench --bench real_repos` (servers from `.tools/`, see
 //! scripts/install-test-servers.sh). `BENCH_RUNS` sets the cold runs per checker (default 2),
 //! `BENCH_ONLY` (`django`, `rxjs`, `cobra`, `tools`) runs one repository.
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;

@@ -5,6 +5,7 @@
 //! the total resident memory of lspgate and its servers once all four have answered.
 //!
 //! Run: `cargo bench --bench sessions` (pyright from `.tools/`, see scripts/).
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;

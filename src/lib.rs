@@ -8,6 +8,9 @@
 //! `lspgate-mcp`, `lspgate-lspface` and `lspgate-daemon`. Each layer is re-exported here under
 //! its module name, so the tests, benches and fuzz targets address one crate.
 
+// Unit tests read their own temporary files directly.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 pub use lspgate_analysis::lexer;
 pub use lspgate_base::{error, procfs, raw, text, watch};
 pub use lspgate_core::{documents, edits, events, registry, state, workspace};

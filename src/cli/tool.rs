@@ -618,6 +618,8 @@ impl Subcommand for ToolCommand {
 impl ToolCommand {
     /// The arguments an MCP client would send: with `source` read from `--source-from`, and
     /// `terse`/`raw` from `--terse`/`--raw` (options of every tool subcommand, `cli/args.rs`).
+    // Not a read inside a root for an answer: the file the user named with --source-from.
+    #[allow(clippy::disallowed_methods)]
     pub fn json(&self, terse: bool, raw: bool) -> Result<Value, ToolError> {
         let mut args = self.args.clone();
         if let Some(p) = &self.source_from {

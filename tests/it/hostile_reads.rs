@@ -394,3 +394,55 @@ async fn clangd_messages_quote_nothing_outside_the_root() {
     let (_, out, _) = lspgate_cli(&ws, &["check"]);
     assert_no_secret("check (command line)", &out);
 }
+
+/// A client of the LSP face that opens a FIFO of the root gets its answers: the face compares
+/// its buffer with the disk through the confined read, which refuses what is not a regular
+/// file. (A plain read opened the FIFO and waited for a writer for good, on the one thread the
+/// face, its daemon and every other session run on.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_lsp_client_opening_a_fifo_of_the_root_blocks_nothing() {
+    use common::lsp_raw::{Client, uri};
+    use std::time::Duration;
+    let dir = workspace(&[("good.txt", "alpha beta\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let fifo = root.join("trap.txt");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    let mut c = Client::start(&root, &["--", FIXTURE]);
+    c.initialize(&root, &["utf-16"]).await;
+    // The client's buffer of the FIFO, as an editor sends it (it never reads the disk here).
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri(&fifo), "languageId": "plaintext", "version": 1,
+                                "text": "alpha beta\n"}}),
+    )
+    .await;
+    for file in [&fifo, &root.join("good.txt")] {
+        let hover = tokio::time::timeout(
+            Duration::from_secs(20),
+            c.request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": uri(file)},
+                       "position": {"line": 0, "character": 1}}),
+            ),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("no answer for {} within 20 s", file.display()));
+        assert!(hover.get("result").is_some(), "{hover}");
+    }
+    // Past the face's diagnostics refresh of the FIFO's buffer, it still answers.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let symbols = tokio::time::timeout(
+        Duration::from_secs(20),
+        c.request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri(&root.join("good.txt"))}}),
+        ),
+    )
+    .await
+    .expect("an answer after the refresh");
+    assert!(symbols.get("id").is_some(), "{symbols}");
+}

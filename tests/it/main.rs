@@ -4,6 +4,7 @@
 //! process-wide state (environment, current folder), and passes its own to the children it
 //! starts (`Command::env`, `current_dir`). Fixtures stay beside, in `tests/` (`tests/hooks/`,
 //! `tests/golden/`, `tests/lsp_face/`, …), found through `common::repo()`.
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and measurements fail loudly
 
 mod common;

@@ -1,6 +1,9 @@
 //! What Linux's `/proc` says of a process (its state, parent, start time, resident memory) and
 //! of this boot, read in one place.
 
+// /proc is no workspace's: read directly.
+#![allow(clippy::disallowed_methods)]
+
 /// The fields of `/proc/PID/stat` lspgate uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {

@@ -12,6 +12,9 @@
 //! over HTTP for `serve --http` and `daemon --http`; `page` the status page's side here, and
 //! `sessions` the connections it lists. SIGTERM and SIGINT stop it cleanly.
 
+// Unit tests read their own temporary files directly.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 // The layers below, by the names every module here uses for them.
 use lspgate_base::{error, procfs};
 use lspgate_core::{events, registry, workspace};

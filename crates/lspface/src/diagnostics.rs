@@ -149,7 +149,7 @@ pub(crate) fn refresh(face: Arc<Face>, uri: String) {
         if Some(doc.version) != before {
             return;
         }
-        let unsaved = doc.unsaved();
+        let unsaved = doc.unsaved(face.engine.root());
         let found = face
             .engine
             .document_diagnostics(&doc.path, unsaved.as_deref(), &|name, languages| {

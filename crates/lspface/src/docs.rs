@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use super::Face;
 use super::positions::Text;
+use crate::edits::fs::read_in_root;
 use crate::watch::FileVersion;
+use crate::workspace::Root;
 
 /// A document the client has open.
 #[derive(Clone)]
@@ -27,8 +29,9 @@ pub(crate) struct Doc {
 impl Doc {
     /// The buffer, when it differs from the file on disk (the disk's content is what every
     /// server holds unless a request of this client's is being answered). The file is read
-    /// again only when its version moved since the last comparison.
-    pub(crate) fn unsaved(&self) -> Option<Arc<str>> {
+    /// again only when its version moved since the last comparison, inside `root` only
+    /// (`read_in_root`: never through a link out, never a FIFO that would block).
+    pub(crate) fn unsaved(&self, root: &Root) -> Option<Arc<str>> {
         let now = std::fs::metadata(&self.path)
             .ok()
             .map(|m| FileVersion::of(&m));
@@ -36,8 +39,10 @@ impl Doc {
         let differs = match (now, known) {
             (Some(now), Some((then, differs))) if now == then => differs,
             _ => {
-                let differs = std::fs::read(&self.path)
-                    .map_or(true, |disk| disk != self.text.text.as_bytes());
+                let differs = !matches!(
+                    read_in_root(root, &self.path),
+                    Ok(Some(disk)) if disk == self.text.text.as_bytes()
+                );
                 if let (Some(now), Ok(mut c)) = (now, self.compared.lock()) {
                     *c = Some((now, differs));
                 }

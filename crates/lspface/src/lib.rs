@@ -9,9 +9,12 @@
 //! connection only; a frame that cannot be read closes it, a message that is not JSON-RPC gets
 //! its error.
 
+// Unit tests read their own temporary files directly.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 // The layers below, by the names every module here uses for them.
 use lspgate_base::{error, text, watch};
-use lspgate_core::{documents, registry, workspace};
+use lspgate_core::{documents, edits, registry, workspace};
 use lspgate_engine::ops;
 use lspgate_lsp as lsp;
 

@@ -12,6 +12,7 @@ use super::positions::{Converter, Text};
 use super::progress::Progress;
 use super::{Face, code};
 use crate::documents::Snapshot;
+use crate::edits::fs::text_in_root;
 use crate::error::{Code, ToolError};
 use crate::lsp::Cap;
 use crate::ops::forward::{Ask, Forwarded, Ready, Route};
@@ -83,7 +84,10 @@ async fn document(
     serves: impl Fn(&Server) -> bool,
 ) -> Answer {
     let path = face.engine.document_path(uri).map_err(refused)?;
-    let overlay = face.docs.get(uri).and_then(|d| d.unsaved());
+    let overlay = face
+        .docs
+        .get(uri)
+        .and_then(|d| d.unsaved(face.engine.root()));
     let route = if method == "textDocument/codeAction" {
         Route::All
     } else {
@@ -347,7 +351,7 @@ fn text_of(face: &Face, uri: &str) -> Option<Text> {
         return Some(doc.text);
     }
     let path = face.engine.document_path(uri).ok()?;
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = text_in_root(face.engine.root(), &path).ok()??;
     Some(Text::new(Arc::from(text)))
 }
 

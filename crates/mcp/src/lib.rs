@@ -2,6 +2,9 @@
 //! calls the operations layer, behind our stdio framing guard (`stdio`) or our Streamable HTTP
 //! front end (`http`, with its request guard in `guard`). Thin: no logic of its own.
 
+// Unit tests read their own temporary files directly.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 // The layers below, by the names every module here uses for them.
 use lspgate_base::{error, text};
 use lspgate_core::{events, workspace};

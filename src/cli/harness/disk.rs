@@ -147,6 +147,8 @@ fn text(bytes: Vec<u8>) -> Result<String, String> {
 }
 
 /// The text of the user's file at `path` (through a link), `None` when there is no file.
+// Not a read inside a root for an answer: a harness's configuration file of the user's, which `setup` edits (links refused before).
+#[allow(clippy::disallowed_methods)]
 fn read(path: &Path) -> Result<Option<String>, String> {
     match fs::read(path) {
         Ok(bytes) => text(bytes).map(Some),

@@ -114,6 +114,8 @@ impl WatchOptions {
 /// Watches one root takes at most by default: half the user's inotify watches (the kernel's
 /// `max_user_watches`, shared by every root and every program of the user's), at most
 /// `MAX_DEFAULT_LIMIT`, so that one root's tree never takes them all.
+// Not a read inside a root for an answer: the kernel's limits in /proc, no workspace's file.
+#[allow(clippy::disallowed_methods)]
 pub fn default_limit() -> usize {
     let system = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
         .ok()
@@ -401,6 +403,8 @@ impl State {
         }
     }
 
+    // Not a read inside a root for an answer: the kernel's limits in /proc, no workspace's file.
+    #[allow(clippy::disallowed_methods)]
     fn start(root: PathBuf, opts: WatchOptions) -> State {
         if !opts.enabled {
             return State::off(root, "turned off (LSPGATE_WATCH=off)".into());

@@ -12,6 +12,10 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path};
 
+use serde_json::json;
+
+use crate::error::{Code, ToolError};
+use crate::workspace::Root;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
 
 /// The error a walk or an open returns when it meets a symlink where it follows none.
@@ -321,6 +325,56 @@ fn random() -> u64 {
         ^ COUNTER
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The bytes of the file at `path`, read only when it is inside the root: confined
+/// (`Root::confine`: `..` resolved, symlinks followed) and then reached from the root one folder
+/// at a time without following any symlink (`walk`), so a path that leads out, or that
+/// changed to lead out after it was confined, is never read. Every file lspgate reads to build
+/// an answer is read here. `Ok(None)`: no such file; `outside_root` when it leads out.
+pub fn read_in_root(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+    let shown = root.relative(path);
+    let real = root.confine(path)?;
+    let moved = |e: &std::io::Error| {
+        ToolError::new(
+            Code::OutsideRoot,
+            format!("{shown} changed to lead through a symbolic link ({e}); not read"),
+        )
+        .with_data(json!({"file": shown, "root": root.path()}))
+    };
+    let rel = real.strip_prefix(root.path()).map_err(|_| {
+        ToolError::new(
+            Code::OutsideRoot,
+            format!("{shown} is outside the workspace root"),
+        )
+    })?;
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return Err(ToolError::invalid(format!(
+            "{shown} is a folder, not a file"
+        )));
+    };
+    let dir = match walk(root.path(), parent) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => return Ok(None),
+        Err(e) if is_symlink_error(&e) => return Err(moved(&e)),
+        Err(e) => return Err(ToolError::io("read", &shown, &e)),
+    };
+    match dir.read(name) {
+        Ok(bytes) => Ok(bytes),
+        Err(e) if is_symlink_error(&e) => Err(moved(&e)),
+        Err(e) => Err(ToolError::io("read", &shown, &e)),
+    }
+}
+
+/// A file's text as `read_in_root` reads it (invalid UTF-8 replaced): `None` when it is missing
+/// or cannot be read, `outside_root` when it leads out.
+pub fn text_in_root(root: &Root, path: &Path) -> Result<Option<String>, ToolError> {
+    Ok(
+        read_in_root(root, path)?.map(|b| match String::from_utf8(b) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }),
+    )
 }
 
 #[cfg(test)]

@@ -723,6 +723,8 @@ impl Preset {
 
 /// The version of the npm package an executable belongs to (for servers whose `initialize`
 /// names no version): the nearest `package.json` above the script it resolves to.
+// Not a read inside a root for an answer: the package.json beside an installed server executable, outside any workspace.
+#[allow(clippy::disallowed_methods)]
 pub fn package_version(command: &str) -> Option<String> {
     let exe = which(command)?.canonicalize().ok()?;
     exe.ancestors().skip(1).take(4).find_map(|dir| {

@@ -25,6 +25,8 @@ use super::Task;
 /// Task presets for the toolchains whose markers `root` holds and that are on `path` (the
 /// session's PATH; `None`: lspgate's own). Walks the workspace for `cc` (blocking: call it off
 /// the runtime thread).
+// Not a read inside a root for an answer: the root's compile_flags.txt, a compiler's input read to choose its task.
+#[allow(clippy::disallowed_methods)]
 pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
     // Asked once per lookup; the task asks again (`Untrusted::granted`) when it runs.
     let workspace = crate::workspace::trust::workspace(root);

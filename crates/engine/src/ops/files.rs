@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use serde_json::json;
 use url::Url;
 
 use super::types::{Loc, TextOmitted};
@@ -17,56 +16,7 @@ use crate::text;
 use crate::watch::FileVersion;
 use crate::workspace::Root;
 
-/// The bytes of the file at `path`, read only when it is inside the root: confined
-/// (`Root::confine`: `..` resolved, symlinks followed) and then reached from the root one folder
-/// at a time without following any symlink (`edits::fs`), so a path that leads out, or that
-/// changed to lead out after it was confined, is never read. Every file lspgate reads to build
-/// an answer is read here. `Ok(None)`: no such file; `outside_root` when it leads out.
-pub(crate) fn read_in_root(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
-    use crate::edits::fs;
-    let shown = root.relative(path);
-    let real = root.confine(path)?;
-    let moved = |e: &std::io::Error| {
-        ToolError::new(
-            Code::OutsideRoot,
-            format!("{shown} changed to lead through a symbolic link ({e}); not read"),
-        )
-        .with_data(json!({"file": shown, "root": root.path()}))
-    };
-    let rel = real.strip_prefix(root.path()).map_err(|_| {
-        ToolError::new(
-            Code::OutsideRoot,
-            format!("{shown} is outside the workspace root"),
-        )
-    })?;
-    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
-        return Err(ToolError::invalid(format!(
-            "{shown} is a folder, not a file"
-        )));
-    };
-    let dir = match fs::walk(root.path(), parent) {
-        Ok(Some(dir)) => dir,
-        Ok(None) => return Ok(None),
-        Err(e) if fs::is_symlink_error(&e) => return Err(moved(&e)),
-        Err(e) => return Err(ToolError::io("read", &shown, &e)),
-    };
-    match dir.read(name) {
-        Ok(bytes) => Ok(bytes),
-        Err(e) if fs::is_symlink_error(&e) => Err(moved(&e)),
-        Err(e) => Err(ToolError::io("read", &shown, &e)),
-    }
-}
-
-/// A file's text as `read_in_root` reads it (invalid UTF-8 replaced): `None` when it is missing
-/// or cannot be read, `outside_root` when it leads out.
-pub(crate) fn text_in_root(root: &Root, path: &Path) -> Result<Option<String>, ToolError> {
-    Ok(
-        read_in_root(root, path)?.map(|b| match String::from_utf8(b) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        }),
-    )
-}
+pub(crate) use crate::edits::fs::{read_in_root, text_in_root};
 
 /// Texts read inside a root, with their lines, kept while their file is the same (`KEEP_BYTES`
 /// at most): an answer naming a file asked about before reads one `stat` of it instead of a

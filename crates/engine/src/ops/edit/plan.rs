@@ -127,13 +127,7 @@ impl Staged<'_> {
         if self.current.contains_key(path) {
             return Ok(());
         }
-        let bytes = match std::fs::read(path) {
-            Ok(b) => Some(b),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(ToolError::io("read", &path.display().to_string(), &e));
-            }
-        };
+        let bytes = crate::ops::files::read_in_root(self.root, path)?;
         let text = match &bytes {
             Some(b) => Some(String::from_utf8(b.clone()).map_err(|_| {
                 ToolError::invalid(format!(

@@ -19,7 +19,9 @@ use super::{
 };
 use crate::lsp::wire::Severity;
 use crate::ops::Engine;
+use crate::ops::files::text_in_root;
 use crate::ops::types::Diag;
+use crate::workspace::Root;
 
 /// How long the importers' check may go on, whether its hook is still waiting or not.
 const BACKGROUND: Duration = Duration::from_secs(180);
@@ -101,7 +103,12 @@ impl Engine {
         let existing: Vec<PathBuf> = written.iter().filter(|p| p.is_file()).cloned().collect();
         let contents: Contents = existing
             .iter()
-            .filter_map(|p| Some((p.clone(), content_hash(&std::fs::read_to_string(p).ok()?))))
+            .filter_map(|p| {
+                Some((
+                    p.clone(),
+                    content_hash(&text_in_root(self.root(), p).ok()??),
+                ))
+            })
             .collect();
         let left = deadline.saturating_duration_since(Instant::now());
         let rebuilt = self
@@ -131,7 +138,7 @@ impl Engine {
             absorb(v, c);
         }
         // Then the importers of what changed, waited for until the deadline.
-        let changed = changed(written, &before);
+        let changed = changed(self.root(), written, &before);
         if !matches!(&changed, Some(c) if c.names.is_empty()) {
             let job = Job {
                 session: ask.session.clone(),
@@ -460,7 +467,10 @@ impl Engine {
             let texts: Vec<String> = all
                 .iter()
                 .map(|d| {
-                    let text = std::fs::read_to_string(d).unwrap_or_default();
+                    let text = text_in_root(ws.registry.root(), d)
+                        .ok()
+                        .flatten()
+                        .unwrap_or_default();
                     match imports::Family::of(d).and_then(imports::Family::lang) {
                         Some(lang) => crate::lexer::lex(lang, &text).uncommented,
                         None => text,
@@ -503,7 +513,11 @@ pub(super) fn sort_findings(list: &mut Vec<Finding>) {
 /// The top-level names the write changed in the written files (`surface`), from what they
 /// held before; `None` when that cannot be told for one of them (then every importer may be
 /// affected).
-pub(super) fn changed(written: &[PathBuf], before: &[(PathBuf, Before)]) -> Option<Changed> {
+pub(super) fn changed(
+    root: &Root,
+    written: &[PathBuf],
+    before: &[(PathBuf, Before)],
+) -> Option<Changed> {
     let mut out = Changed::default();
     let mut was: HashMap<&PathBuf, &Before> = HashMap::new();
     for (p, b) in before {
@@ -517,7 +531,7 @@ pub(super) fn changed(written: &[PathBuf], before: &[(PathBuf, Before)]) -> Opti
             Some(Before::Text(t)) => t,
             _ => return None,
         };
-        let new = std::fs::read_to_string(f).ok()?;
+        let new = text_in_root(root, f).ok()??;
         let names = surface::changed_names(family, old, &new)?;
         out.reaching.extend(surface::reaching(family, &new, &names));
         out.reaching.extend(surface::reaching(family, old, &names));

@@ -109,7 +109,7 @@ impl Engine {
             .map(|p| self.root().relative(p))
             .collect();
         let is_written: HashSet<PathBuf> = written.iter().cloned().collect();
-        let changed = after::changed(&written, &origins);
+        let changed = after::changed(self.root(), &written, &origins);
         let deps = match &changed {
             Some(c) if c.names.is_empty() => Vec::new(),
             _ => {

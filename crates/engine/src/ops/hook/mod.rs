@@ -252,10 +252,10 @@ impl Engine {
         v: &mut HookVerdict,
     ) {
         for f in written {
-            let text = match std::fs::read_to_string(f) {
-                Ok(t) => Some(t),
-                // A file the tool creates: whatever it holds after is new.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            // Inside the root only, never through a link out nor from a FIFO.
+            let text = match super::files::text_in_root(self.root(), f) {
+                Ok(t) => t,
+                // Outside the root, or unreadable: nothing to compare with.
                 Err(_) => continue,
             };
             let was = match &text {
