@@ -1,4 +1,9 @@
 //! The `lspgate` binary: parses the command line, sends logs to stderr, runs, sets the exit code.
+//!
+//! One thread of tokio: lspgate only moves messages between the client, its servers and the disk,
+//! so a second worker would buy nothing but cross-thread wake-ups on every call; slow disk work
+//! (applying edits, installs, workspace walks) goes to the blocking pool. A panic kills the
+//! servers' process groups before it is reported.
 
 use clap::Parser;
 use tracing_subscriber::EnvFilter;

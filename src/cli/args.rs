@@ -2,6 +2,8 @@
 //! derive), one subcommand per tool, generated from the tool table (`cli/tool.rs`), and the
 //! option groups each takes (`SCOPES`): a subcommand's help lists only the options that apply
 //! to it. What each does is in `cli/mod.rs`.
+//! An option is taken after the subcommand's name where it applies, and before it by every
+//! subcommand, hidden, as before.
 
 use std::path::PathBuf;
 

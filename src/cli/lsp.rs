@@ -3,6 +3,7 @@
 //! read from its `initialize` here, before the session is sent; then this process relays
 //! the connection to the per-user daemon (`lspface` there), or, standalone or with no daemon
 //! to be had, serves it itself.
+//! A refused root answers that `initialize` with `-32602` and ends; the relay is `Request::Lsp`.
 
 use std::path::PathBuf;
 use std::sync::Arc;

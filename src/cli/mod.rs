@@ -1,6 +1,13 @@
 //! The command line: `serve`, one subcommand per tool (same operation code as the MCP tools),
 //! `call`, `check`, `install` and `doctor`. Human-readable output by default, `--json` for
 //! scripts. The arguments' shape is in `args.rs`; install and doctor in `setup.rs`.
+//!
+//! Also `daemon` (here), and `lsp`, `hook`, `setup` and `trust`, each in its own file. A tool
+//! command builds the JSON arguments an MCP client would send (`tool.rs`) and calls the tool in the
+//! per-user daemon (`daemon::client::call`), or, standalone (`--standalone`, or no daemon to be
+//! had), in this process (`ops::tools::call_with_progress`): the CLI and the MCP tool for an
+//! operation run the same code. `check` is the `check` tool call too, its `CheckReport` read back
+//! from the structured result for its exit code, progress bar and SARIF.
 
 mod args;
 pub mod context;

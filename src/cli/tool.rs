@@ -13,6 +13,10 @@
 //! - sugar kept from before: `--source-from PATH` (for `source`), `--old`/`--new`/`--lines`
 //!   (for `edits`), `--to` (for `new_name`), `--task` (for `tasks`), `check --sarif`.
 //! - a server command after `--` serves the call with that one server and no config.
+//!
+//! `ToolCommand` plugs into the clap derive as a flattened `Subcommand` implemented by hand, built
+//! from any table of rows (`commands_of`), so a test can declare a tool of its own and find it
+//! here.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -11,6 +11,11 @@
 //! and regular expression literals (told from division by what comes before the `/`). Go:
 //! `//` and `/* */` comments, interpreted strings and runes, and raw strings in backquotes
 //! (no escapes, any number of lines).
+//!
+//! Every scanner that reads code without a parser reads it through this one: the hooks' statement
+//! cutter (`hook::surface`), the import readers (`hook::imports`), the re-check fingerprints
+//! (`gates::declarations`) and the derived hints' call scanner (`hints::scan`), all tested together
+//! on annotated fixtures (`ops::scanner_fixtures` in lspgate-engine).
 
 use std::ops::Range;
 

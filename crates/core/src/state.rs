@@ -5,6 +5,10 @@
 //! recorded) is told by its shape and brought up from there; one a newer lspgate wrote is
 //! refused untouched. The folder it lives in is made and checked (modes, no symlinks) by the
 //! journal (`edits::journal`), which opens it.
+//!
+//! Connected with `SQLITE_OPEN_NOFOLLOW`, a 10 s busy timeout, WAL and `synchronous=FULL`; migrated
+//! in one write transaction. An older database's shape is read from what it lacks (`edits.state`,
+//! `edits.seal`, the event tables).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};

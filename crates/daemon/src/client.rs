@@ -7,6 +7,13 @@
 //! `initialize`. `lsp` relays an LSP client, and ends with exit 1 when its daemon goes first.
 //! `daemon stop` and `daemon status`: a stopping daemon is said to be, and `stop` returns once
 //! the daemon and its servers are gone.
+//!
+//! A daemon is started detached (`setsid`); one that exits without a socket found the lock held,
+//! and another is started once the lock is free; one that closes without answering (a killed
+//! daemon's last moments) is waited out. `serve` relays as `Request::Mcp` with acks: the daemon
+//! acknowledges each request it reads (`mcp::stdio::TOOK`), so the relay knows which calls a dying
+//! daemon took; `RESENDS` (three) daemons lost in a row fail the calls. `lsp` relays the client's
+//! frames one by one, to see its `exit`.
 
 use std::collections::HashMap;
 use std::time::Duration;

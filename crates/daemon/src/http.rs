@@ -6,6 +6,12 @@
 //! again at the same address with the same token. `lspgate daemon --http ADDR` listens for the
 //! daemon's own `--root` (or folder) until the daemon stops. Each HTTP session is an `Engine`
 //! session on the shared workspace, like a stdio session.
+//!
+//! `serve --http` sends `Request::Http` (its session, `--http` options and frame limit, the options
+//! read with the session's environment); the daemon binds before starting any server and answers
+//! the URL and token (`Hosting`); a new daemon is asked with `Keep` (same address, same token). A
+//! listener counts as a session of the daemon and of its workspace, and `status` lists it. `daemon
+//! --http` refuses to start beside a running daemon.
 
 use std::future::Future;
 use std::path::PathBuf;

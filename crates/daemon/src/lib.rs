@@ -11,6 +11,15 @@
 //! `client` is the other end: the thin `serve` relay and the tool caller; `http` hosts MCP
 //! over HTTP for `serve --http` and `daemon --http`; `page` the status page's side here, and
 //! `sessions` the connections it lists. SIGTERM and SIGINT stop it cleanly.
+//!
+//! A tending task (`tend`) stops idle servers, keeps memory under `--max-memory`, drops workspaces
+//! nobody uses and ends the daemon when idle or drained. Every connection's peer uid is checked,
+//! then its hello line read (`read_hello`). A client that goes away mid-call drops the call, which
+//! cancels it. `stop` answers the pids of the daemon and its servers; the daemon keeps its socket
+//! while it shuts down (answering `stopping`), removes it once its servers are down, and holds its
+//! lock until the process exits. SIGTERM and SIGINT stop the listeners first, then the servers. A
+//! session's overlays, previews and progress are its own (`Engine`), everything else of a root is
+//! shared (`Workspace`); servers die with their daemon (the parent-death signal).
 
 // Unit tests read their own temporary files directly.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]

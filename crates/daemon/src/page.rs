@@ -6,6 +6,8 @@
 //! has the daemon bind a loopback listener for the page on first use (port 0, a token of its
 //! own that is never written anywhere) and answers its URL with a one-time ticket; a daemon
 //! started with `--http` serves the page on that listener too, with the same keys.
+//!
+//! `Request::Snapshot` gives `daemon status` the same facts for its tables.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,6 +2,9 @@
 //! `mcp-http`, `lsp`, `cli`), root, since when, how many tools it called and the last one.
 //! An entry lives as long as its `Attached` handle; every change bumps a pulse the status
 //! page's streams wait on (nobody waits when no page is open: nothing ticks).
+//!
+//! Entries are kept where the daemon dispatches connections: an MCP session's tool calls through
+//! `McpServer::observed`, an LSP client's requests through `lspface::serve_observed`.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

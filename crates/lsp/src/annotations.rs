@@ -2,6 +2,7 @@
 //! semantic tokens, each asked in the standard form or in clangd 14's older extensions
 //! (`clangd/inlayHints`, `textDocument/typeHierarchy` with its direction and resolve), and
 //! answered as `wire` types (hints with their text, tokens decoded with the server's legend).
+//! Hierarchies are bounded (`MAX_TYPES`).
 
 use lsp_types as lt;
 use serde_json::{Value, json};

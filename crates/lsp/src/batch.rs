@@ -9,6 +9,9 @@
 //! progress ends, and the request is then cancelled. A pass re-checks everything, so it is for a
 //! server's first whole-workspace check only; afterwards pyright has every file checked and
 //! answers per-file pulls from what it knows (Django: 0.5 s for 883 files).
+//!
+//! A pass is also bounded by the server's silence (`quiet`), and claimed once per server process
+//! (`claim_workspace_pass`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,6 +2,10 @@
 //! readiness (`$/progress`, ready markers). The requests lspgate makes are in `requests`, the
 //! server's own messages are served by `inbound` into the `state` both share, the diagnostics
 //! it pushed are in `diagnostics`.
+//!
+//! `initialize` announces only the client capabilities lspgate really handles, and offers the
+//! UTF-8, UTF-32 and UTF-16 position encodings. Capability checks cover static and dynamic
+//! registrations (`caps`).
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,5 +1,8 @@
 //! A language-server process and its JSON-RPC channel: spawn, read/write/stderr tasks, request
 //! correlation, per-request timeouts, `$/cancelRequest` on drop, and shutdown.
+//!
+//! Stopping is `shutdown`, then `exit`, a bounded wait, then the kill of the process group. When
+//! the stream closes, every pending request fails at once: nothing hangs.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;

@@ -9,6 +9,9 @@
 //! overlay), and an exclusive holder waiting keeps new shared holders out for a while, so a
 //! stream of requests does not starve an overlay and a request the overlay's wait depends on
 //! still goes on.
+//!
+//! The documents whose pushes were dropped are sent again once the disk's text is back
+//! (`resend_dropped` in lspgate-core's `documents`).
 
 use std::sync::Arc;
 use std::sync::Mutex;

@@ -8,6 +8,11 @@
 //! run concurrently, each cancellable by `$/cancelRequest`; `shutdown`/`exit` end this
 //! connection only; a frame that cannot be read closes it, a message that is not JSON-RPC gets
 //! its error.
+//!
+//! `Only` (`--language`, `--server`) narrows the servers fronted. The face's own requests to the
+//! client (`workspace/applyEdit`) await its answer. A client's buffer never reaches another
+//! client's answers or diagnostics (an overlay holds its document for the request it serves); a
+//! client going away, or misbehaving, ends its connection only.
 
 // Unit tests read their own temporary files directly.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]

@@ -2,6 +2,13 @@
 //! the document's servers and forwarded as they are (the document at the client's content),
 //! `workspace/symbol` from every server once ready, and resolves sent back to the server that
 //! made the item (its `data` carries the server's name). Positions are converted both ways.
+//!
+//! Code actions come from every server, concatenated; completion items and code actions are tagged
+//! in `data` with their server for their resolve. Workspace-wide requests wait for readiness
+//! however long, cancellable. A document request no server of its language serves is `-32601`.
+//! `workspace/executeCommand` goes to the server offering the command, and its
+//! `workspace/applyEdit` is relayed to this client. Progress and partial-result tokens are
+//! stripped, so an answer comes whole.
 
 use std::sync::Arc;
 

@@ -7,6 +7,11 @@
 //! nothing else; responses to an allowed origin carry its CORS headers. On a listener that
 //! serves the status page, its routes (`/status…`) take the page's session cookie, or on
 //! `GET /status` a one-time ticket, in place of the token (`status::auth`).
+//!
+//! Every request passes Host, Origin and credentials in that order, 404s included; a listener is on
+//! loopback unless `--http-public`, and has a token either way. On the status page a cookie is
+//! never enough for a state-changing request (its CSRF header and the page's own `Origin` too), and
+//! the bearer token never goes in a URL.
 
 use std::net::IpAddr;
 use std::sync::Arc;

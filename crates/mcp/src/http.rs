@@ -6,6 +6,11 @@
 //! request body is capped at the frame limit; connections, sessions and requests per session
 //! are bounded (`bounds`); on stop the listener takes no new connection, lets the tool calls in
 //! flight finish (bounded), then ends its sessions.
+//!
+//! rmcp's own Host and Origin checks are off: the guard is the one place. Each POST without
+//! `Mcp-Session-Id` claims a session place (`bounds`), handed to rmcp's session factory;
+//! `sessions_of` makes each MCP session (MCP 2026-07-28's stateless requests get one per request).
+//! A given token (`LSPGATE_TOKEN`) is refused below an estimated 64 bits (`Token::given`).
 
 mod bounds;
 

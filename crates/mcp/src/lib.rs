@@ -1,6 +1,16 @@
 //! The MCP front end: an rmcp `ServerHandler` that lists the tools the servers can serve and
 //! calls the operations layer, behind our stdio framing guard (`stdio`) or our Streamable HTTP
 //! front end (`http`, with its request guard in `guard`). Thin: no logic of its own.
+//!
+//! `tools/list` is the tool table filtered by what the servers support and the session's profile
+//! (`tool_list_of`; `tool` makes a row's MCP tool: title, schemas, annotations), `instructions` are
+//! `ops::tools::INSTRUCTIONS`, and `tools/call` runs `ops::tools::call_with_progress`: a failure is
+//! an `isError` result (`error_result`), and the client's cancellation drops the call, which sends
+//! the servers `$/cancelRequest`. Server restarts and give-ups reach the session as
+//! `notifications/message`. The tasks a session spawns (log forwarding, subscription followers)
+//! select on `McpServer::ended`, which completes when rmcp drops the handler (stdio or daemon
+//! connection closed, HTTP session gone), so they end with the session, never at its next event
+//! (`tests.rs`).
 
 // Unit tests read their own temporary files directly.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]

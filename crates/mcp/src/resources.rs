@@ -8,6 +8,12 @@
 //! goes out when they differ (or when the change came while the baseline was computed), and
 //! `notifications/resources/list_changed` when servers come or go. A session's followers end
 //! with the session.
+//!
+//! A session or listen stream holds at most `MAX_SUBSCRIPTIONS`; subscribing to a URI again
+//! replaces its subscription. No change after a subscription is missed: it is in place (pending)
+//! before its baseline is computed, so a follower already running for the session keeps what
+//! concerns it and tells it once the baseline is in, and an event after a listen stream's
+//! acknowledgment (which rmcp sends before `listen` runs) counts as a change.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,6 +1,12 @@
 //! The stdio framing guard in front of rmcp: newline-delimited JSON-RPC with a frame limit.
 //! Bad frames get the JSON-RPC errors of protocol §2 (-32700, -32600, -32602) instead of silence,
 //! oversized frames are drained, and the session goes on. Valid messages pass through unchanged.
+//!
+//! Each message is parsed once, straight into rmcp's type, and one writer task owns the output, so
+//! stdout carries protocol only. Piped or socket stdin/stdout are polled by the runtime (no
+//! blocking-thread hop per message) and put back in blocking mode on exit (`restore_client_io`).
+//! For a relaying `serve` (`guard_with` with acks), each request read is acknowledged first
+//! (`TOOK`), so the relay knows which calls a dying daemon had taken.
 
 use serde_json::{Value, json};
 use std::os::fd::{AsFd, OwnedFd};

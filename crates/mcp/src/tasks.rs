@@ -4,6 +4,9 @@
 //! task that ends when the activity ends. `tasks/get` reports it (its status message names the
 //! activity and its progress; its result is the foreground call's `CallToolResult`), and
 //! `tasks/cancel` cancels the activity. The activity stays reachable through `activity` too.
+//!
+//! A task ends with its session (the activity goes on) and lives `TTL` (30 minutes) from its
+//! creation, rmcp's rule; a finished task's result is kept as long again.
 
 use std::sync::Arc;
 use std::time::Duration;

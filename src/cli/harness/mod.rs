@@ -10,6 +10,9 @@
 //!
 //! An lspgate entry that differs from what `setup` writes may be the user's, or hold the
 //! user's changes: `setup` keeps it as it is and `--remove` leaves it in, each with a note.
+//!
+//! The command written is the one lspgate was run with (`command()`: npx or uvx, an npm install, or
+//! the binary), a launcher's line split into words by `table::words`.
 
 mod block;
 mod disk;

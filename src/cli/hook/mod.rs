@@ -4,6 +4,11 @@
 //! shape (`answer.rs`). Never fails the harness and never outlasts its budget: no daemon, no
 //! server, a bad event or the budget spent prints nothing (or what it has) and exits 0, with
 //! why on stderr.
+//!
+//! It is sent as `Request::Hook` to the daemon, never run standalone. Its work is linear and
+//! bounded: `MAX_EVENT` (16 MiB) of event read at most (past it, no more is read and the answer
+//! says so), the first `MAX_FILES` distinct files checked (`ops::hook::distinct_bounded`; a note
+//! says how many were left out), all within `--budget` counted from the start.
 
 mod answer;
 mod before;

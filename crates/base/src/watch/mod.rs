@@ -11,6 +11,9 @@
 //! a kernel queue's worth of events, what is pending is bounded (`MAX_PENDING` files, past
 //! which it collapses to "rescan needed"), a polling scan is bounded, and the status is read
 //! without the lock a long drain holds.
+//!
+//! Past the watch limit (per root: `LSPGATE_WATCH_LIMIT`, else half the system's, at most 65,536)
+//! it polls. Every drain, walk and scan of one watcher runs one at a time (`turn`).
 
 mod filter;
 mod pending;

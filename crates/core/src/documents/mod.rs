@@ -4,6 +4,14 @@
 //! reopened with their current text (overlays included) in a restarted server process. An
 //! overlay holds the server's view exclusively (`lsp::View`): no one else's request is in
 //! flight while the server sees it, and no push computed on it is kept for another document.
+//!
+//! `lease` returns the document as the server has it, synced with the disk first: its `FileVersion`
+//! is compared on every access and, until a check has found that version settled (its ctime two
+//! seconds before the check, so a later write must move it), its content too; a change is sent as
+//! `didChange` + `didSave` before the request. An overlay is replaced by the disk's content when
+//! its lease ends. A restarted process gets a new client slot and every document reopened there (a
+//! per-document generation says which process has it open). Waits for diagnostics are always
+//! bounded.
 
 mod diagnostics;
 

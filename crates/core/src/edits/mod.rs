@@ -4,6 +4,10 @@
 //! writes each atomically (exclusive temporary file, fsync, atomic exchange, permissions kept),
 //! re-checks what it displaced, and on any failure restores the files already written: all or
 //! nothing. Also the unified diff of a plan, and the write-ahead journal behind `undo`.
+//!
+//! No write lands in `.git/` or another VCS folder (`VCS_FOLDERS`), whoever asks: checked where
+//! every write is confined (`Target::open`). The journal holds its lock as a mutex in the process
+//! and `flock` on `edits.lock` across processes.
 
 pub mod fs;
 pub mod journal;

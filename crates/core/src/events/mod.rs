@@ -8,6 +8,9 @@
 //! transaction per batch, on the blocking pool, then tells live listeners (resource
 //! subscriptions). `flush` waits until everything emitted before it is written, so a reader
 //! sees every event that happened before its call.
+//!
+//! `StateDb` is the state database (`crate::state::Db`) opened on first use and shared by the
+//! journal, the log and the activities.
 
 pub mod store;
 

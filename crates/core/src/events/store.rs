@@ -6,6 +6,12 @@
 //! gone reads `failed` with reason `interrupted`). Plain functions over a connection to those
 //! tables (made and migrated by `crate::state`): the caller runs them off the async runtime, in
 //! its transactions.
+//!
+//! The log keeps the newest `KEEP_EVENTS` (10,000); `meta` says where it was cut (`events`'s
+//! `pruned_before`). An activity row names its owner process by pid, start time and boot id.
+//! `file_versions`: a delivered file is logged only when its `FileVersion` differs from the last
+//! one logged, in the same transaction, so however many watchers (workspaces, processes) see a
+//! change, it is logged once.
 
 use crate::procfs::boot_id;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};

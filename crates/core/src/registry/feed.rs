@@ -4,6 +4,9 @@
 //! that puts each one, in the order they happened, on the channel its event log writes from
 //! (`crate::events`), behind the workspace's own events. Nothing is lost to a slow reader (unlike
 //! the `ServerEvent` broadcast, which only informs live clients).
+//!
+//! An edit claims its paths before writing (`claim_writes`), so a watcher delivery that carries
+//! them first still counts them as lspgate's, and each is reported once.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

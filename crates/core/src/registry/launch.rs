@@ -1,6 +1,8 @@
 //! Starting a server instance: installing a missing preset with `--install`, the process (or
 //! TCP connection) with the session's PATH, the `initialize` handshake, its supervisor, and
 //! errors that say how to fix what failed.
+//! An untrusted workspace's restricted preset (`ServerSpec::restricted`) starts restricted, and is
+//! lifted to its full spec once the workspace is trusted.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

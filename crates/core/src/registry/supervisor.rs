@@ -1,6 +1,11 @@
 //! Supervision of one server: restarts its process after a crash (by policy, with backoff
 //! doubling within a streak of crashes), kills it past its memory cap, and gives it up with the
 //! reason when the policy says so.
+//!
+//! Backoff doubles from the `backoff` option (500 ms by default) up to `MAX_BACKOFF` (30 s) within
+//! a streak of crashes less than `STREAK_WINDOW` (a minute) apart. Restarts and give-ups reach MCP
+//! clients as `notifications/message`; a failure is kept on its instance and reported with a fix,
+//! never affecting other servers.
 
 use std::path::PathBuf;
 use std::time::Duration;

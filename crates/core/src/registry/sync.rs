@@ -5,6 +5,18 @@
 //! each server is told (`Server::disk_changed`). A flood costs its root only: a rescan's walk
 //! runs on the blocking pool, the debounce loop rescans at most every `RESCAN_GAP`, and
 //! servers are told a chunk of files at a time, the runtime's thread serving others between.
+//!
+//! Between calls the debounce loop delivers a burst after `QUIET` (50 ms), or `MAX_WAIT` (500 ms)
+//! at most; lspgate's own edits are delivered through the same path (`sync_with`), so each change
+//! reaches a server once. Per server (`Server::disk_changed`): open documents resent when their
+//! content changed (closed when deleted), pushed diagnostics of changed files dropped,
+//! `didChangeWatchedFiles` with what its registered watchers want (nothing to a server that
+//! registered none), then its preset's `OnDiskChange` (clangd's open documents resent, since it
+//! rereads headers only then; tsserver's changed files opened in it and its projects reloaded when
+//! files come or go). The `ChangeClock` ticks once per delivery, before any server is told, and
+//! keeps each file's latest tick (`tick`, `changed_at`), which the hooks' baselines and shell
+//! commands' files are read from. When nothing changed, a call costs one `FIONREAD` of the
+//! watcher's queue, with no hop to the blocking pool.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};

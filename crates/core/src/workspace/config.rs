@@ -3,6 +3,7 @@
 //! without `allow_remote` included). Its JSON Schema is published. The workspace's own file is
 //! loaded with its trust (see `trust`): untrusted, its commands do not run, and it may lower
 //! `max_inflight` and `[timeouts]` but not raise them past lspgate's defaults (`cap_limits`).
+//! Its `tools` profile is checked against the tool table.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,10 @@
 //! The workspace: its root and path confinement, language detection, and the servers that serve
 //! each language (built-in presets or one explicit command).
+//!
+//! `Languages`: config declarations, then extension, then shebang, cached per path and invalidated
+//! on change, with a .gitignore-aware scan; `server_root`: the nearest ancestor with a server's
+//! marker; `data_dir`: lspgate's data folder (trust records, installs, the journal, the daemon's
+//! log).
 
 pub mod config;
 pub mod dirs;

@@ -1,6 +1,13 @@
 //! The workspace root and path confinement: the one function (`Root::confine`) that decides
 //! whether a path, whoever names it (agent, language server, edit journal, git), is inside the
 //! root once symlinks and `..` are followed.
+//!
+//! `Root::new` is the one place a root is made: it refuses `/`, home folders (or a folder holding
+//! them) and system folders (`refusal`; a session adds its client's `HOME`), for every door (a
+//! command, a session, the LSP face's client root, a hook's event). `Root::confine` resolves `..`
+//! lexically, canonicalizes the nearest existing ancestor, follows dangling symlinks, and answers
+//! the path inside the root or `outside_root`; `Root::resolve` parses an agent's `file` (relative,
+//! absolute, `file://`) and confines it.
 
 use std::ffi::OsString;
 use std::io::ErrorKind;

@@ -2,6 +2,7 @@
 //! through a shell; bounded, output captured and capped) and parsing their output into
 //! diagnostics with a named parser (`cargo-json`, `gcc`, `tsc`, `nim`, `go`) or a regex with named
 //! groups; task presets by marker (`presets`); and SARIF 2.1.0 for check reports.
+//! A task that runs past its timeout has its process group killed.
 
 mod presets;
 pub mod sarif;

@@ -9,6 +9,10 @@
 //! foreground call's), and can be cancelled: its future is dropped, which kills the task's
 //! process group, and it ends `cancelled`. When lspgate stops, running activities end `failed` with reason `interrupted`;
 //! if lspgate dies instead, the next one to open the database records that (`events::store`).
+//!
+//! A heavy call's place is a `Permit`, given back on drop. An activity id is answered only once the
+//! activity is durable (its `activity_started` event flushed); a cancelled or interrupted activity
+//! leaves no child process.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,6 +1,7 @@
 //! The `events` and `activity` tools: their parameters, results and text renderings, over the
 //! workspace's durable event log (`crate::events`) and its activities (`activity`); and what
 //! the operations tell the log (fresh diagnostic counts of files on disk).
+//! Those counts come from fresh diagnostics of disk content, never an overlay's.
 
 use std::fmt::Write as _;
 

@@ -2,6 +2,13 @@
 //! Each computes a `Plan` against the files as they are (`plan`), previews it as a diff, or
 //! applies it (verified, atomic, journaled write-ahead), tells the servers, and reports the
 //! diagnostics it introduced and resolved.
+//!
+//! Previews are remembered per call, so an apply refuses files changed since. `commit` runs one at
+//! a time: diagnostics before, the journaled apply on the blocking pool, file operations
+//! (`workspace/didRenameFiles` and its like) to the servers and the written files delivered through
+//! `Registry::sync_with`, every touched file synced before any is asked for its diagnostics after.
+//! `undo` takes only `applied` entries. At start, an existing journal is opened, so interrupted
+//! edits are recovered.
 
 mod actions;
 mod delta;

@@ -1,6 +1,14 @@
 //! Reading the files an answer mentions, inside the root only (`read_in_root`: confined, then
 //! reached without following a link), each once per answer (`FileCache`: code-point columns and
 //! source lines for locations).
+//!
+//! Every file content read for an answer goes through here: a location's source line, fallback
+//! symbols, `explain_failure`'s context, `shrink`'s original, `check`'s reads of files and
+//! tsconfigs. A location outside the root keeps its file and the server's position, but no `text`,
+//! only `text_omitted: outside_root`: nothing outside the root is read to build an answer. A text
+//! read so is kept (`KEPT`, 8 MiB at most) and given again only while a `stat` of its path finds
+//! the very same settled version (device, inode, size, change time), so a kept text is always what
+//! a confined read would give.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

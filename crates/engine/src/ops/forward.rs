@@ -3,6 +3,12 @@
 //! request), the document held at the asking client's content (its unsaved buffer as an
 //! overlay, else the disk's), workspace-wide requests once the server is ready, however long it takes. The answer is
 //! the server's, untouched; the front end converts positions with what this hands back.
+//!
+//! `forward` answers an `Ask` (the document, the client's unsaved text, the method, one server or
+//! all; `until_ready` first for workspace-wide requests, the tools' readiness asked step by step
+//! while the server is still at work), each server's parameters made from the document as it sees
+//! it; also `forward_workspace`, `present_languages` and `document_diagnostics` (pulled or pushed,
+//! for an overlay or the disk). Answers are the servers' own JSON: only the face reads them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

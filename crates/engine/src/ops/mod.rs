@@ -1,6 +1,12 @@
 //! The operations layer: one function per tool, shared by every front end. It resolves paths
 //! and positions, routes a file to its server through the registry, holds the document for the
 //! request, and turns `wire` answers into protocol-shaped results (docs/protocol.md).
+//!
+//! `Engine` is one session on a `Workspace`: its options and tool profile, its previews; it reaches
+//! the workspace through `Deref`, and its `shutdown` stops the servers only when the workspace is
+//! its own. Routing: a query goes to the first of the file's servers with the capability,
+//! diagnostics are merged from all. A tool is a method here (or in the modules below); `tools`
+//! declares it and dispatches to it.
 
 pub mod activity;
 mod diagnostics;

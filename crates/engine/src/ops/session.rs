@@ -4,6 +4,11 @@
 //! own process; the daemon (or that process, standalone) opens it into an `Engine`, on a
 //! workspace of its own or one shared through a `Provider` for the same root, config,
 //! environment and settings.
+//!
+//! `SessionSpec::engine` opens it (the shared workspace is chosen by root, config digest, explicit
+//! command, the values of the variables its servers read, `workspace::env`, and settings);
+//! `agent_engine`, for an agent's session, also starts an explicit server at once, or every server
+//! with `--warm`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

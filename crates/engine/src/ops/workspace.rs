@@ -1,6 +1,13 @@
 //! `Workspace`: what every session on one root shares (its servers, its state database, event
 //! log, edit lock and activities, what was learnt of the tree), and `OnRoot`, the part of it
 //! that the daemon's workspaces on one root share whatever their environment.
+//!
+//! Sessions whose environment differs get a `Workspace` each; those on one root still share one
+//! `OnRoot` (state database, event log, edit lock, heavy calls and activities; a workspace's
+//! shutdown interrupts only the activities it started). Their registries report to the one log with
+//! shared claims of lspgate's writes in flight (one workspace's edit is lspgate's in another's
+//! deliveries), and a change is logged once whichever watcher delivers it (`events::store`'s
+//! `file_versions`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

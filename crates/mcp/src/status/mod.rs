@@ -8,6 +8,9 @@
 //! every few seconds), and the POSTs `restart`, `cancel` and `stop`, which a cookie may send
 //! only with its CSRF token and an allowed `Origin`. What it shows and does comes from the
 //! daemon, through `Source`: this module knows no daemon.
+//!
+//! The page is one file (`page.html`, `include_str!`ed) served with a CSP nonce of its own per
+//! response.
 
 pub mod auth;
 

@@ -1,5 +1,8 @@
 //! Which code action an agent's `apply` names: the list as the tool shows it, and an index or a
 //! title resolved against the server's list now, an index by the title it was shown with.
+//!
+//! The server's list may change between two asks: an index names the action the session was shown
+//! at it, and that action is applied, or none (`revision_conflict`).
 
 use serde_json::{Value, json};
 

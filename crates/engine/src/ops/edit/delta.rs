@@ -1,5 +1,8 @@
 //! What an edit changed in the diagnostics: findings matched across the edit (positions may
 //! move; after a rename, messages may name the new name), and the names a rename changed.
+//!
+//! Findings are matched by file, severity, code and message, nearest line first; after a rename
+//! (and its undo) a message naming the new name where it named the old one is the same finding.
 
 use super::super::types::FileDiag;
 use crate::lsp::wire::WirePos;

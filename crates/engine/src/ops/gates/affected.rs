@@ -9,6 +9,7 @@
 //! (a change to anything else — tsconfig.json, package.json, pyrightconfig.json, a lockfile, a
 //! hidden file — and any file created or deleted makes every file be asked again). When in
 //! doubt, the server is asked.
+//! `tests/it/recheck.rs` holds a taken-again answer to what a check from scratch says.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};

@@ -6,6 +6,13 @@
 //! taken again where nothing a file depends on changed (`affected.rs`). The servers' part
 //! (`check_files`) is also `diagnostics` without a file (`workspace_findings`): the same scope
 //! and findings.
+//!
+//! Each file's servers are resolved once and files run in parallel, each through every server of
+//! its language: taken from the server's workspace pass when one ran (`batch.rs`; a file changed
+//! since the pass began, by its ctime, is not), asked unopened where the server knows the file
+//! (tsserver, once the projects it began loading are loaded), else leased and asked as the
+//! `diagnostics` tool does, under a registry `Batch` that keeps the files it opened open until it
+//! ends. Files no pass covers go first, so they keep servers busy meanwhile.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};

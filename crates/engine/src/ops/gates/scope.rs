@@ -6,6 +6,9 @@
 //! (plaintext, unknown extensions) are not in scope: there is nothing to check them with. Also
 //! the notes that make the scope itself incomplete (a glob matching nothing, a walk past its
 //! limit, nothing to check), and whether the scope is the whole workspace.
+//!
+//! git runs with the repository's executable configuration neutralised: no fsmonitor, hooks or
+//! filter drivers.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@
 //! session's first edit; the errors the session introduced that are still present are the
 //! verdict (those an earlier gate named already only counted when the harness goes on because
 //! of it).
+//! The start's pass ends with a `hook` event of stage `start`.
 
 use std::collections::HashSet;
 use std::path::PathBuf;

@@ -4,6 +4,13 @@
 //! after it and compares each (file, server)'s diagnostics with the last ones asked before the
 //! write was delivered (`Held`): only what is new is reported. A shell tool's files are those
 //! the watcher saw change since the session's previous hook. Bounded by the hook's budget.
+//!
+//! Fresh diagnostics are asked `AT_ONCE` (four) files at a time until the budget. A hook never
+//! fails and never outlasts its budget: what it could not ask is a count or a note in the verdict;
+//! it checks `MAX_FILES` written files at most (whatever a client names or a shell command
+//! changed), and nothing it does compares each written file with each. The verdict is logged as a
+//! `hook` event. Go: a package is a folder (`imports.rs` reads `go.mod`'s module path; a file's own
+//! package's files are its dependents).
 
 mod after;
 mod before;
