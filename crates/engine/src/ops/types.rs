@@ -1,5 +1,7 @@
-//! Parameters and results of the tools, in the shapes of docs/protocol.md §1–3, with their JSON
-//! Schemas and their text renderings (default and terse). Shared by every front end.
+//! The pieces of parameters and results that several tools share, in the shapes of
+//! docs/protocol.md §1–3 (numbers, positions, locations, diagnostics, edits' results, the servers'
+//! list, check issues), with their JSON Schemas; each tool's own types are declared in its file
+//! under `ops/tools/` and named here too (`per_tool`), so every front end finds them all here.
 
 use std::borrow::Cow;
 
@@ -79,121 +81,6 @@ pub struct PositionParams {
     pub terse: Option<bool>,
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct DefinitionParams {
-    #[serde(flatten)]
-    pub at: PositionParams,
-    // definition (default), declaration, type_definition or implementation.
-    #[serde(default)]
-    pub kind: Option<GotoKindParam>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum GotoKindParam {
-    Definition,
-    Declaration,
-    TypeDefinition,
-    Implementation,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct ReferencesParams {
-    #[serde(flatten)]
-    pub at: PositionParams,
-    #[serde(default)]
-    #[schemars(extend("default" = true))]
-    pub include_declaration: Option<bool>,
-    #[serde(default)]
-    #[schemars(extend("default" = 200))]
-    pub limit: Option<Num>,
-    // `next_cursor` of a previous call, to get the rest.
-    #[serde(default)]
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct DocumentSymbolsParams {
-    pub file: String,
-    #[serde(default)]
-    pub source: Option<String>,
-    /// Levels to show (1: top level only).
-    #[serde(default)]
-    pub depth: Option<Num>,
-    /// Include variables local to functions.
-    #[serde(default)]
-    pub locals: Option<bool>,
-    // A page is `limit` symbols in line order, counted at every level (see `shape::page`).
-    #[serde(default)]
-    #[schemars(extend("default" = 300))]
-    pub limit: Option<Num>,
-    #[serde(default)]
-    pub cursor: Option<String>,
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct DiagnosticsParams {
-    // One file; without it, every file of the workspace with problems (what `check` finds).
-    #[serde(default)]
-    pub file: Option<String>,
-    #[serde(default)]
-    pub source: Option<String>,
-    // Diagnostics per page (files in path order, each file's in line order).
-    #[serde(default)]
-    #[schemars(extend("default" = 200))]
-    pub limit: Option<Num>,
-    #[serde(default)]
-    pub cursor: Option<String>,
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct WorkspaceSymbolsParams {
-    pub query: String,
-    // class, function, method, variable, …
-    #[serde(default)]
-    pub kind: Option<String>,
-    #[serde(default)]
-    #[schemars(extend("default" = 100))]
-    pub limit: Option<Num>,
-    #[serde(default)]
-    pub cursor: Option<String>,
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct CompletionsParams {
-    #[serde(flatten)]
-    pub at: PositionParams,
-    #[serde(default)]
-    #[schemars(extend("default" = 20))]
-    pub limit: Option<Num>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct CallHierarchyParams {
-    #[serde(flatten)]
-    pub at: PositionParams,
-    // incoming (who calls this) or outgoing (what this calls).
-    pub direction: Direction,
-    #[serde(default)]
-    #[schemars(extend("default" = 100))]
-    pub limit: Option<Num>,
-    #[serde(default)]
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    Incoming,
-    Outgoing,
-}
-
 // ---- results ----
 
 /// A place in the workspace with its trimmed source line.
@@ -232,153 +119,12 @@ impl TextOmitted {
     }
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Range {
-    pub line: u32,
-    pub column: u32,
-    pub end_line: u32,
-    pub end_column: u32,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct HoverResult {
-    pub contents: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub range: Option<Range>,
-    /// With `hints`: the line with its inlay hints inlined (absent when it has none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hints: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct LocationsResult {
-    #[serde(rename = "files", serialize_with = "compact::locations")]
-    #[schemars(with = "Vec<compact::FilePositionsShape>")]
-    pub locations: Vec<Loc>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub partial: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ReferencesResult {
-    #[serde(rename = "files", serialize_with = "compact::locations")]
-    #[schemars(with = "Vec<compact::FilePositionsShape>")]
-    pub locations: Vec<Loc>,
-    pub total: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub partial: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// An outline's symbol; written as `{name, kind, at: [line, column, end_line], detail?,
-/// children?}`.
-#[derive(Debug, Clone)]
-pub struct Symbol {
-    pub name: String,
-    pub kind: String,
-    pub line: u32,
-    pub column: u32,
-    pub end_line: u32,
-    pub detail: Option<String>,
-    pub children: Vec<Symbol>,
-}
-
+// Where an outline or a symbol search came from (`document_symbols`, `workspace_symbols`).
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum SymbolSource {
     Server,
     Fallback,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct DocumentSymbolsResult {
-    pub symbols: Vec<Symbol>,
-    /// Symbols in the whole outline, at every level.
-    pub total: usize,
-    pub source: SymbolSource,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-}
-
-/// A symbol found in the workspace; written as `{name, kind, container?, file, at: [line,
-/// column]}`.
-#[derive(Debug, Clone)]
-pub struct WorkspaceSymbol {
-    pub name: String,
-    pub kind: String,
-    pub container: Option<String>,
-    pub loc: Loc,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct WorkspaceSymbolsResult {
-    pub symbols: Vec<WorkspaceSymbol>,
-    pub total: usize,
-    pub source: SymbolSource,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub partial: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Signature {
-    pub label: String,
-    pub parameters: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub active_parameter: Option<u32>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SignatureHelpResult {
-    pub signatures: Vec<Signature>,
-}
-
-/// Written as `["label", "kind", "detail"?]` (`compact`).
-#[derive(Debug, Clone)]
-pub struct CompletionItem {
-    pub label: String,
-    pub kind: String,
-    pub detail: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CompletionsResult {
-    pub items: Vec<CompletionItem>,
-    pub total: usize,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub partial: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// A caller or callee; written as `{name, kind, file, at: [line, column], call_sites: [{file,
-/// at}]}`.
-#[derive(Debug, Clone)]
-pub struct Call {
-    pub name: String,
-    pub kind: String,
-    pub loc: Loc,
-    pub call_sites: Vec<Loc>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CallHierarchyResult {
-    pub calls: Vec<Call>,
-    pub total: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub partial: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 /// A diagnostic (protocol §3 `Diag`).
@@ -402,39 +148,7 @@ pub struct FileDiagnostics {
     pub diagnostics: Vec<Diag>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct DiagnosticsResult {
-    #[serde(serialize_with = "compact::file_diagnostics")]
-    #[schemars(with = "Vec<compact::FileDiagnosticsShape>")]
-    pub files: Vec<FileDiagnostics>,
-    /// Diagnostics in all files.
-    pub total: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub partial: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// What else the answer should know, said once a session (a server of the workspace's
-    /// lspgate.toml waiting for `lspgate trust` while a built-in answers).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-pub struct ServersParams {
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct RestartServerParams {
-    // The server's name, as `servers` lists it (e.g. builtin/pyright).
-    pub name: String,
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
+// The answer of `servers` and `restart_server`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ServersResult {
     pub servers: Vec<crate::registry::ServerStatus>,
@@ -446,7 +160,7 @@ pub struct ServersResult {
 
 // ---- editing ----
 
-// One change in an `edit`: replace a unique `old_text`, or whole lines.
+// One change in an `edit` (and in `what_if`): replace a unique `old_text`, or whole lines.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum EditSpec {
@@ -461,105 +175,6 @@ pub enum EditSpec {
         end_line: Num,
         new_text: String,
     },
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct EditParams {
-    pub file: String,
-    // Applied in order.
-    pub edits: Vec<EditSpec>,
-    /// SHA-256 hex the file must still have.
-    #[serde(default)]
-    pub expected_digest: Option<String>,
-    // Write it (default: preview the diff only).
-    #[serde(default)]
-    pub apply: Option<bool>,
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct RenameParams {
-    #[serde(flatten)]
-    pub at: PositionParams,
-    pub new_name: String,
-    // Write it (default: preview the diff only).
-    #[serde(default)]
-    pub apply: Option<bool>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct CodeActionsParams {
-    pub file: String,
-    // First line of the range (1-based).
-    pub line: Num,
-    // Last line of the range (default: `line`).
-    #[serde(default)]
-    pub end_line: Option<Num>,
-    /// quickfix, refactor, source.organizeImports, ...
-    #[serde(default)]
-    pub kind: Option<String>,
-    // The `index` or exact `title` of the action to apply.
-    #[serde(default)]
-    #[schemars(schema_with = "index_or_title")]
-    pub apply: Option<serde_json::Value>,
-    /// With `apply`: show its diff, write nothing.
-    #[serde(default)]
-    pub preview: Option<bool>,
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
-/// `{"type": ["integer", "string"]}`: an action's index or its title.
-fn index_or_title(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({ "type": ["integer", "string"] })
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct FormatParams {
-    pub file: String,
-    // Write it (default: preview the diff only).
-    #[serde(default)]
-    pub apply: Option<bool>,
-    // Indent width (default 4).
-    #[serde(default)]
-    pub tab_size: Option<Num>,
-    // Spaces rather than tabs (default true).
-    #[serde(default)]
-    pub insert_spaces: Option<bool>,
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct UndoParams {
-    // The `edit_id` an edit returned.
-    pub edit_id: Num,
-    #[serde(default)]
-    pub terse: Option<bool>,
-}
-
-// Where `what_if` hovers after the edits (positions in the edited text).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct Probe {
-    pub line: Num,
-    #[serde(default)]
-    pub column: Option<Num>,
-    #[serde(default)]
-    pub symbol: Option<String>,
-    #[serde(default)]
-    pub occurrence: Option<Num>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct WhatIfParams {
-    pub file: String,
-    // Changes as `edit` takes them; the disk never sees them.
-    pub edits: Vec<EditSpec>,
-    #[serde(default)]
-    pub probe: Option<Probe>,
-    #[serde(default)]
-    pub terse: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -581,6 +196,8 @@ pub struct FileDiag {
     pub diag: Diag,
 }
 
+// The answer of every tool that changes files (`edit`, `rename`, `format`, `undo`; `code_actions`
+// and `execute_command` carry it when they apply one).
 #[derive(Debug, Clone, Serialize, JsonSchema, Default)]
 pub struct EditResult {
     /// Whether files were written.
@@ -614,51 +231,16 @@ pub struct EditResult {
     pub message: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ActionInfo {
-    /// 1-based, stable for the same file content and range.
-    pub index: usize,
-    pub title: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub preferred: bool,
-    /// Messages of the diagnostics it fixes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub fixes: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub disabled: Option<String>,
+// An issue of `check` or `run_task`: a diagnostic with its file and its origin.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CheckIssue {
+    pub file: String,
+    #[serde(flatten)]
+    pub diag: Diag,
+    /// "lsp" or the task's name.
+    pub origin: String,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CodeActionsResult {
-    pub actions: Vec<ActionInfo>,
-    /// With `apply`: what applying the chosen action did.
-    // Declared as an object: it is exactly `edit`'s result, which `edit`'s schema describes;
-    // repeating that schema in every tool that may apply an edit doubled theirs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
-    pub applied: Option<EditResult>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct WhatIfResult {
-    #[serde(serialize_with = "compact::file_diags")]
-    #[schemars(with = "Vec<compact::FileDiagnosticsShape>")]
-    pub introduced: Vec<FileDiag>,
-    #[serde(serialize_with = "compact::file_diags")]
-    #[schemars(with = "Vec<compact::FileDiagnosticsShape>")]
-    pub resolved: Vec<FileDiag>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hover_at_probe: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub partial: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-mod annotate;
-pub use annotate::*;
 pub mod compact;
-mod gates;
-pub use gates::*;
+mod per_tool;
+pub use per_tool::*;

@@ -1,13 +1,43 @@
-//! The tool table: every tool declared once, as a type implementing `Tool` (`table.rs`), and
-//! `entry` turning a declaration into its `ToolDef` row: name, title, description, group,
-//! effect, schemas, required capability, heavy and background, CLI shape, and the typed
-//! decoder and runner (`dispatch.rs`). MCP's tool list, the dispatcher, admission and the CLI
-//! subcommands all read the rows, so adding a tool or a parameter touches one place.
+//! The tool table: every tool declared once, in its own file named after it (`hover.rs`,
+//! `check.rs`, …) as a type implementing `Tool`, next to its own parameter and result types and
+//! their text; `table.rs` lists them in order, and `entry` turns a declaration into its
+//! `ToolDef` row: name, title, description, group, effect, schemas, required capability, heavy
+//! and background, CLI shape, and the typed decoder and runner (`dispatch.rs`). MCP's tool
+//! list, the dispatcher, admission and the CLI subcommands all read the rows, so adding a tool
+//! or a parameter touches one place.
 
 mod dispatch;
 pub mod profile;
 pub mod schema;
 pub mod table;
+
+// One file per tool; `ops::types` names their types too.
+pub(super) mod activity;
+pub(super) mod call_hierarchy;
+pub(super) mod check;
+pub(super) mod code_actions;
+pub(super) mod completions;
+pub(super) mod definition;
+pub(super) mod diagnostics;
+pub(super) mod document_symbols;
+pub(super) mod edit;
+pub(super) mod events;
+pub(super) mod execute_command;
+pub(super) mod explain_failure;
+pub(super) mod format;
+pub(super) mod hover;
+pub(super) mod inlay_hints;
+pub(super) mod references;
+pub(super) mod rename;
+pub(super) mod restart_server;
+pub(super) mod run_task;
+pub(super) mod servers;
+pub(super) mod shrink;
+pub(super) mod signature_help;
+pub(super) mod type_hierarchy;
+pub(super) mod undo;
+pub(super) mod what_if;
+pub(super) mod workspace_symbols;
 
 pub use super::render::ToolOutput;
 pub use dispatch::{call, call_for_resource, call_with_progress, decode, offered, run_boxed};
@@ -31,8 +61,8 @@ use crate::lsp::Cap;
 pub use dispatch::Progress;
 pub use profile::Profile;
 
-/// One tool, declared once (`table.rs` holds them all): what agents see of it, how it is
-/// admitted, what it takes and answers, and its command line. `entry` makes its table row.
+/// One tool, declared once (in its own file; `table.rs` lists them): what agents see of it, how
+/// it is admitted, what it takes and answers, and its command line. `entry` makes its table row.
 pub trait Tool {
     const NAME: &'static str;
     /// For people (client UIs).

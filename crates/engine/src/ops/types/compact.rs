@@ -1,11 +1,10 @@
-//! Version 2 of the result shapes (docs/protocol.md §1, "Result shapes"): how lists of locations,
-//! diagnostics, symbols and completions are written on the wire. The operations keep building
+//! Version 2 of the result shapes (docs/protocol.md §1, "Result shapes"): how lists of locations
+//! and diagnostics are written on the wire (a tool's own items, symbols, completions and calls,
+//! are written by its file under `ops/tools/`, in the same manner). The operations keep building
 //! `Loc`s and `Diag`s; these serializers group them per file, say what repeats per item (file,
 //! severity, server, origin) once per group, and write positions as arrays. Each serializer has
 //! a `*Shape` twin that only describes it (the output schema). `SHAPES` is announced in
 //! `initialize`.
-
-use std::borrow::Cow;
 
 use schemars::JsonSchema;
 use serde::de::Error as _;
@@ -13,9 +12,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{
-    Call, CheckIssue, CompletionItem, Diag, FileDiag, FileDiagnostics, Loc, Symbol, WorkspaceSymbol,
-};
+use super::{CheckIssue, Diag, FileDiag, FileDiagnostics, Loc};
 use crate::lsp::wire::Severity;
 
 /// The version of the result shapes, announced as `experimental.lspgate.shapes`.
@@ -318,140 +315,6 @@ pub fn read_issues<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<CheckIssue>, D
     Ok(out)
 }
 
-// ---- completions ----
-
-/// `["label", "kind", "detail"?]`.
-impl Serialize for CompletionItem {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(2 + self.detail.is_some() as usize))?;
-        seq.serialize_element(&self.label)?;
-        seq.serialize_element(&self.kind)?;
-        if let Some(d) = &self.detail {
-            seq.serialize_element(d)?;
-        }
-        seq.end()
-    }
-}
-
-impl JsonSchema for CompletionItem {
-    fn schema_name() -> Cow<'static, str> {
-        "CompletionItem".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        // `[label, kind, detail?]`, said in the protocol (see `position_items`).
-        schemars::json_schema!({ "type": "array" })
-    }
-}
-
-// ---- symbols and calls ----
-
-/// `{name, kind, at: [line, column, end_line], detail?, children?}`.
-impl Serialize for Symbol {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let n = 3 + self.detail.is_some() as usize + !self.children.is_empty() as usize;
-        let mut m = s.serialize_map(Some(n))?;
-        m.serialize_entry("name", &self.name)?;
-        m.serialize_entry("kind", &self.kind)?;
-        m.serialize_entry("at", &[self.line, self.column, self.end_line])?;
-        if let Some(d) = &self.detail {
-            m.serialize_entry("detail", d)?;
-        }
-        if !self.children.is_empty() {
-            m.serialize_entry("children", &self.children)?;
-        }
-        m.end()
-    }
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)] // Only its schema is used.
-#[schemars(rename = "Symbol")]
-struct SymbolShape {
-    name: String,
-    kind: String,
-    at: [u32; 3],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    detail: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    children: Option<Vec<Value>>,
-}
-
-/// `{name, kind, container?, file, at: [line, column]}`.
-impl Serialize for WorkspaceSymbol {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(4 + self.container.is_some() as usize))?;
-        m.serialize_entry("name", &self.name)?;
-        m.serialize_entry("kind", &self.kind)?;
-        if let Some(c) = &self.container {
-            m.serialize_entry("container", c)?;
-        }
-        m.serialize_entry("file", &self.loc.file)?;
-        m.serialize_entry("at", &[self.loc.line, self.loc.column])?;
-        m.end()
-    }
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)] // Only its schema is used.
-#[schemars(rename = "WorkspaceSymbol")]
-struct WorkspaceSymbolShape {
-    name: String,
-    kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    container: Option<String>,
-    file: String,
-    at: [u32; 2],
-}
-
-/// `{name, kind, file, at: [line, column], call_sites: [{file, at}]}`.
-impl Serialize for Call {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        struct Sites<'a>(&'a [Loc]);
-        impl Serialize for Sites<'_> {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                locations(self.0, s)
-            }
-        }
-        let mut m = s.serialize_map(Some(5))?;
-        m.serialize_entry("name", &self.name)?;
-        m.serialize_entry("kind", &self.kind)?;
-        m.serialize_entry("file", &self.loc.file)?;
-        m.serialize_entry("at", &[self.loc.line, self.loc.column])?;
-        m.serialize_entry("call_sites", &Sites(&self.call_sites))?;
-        m.end()
-    }
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)] // Only its schema is used.
-#[schemars(rename = "Call")]
-struct CallShape {
-    name: String,
-    kind: String,
-    file: String,
-    at: [u32; 2],
-    call_sites: Vec<FilePositionsShape>,
-}
-
-/// Each type's schema is its shape's.
-macro_rules! shaped {
-    ($($t:ty => $shape:ty),* $(,)?) => {$(
-        impl JsonSchema for $t {
-            fn schema_name() -> Cow<'static, str> {
-                <$shape>::schema_name()
-            }
-            fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                <$shape>::json_schema(g)
-            }
-        }
-    )*};
-}
-
-shaped!(Symbol => SymbolShape, WorkspaceSymbol => WorkspaceSymbolShape, Call => CallShape);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -555,18 +418,5 @@ mod tests {
         let coded = back.iter().find(|i| i.diag.line == 3).unwrap();
         assert_eq!(coded.diag, issues_in[1].diag);
         assert_eq!(coded.origin, "lsp");
-    }
-
-    #[test]
-    fn a_completion_is_a_tuple() {
-        let item = CompletionItem {
-            label: "compute".into(),
-            kind: "function".into(),
-            detail: None,
-        };
-        assert_eq!(
-            serde_json::to_value(&item).unwrap(),
-            json!(["compute", "function"])
-        );
     }
 }

@@ -1,5 +1,5 @@
-//! What the servers know of code beyond one position (docs/protocol.md §3 `inlay_hints`,
-//! `type_hierarchy`, `hover`'s `hints`): parameters, results in compact arrays, and their text.
+//! `inlay_hints`: a file's lines with inferred types and parameter names inlined, and each
+//! identifier's semantic class.
 
 use std::fmt::Write;
 
@@ -8,16 +8,38 @@ use serde::ser::SerializeSeq;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{Num, PositionParams};
+use super::{CliShape, Effect, Group, Progress, Tool};
+use crate::error::ToolError;
+use crate::lsp::Cap;
+use crate::ops::Engine;
 use crate::ops::render::Render;
+use crate::ops::types::Num;
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct HoverParams {
-    #[serde(flatten)]
-    pub at: PositionParams,
-    // Also the line with its inlay hints inlined (the tool's description says so).
-    #[serde(default)]
-    pub hints: Option<bool>,
+pub struct InlayHints;
+impl Tool for InlayHints {
+    const NAME: &'static str = "inlay_hints";
+    const TITLE: &'static str = "Inlay hints";
+    const DESCRIPTION: &'static str = "Lines of a file with the inferred types and parameter names an editor shows inline; `classes`: each identifier's kind and modifiers (deprecated, readonly …).";
+    const GROUP: Group = Group::Navigation;
+    const EFFECT: Effect = Effect::Read;
+    // Hover: Python's hints are derived from it where the server has none.
+    const CAPS: &'static [Cap] = &[Cap::InlayHints, Cap::Hover];
+    const CLI: CliShape = CliShape {
+        help: &[
+            (
+                "classes",
+                "Also each identifier's kind and modifiers (semantic tokens)",
+            ),
+            ("end_line", "The last line (default: the page's end)"),
+            ("limit", "Source lines a page covers (default 200)"),
+        ],
+        ..CliShape::PLAIN
+    };
+    type Params = InlayHintsParams;
+    type Result = InlayHintsResult;
+    async fn run(e: &Engine, p: Self::Params, _: Progress<'_>) -> Result<Self::Result, ToolError> {
+        e.inlay_hints(p).await
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -39,24 +61,6 @@ pub struct InlayHintsParams {
     pub cursor: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-pub struct TypeHierarchyParams {
-    #[serde(flatten)]
-    pub at: PositionParams,
-    // supertypes (what it extends or implements) or subtypes (what extends or implements it).
-    pub direction: TypeDirectionParam,
-    #[serde(default)]
-    #[schemars(extend("default" = 3))]
-    pub depth: Option<Num>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum TypeDirectionParam {
-    Supertypes,
-    Subtypes,
 }
 
 /// One inlay hint: at a 1-based code-point column of the source line, its text as the server
@@ -134,36 +138,6 @@ pub struct InlayHintsResult {
     pub reason: Option<String>,
 }
 
-/// A type with the next level in the direction asked.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct TypeNode {
-    pub name: String,
-    pub kind: String,
-    pub file: String,
-    /// `[line, column]` of its name.
-    #[schemars(with = "Vec<Value>")]
-    pub at: [u32; 2],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schemars(with = "Vec<Value>")]
-    pub types: Vec<TypeNode>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct TypeHierarchyResult {
-    /// The type at the position (a server may name more than one), its supertypes or subtypes
-    /// nested in `types`.
-    pub types: Vec<TypeNode>,
-    pub direction: TypeDirectionParam,
-    /// Types listed below the ones asked about.
-    pub total: usize,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub partial: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
 impl Render for InlayHintsResult {
     fn render(&self, terse: bool) -> String {
         let mut out = String::new();
@@ -209,52 +183,6 @@ impl Render for InlayHintsResult {
                 out,
                 "… lines to {} shown; cursor \"{c}\" for more",
                 self.last_line
-            );
-        }
-        out.trim_end().to_string()
-    }
-}
-
-impl Render for TypeHierarchyResult {
-    fn render(&self, _terse: bool) -> String {
-        fn walk(out: &mut String, n: &TypeNode, depth: usize) {
-            let _ = writeln!(
-                out,
-                "{:indent$}{} {} {}:{}:{}",
-                "",
-                n.kind,
-                n.name,
-                n.file,
-                n.at[0],
-                n.at[1],
-                indent = depth * 2
-            );
-            for t in &n.types {
-                walk(out, t, depth + 1);
-            }
-        }
-        let mut out = String::new();
-        if self.partial {
-            let _ = writeln!(
-                out,
-                "partial: {}",
-                self.reason.as_deref().unwrap_or("the server was not ready")
-            );
-        }
-        if self.types.is_empty() {
-            out.push_str("no type at this position");
-        }
-        for t in &self.types {
-            walk(&mut out, t, 0);
-        }
-        if !self.types.is_empty() && self.total == 0 {
-            let _ = write!(
-                out,
-                "no {}",
-                match self.direction {
-                    TypeDirectionParam::Supertypes => "supertypes",
-                    TypeDirectionParam::Subtypes => "subtypes",
-                }
             );
         }
         out.trim_end().to_string()
