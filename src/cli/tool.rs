@@ -2,7 +2,7 @@
 //! MCP clients get) gives the subcommand its arguments, so a parameter added to a tool's
 //! parameter struct reaches MCP and the command line alike; what the schema cannot say (an
 //! optional positional, trailing arguments, other spellings, help) is the tool declaration's
-//! `CliShape` (`ops::tools::table`). Conventions:
+//! `CliShape` (its file in `ops::tools`, listed by `ops::tools::table`). Conventions:
 //! - `FILE:LINE[:COL]` for tools that take `file` and `line`; `FILE` for those that take a file;
 //!   the other required parameters in order (`workspace-symbols QUERY`, `execute-command SERVER
 //!   COMMAND`), each also accepted as its `--flag`; `check` takes its `PATHS` and `run-task`
