@@ -51,6 +51,7 @@ fn say_raw(text: &str) {
 
 // After `say!`, which they use.
 mod harness;
+mod harnesses;
 mod hook;
 mod setup;
 mod status;

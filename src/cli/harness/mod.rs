@@ -1,7 +1,7 @@
 //! `lspgate setup HARNESS`: writes a harness's configuration for lspgate (its MCP server entry,
 //! its hooks, its LSP client entry), merged into the files already there.
 //!
-//! What goes where is the table in `table.rs`; the text is edited by `merge.rs` (JSON, JSONC,
+//! What goes where is each harness's definition (`cli::harnesses`), in the terms of `table.rs`; the text is edited by `merge.rs` (JSON, JSONC,
 //! over the spans `json.rs` finds) and `block.rs` (TOML), so every byte outside lspgate's
 //! entries stays as it was; `disk.rs` reads, writes atomically and diffs. Every file is
 //! checked before any is written: one that does not parse stops the whole run, and so does a
@@ -18,34 +18,25 @@ mod block;
 mod disk;
 mod json;
 mod merge;
-mod table;
+pub(crate) mod table;
 #[cfg(test)]
 mod tests;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::Cli;
 use super::context;
+use crate::cli::harnesses::HarnessDef;
 use table::{Entry, File, Format};
-
-/// The harnesses `setup` knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Harness {
-    ClaudeCode,
-    Codex,
-    Gemini,
-    Cursor,
-    Opencode,
-    Copilot,
-}
 
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
     /// The harness to set up.
-    pub harness: Harness,
+    #[arg(value_parser = crate::cli::harnesses::setup_parser())]
+    pub(crate) harness: &'static HarnessDef,
     /// Write the project's configuration (under --root, default the current folder): the
     /// default.
     #[arg(long, conflicts_with = "user")]
@@ -84,15 +75,8 @@ struct Plan {
 
 /// Runs `setup`; the exit code.
 pub(super) fn run(cli: &Cli, args: &SetupArgs) -> i32 {
-    let name = args
-        .harness
-        .to_possible_value()
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_default();
-    let Some(row) = table::row(args.harness) else {
-        complain!("lspgate setup: no table row for {name}");
-        return 2;
-    };
+    let row = args.harness;
+    let name = row.name;
     let base = match base(cli, args.user) {
         Ok(b) => b,
         Err(e) => {

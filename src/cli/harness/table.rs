@@ -1,17 +1,15 @@
-//! What `setup` writes for each harness, as data: its files (project and user paths, format),
-//! the entries each receives (MCP server, hook groups, LSP client), and the notes to print.
-//! The formats are the harnesses' documented ones (Claude Code, Codex, Gemini CLI, Cursor,
-//! OpenCode, GitHub Copilot CLI).
+//! The vocabulary of what `setup` writes: a harness's files (project and user paths, format,
+//! seed), the entries each receives (MCP server, hook groups, LSP client) and how an entry is
+//! made from the command lspgate runs as. Each harness's own files and shapes are in its file
+//! of `cli::harnesses`.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::Harness;
-
 /// How a file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Format {
+pub(crate) enum Format {
     Json,
     /// JSON with comments and trailing commas.
     Jsonc,
@@ -20,7 +18,7 @@ pub(super) enum Format {
 
 /// A value to write, its members in the order they are written.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum J {
+pub(crate) enum J {
     Str(String),
     Int(i64),
     Arr(Vec<J>),
@@ -29,7 +27,7 @@ pub(super) enum J {
 }
 
 impl J {
-    pub(super) fn value(&self) -> Value {
+    pub(crate) fn value(&self) -> Value {
         match self {
             J::Str(s) => Value::from(s.as_str()),
             J::Int(n) => Value::from(*n),
@@ -39,16 +37,16 @@ impl J {
         }
     }
 
-    pub(super) fn is_scalar(&self) -> bool {
+    pub(crate) fn is_scalar(&self) -> bool {
         matches!(self, J::Str(_) | J::Int(_) | J::Bool(_))
     }
 }
 
-fn s(text: &str) -> J {
+pub(crate) fn s(text: &str) -> J {
     J::Str(text.to_string())
 }
 
-fn obj(members: Vec<(&str, J)>) -> J {
+pub(crate) fn obj(members: Vec<(&str, J)>) -> J {
     J::Obj(
         members
             .into_iter()
@@ -57,13 +55,13 @@ fn obj(members: Vec<(&str, J)>) -> J {
     )
 }
 
-fn strs(items: &[&str]) -> J {
+pub(crate) fn strs(items: &[&str]) -> J {
     J::Arr(items.iter().map(|i| s(i)).collect())
 }
 
 /// One thing `setup` puts in a file.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Entry {
+pub(crate) enum Entry {
     /// The member `key` of the object at `path` (the MCP server, the LSP client).
     Member {
         path: Vec<String>,
@@ -75,14 +73,14 @@ pub(super) enum Entry {
 }
 
 impl Entry {
-    pub(super) fn path(&self) -> &[String] {
+    pub(crate) fn path(&self) -> &[String] {
         match self {
             Entry::Member { path, .. } | Entry::Hook { path, .. } => path,
         }
     }
 
     /// The entry as a note names it, one of the user's.
-    pub(super) fn named(&self) -> String {
+    pub(crate) fn named(&self) -> String {
         match self {
             Entry::Member { path, key, .. } => {
                 format!("your lspgate entry `{}.{key}`", path.join("."))
@@ -94,63 +92,40 @@ impl Entry {
     }
 }
 
-/// The MCP server entry's shape.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Mcp {
-    /// `{"command": CMD, "args": ["serve"]}` (Claude Code, Codex, Gemini CLI, Cursor).
-    Plain,
-    OpenCode,
-    Copilot,
-}
+/// An entry's value, made from the command lspgate runs as (the MCP server, the LSP client).
+pub(crate) type Shape = fn(&Launch) -> J;
 
-/// The hook group's shape.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Style {
-    Claude,
-    Codex,
-    Gemini,
-    Cursor,
-}
+/// A hook group's value for one hook (`HookLine`): each harness has its own.
+pub(crate) type Group = fn(&HookLine) -> J;
 
-/// The LSP client entry's shape.
+/// What a file receives: each entry sits in the object (or, for hooks, array) at its path.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Lsp {
-    OpenCode,
-    Copilot,
-}
-
-/// What a file receives: each entry sits in the object (or, for hooks, array) at `at`.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Put {
-    Mcp(&'static [&'static str], Mcp),
+pub(crate) enum Put {
+    Mcp(&'static [&'static str], Shape),
     /// The hook for `pre-edit`, `post-edit`, `start` (a session's) or `stop` (a turn's end).
-    Hook(&'static [&'static str], &'static str, Style),
-    Lsp(&'static [&'static str], Lsp),
+    Hook(&'static [&'static str], &'static str, Group),
+    Lsp(&'static [&'static str], Shape),
 }
 
 /// One file of a harness.
-pub(super) struct File {
+pub(crate) struct File {
     /// Under the project root.
-    pub project: &'static str,
+    pub(crate) project: &'static str,
     /// Under the home folder.
-    pub user: &'static str,
+    pub(crate) user: &'static str,
     /// A name to use instead, in the same folder, when a file of that name exists.
-    pub instead: Option<&'static str>,
-    pub format: Format,
+    pub(crate) instead: Option<&'static str>,
+    pub(crate) format: Format,
     /// What a file made from nothing starts as; a file left equal to it by `--remove` goes.
-    pub seed: &'static str,
-    pub puts: &'static [Put],
+    pub(crate) seed: &'static str,
+    pub(crate) puts: &'static [Put],
 }
 
-pub(super) struct Row {
-    pub harness: Harness,
-    pub files: &'static [File],
-    pub notes: &'static [&'static str],
-}
+/// The seed of a JSON file made from nothing.
+pub(crate) const EMPTY: &str = "{}\n";
 
-const EMPTY: &str = "{}\n";
-
-const fn json(project: &'static str, user: &'static str, puts: &'static [Put]) -> File {
+/// A JSON file at `project` under the project's root and `user` under the home folder.
+pub(crate) const fn json(project: &'static str, user: &'static str, puts: &'static [Put]) -> File {
     File {
         project,
         user,
@@ -161,136 +136,16 @@ const fn json(project: &'static str, user: &'static str, puts: &'static [Put]) -
     }
 }
 
-const MCP: &[&str] = &["mcpServers"];
+/// The MCP server entries' path in most harnesses.
+pub(crate) const MCP: &[&str] = &["mcpServers"];
 
-/// The table.
-pub(super) const TABLE: &[Row] = &[
-    Row {
-        harness: Harness::ClaudeCode,
-        files: &[
-            json(".mcp.json", ".claude.json", &[Put::Mcp(MCP, Mcp::Plain)]),
-            json(
-                ".claude/settings.json",
-                ".claude/settings.json",
-                &[
-                    Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Claude),
-                    Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Claude),
-                    Put::Hook(&["hooks", "SessionStart"], "start", Style::Claude),
-                    Put::Hook(&["hooks", "Stop"], "stop", Style::Claude),
-                    Put::Hook(&["hooks", "SubagentStop"], "stop", Style::Claude),
-                ],
-            ),
-        ],
-        notes: &[
-            "Claude Code reads LSP servers only from plugins (no project or user LSP configuration): no LSP entry written.",
-        ],
-    },
-    Row {
-        harness: Harness::Codex,
-        files: &[File {
-            project: ".codex/config.toml",
-            user: ".codex/config.toml",
-            instead: None,
-            format: Format::Toml,
-            seed: "",
-            puts: &[
-                Put::Mcp(&["mcp_servers"], Mcp::Plain),
-                Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Codex),
-                Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Codex),
-                Put::Hook(&["hooks", "SessionStart"], "start", Style::Codex),
-                Put::Hook(&["hooks", "Stop"], "stop", Style::Codex),
-            ],
-        }],
-        notes: &[
-            "Codex reads a project's .codex/ configuration only when the project is trusted, and skips new or changed hooks until you review and trust them in /hooks.",
-        ],
-    },
-    Row {
-        harness: Harness::Gemini,
-        files: &[File {
-            format: Format::Jsonc,
-            ..json(
-                ".gemini/settings.json",
-                ".gemini/settings.json",
-                &[
-                    Put::Mcp(MCP, Mcp::Plain),
-                    Put::Hook(&["hooks", "BeforeTool"], "pre-edit", Style::Gemini),
-                    Put::Hook(&["hooks", "AfterTool"], "post-edit", Style::Gemini),
-                    Put::Hook(&["hooks", "SessionStart"], "start", Style::Gemini),
-                    Put::Hook(&["hooks", "AfterAgent"], "stop", Style::Gemini),
-                ],
-            )
-        }],
-        notes: &[
-            "Gemini CLI ignores a project's .gemini/settings.json in an untrusted folder, and asks again when a project hook's command changes.",
-        ],
-    },
-    Row {
-        harness: Harness::Cursor,
-        files: &[
-            json(
-                ".cursor/mcp.json",
-                ".cursor/mcp.json",
-                &[Put::Mcp(MCP, Mcp::Plain)],
-            ),
-            File {
-                seed: "{\n  \"version\": 1\n}\n",
-                ..json(
-                    ".cursor/hooks.json",
-                    ".cursor/hooks.json",
-                    &[
-                        Put::Hook(&["hooks", "postToolUse"], "post-edit", Style::Cursor),
-                        Put::Hook(&["hooks", "stop"], "stop", Style::Cursor),
-                    ],
-                )
-            },
-        ],
-        notes: &[
-            "Cursor gets the post-edit hook and the turn-end gate: no pre-edit hook, and no sessionStart hook (some Cursor versions reject it).",
-        ],
-    },
-    Row {
-        harness: Harness::Opencode,
-        files: &[File {
-            project: "opencode.json",
-            user: ".config/opencode/opencode.json",
-            instead: Some("opencode.jsonc"),
-            format: Format::Jsonc,
-            seed: EMPTY,
-            puts: &[
-                Put::Mcp(&["mcp"], Mcp::OpenCode),
-                Put::Lsp(&["lsp"], Lsp::OpenCode),
-            ],
-        }],
-        notes: &["OpenCode has hooks only as JavaScript plugins: no hook written."],
-    },
-    Row {
-        harness: Harness::Copilot,
-        files: &[
-            json(
-                ".github/mcp.json",
-                ".copilot/mcp-config.json",
-                &[Put::Mcp(MCP, Mcp::Copilot)],
-            ),
-            json(
-                ".github/lsp.json",
-                ".copilot/lsp-config.json",
-                &[Put::Lsp(&["lspServers"], Lsp::Copilot)],
-            ),
-        ],
-        notes: &[
-            "No hooks written for Copilot CLI: the arguments of its edit tools are not documented.",
-        ],
-    },
-];
-
-/// The row of `harness`.
-pub(super) fn row(harness: Harness) -> Option<&'static Row> {
-    TABLE.iter().find(|r| r.harness == harness)
+/// `{"command": CMD, "args": ["serve"]}`: the MCP server entry of most harnesses.
+pub(crate) fn plain_mcp(l: &Launch) -> J {
+    obj(vec![("command", s(l.program())), ("args", l.args("serve"))])
 }
 
 /// The file extensions the LSP entry claims, with their language ids.
-const LANGUAGES: &[(&str, &str)] = &[
+pub(crate) const LANGUAGES: &[(&str, &str)] = &[
     (".py", "python"),
     (".pyi", "python"),
     (".ts", "typescript"),
@@ -312,7 +167,7 @@ const LAUNCHERS: &[&str] = &["npx", "uvx", "bunx", "pnpx"];
 
 /// `cmd` as the words of a command: a launcher's line split at its spaces, anything else one
 /// word.
-pub(super) fn words(cmd: &str) -> Vec<&str> {
+pub(crate) fn words(cmd: &str) -> Vec<&str> {
     match cmd.split_once(' ') {
         Some((first, _)) if LAUNCHERS.contains(&first) => cmd.split_whitespace().collect(),
         _ => vec![cmd],
@@ -320,7 +175,7 @@ pub(super) fn words(cmd: &str) -> Vec<&str> {
 }
 
 /// `cmd` as a shell command's first words (a hook's command line).
-pub(super) fn line(cmd: &str) -> String {
+pub(crate) fn line(cmd: &str) -> String {
     words(cmd)
         .iter()
         .map(|w| shell_quote(w))
@@ -328,129 +183,107 @@ pub(super) fn line(cmd: &str) -> String {
         .join(" ")
 }
 
-/// The entry `put` stands for, running lspgate as `cmd`.
-pub(super) fn entry(put: &Put, cmd: &str) -> Entry {
-    let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let words = words(cmd);
-    let program = words.first().copied().unwrap_or(cmd);
-    let all = |sub: &'static str| {
-        let mut all = words.clone();
+/// The command lspgate runs as, in words (`npx -y lspgate` is three).
+pub(crate) struct Launch<'a> {
+    words: Vec<&'a str>,
+}
+
+impl<'a> Launch<'a> {
+    pub(crate) fn of(cmd: &'a str) -> Launch<'a> {
+        Launch { words: words(cmd) }
+    }
+
+    /// The program: the first word.
+    pub(crate) fn program(&self) -> &'a str {
+        self.words.first().copied().unwrap_or("")
+    }
+
+    /// Every word, then `sub`.
+    pub(crate) fn all(&self, sub: &str) -> J {
+        let mut all: Vec<&str> = self.words.clone();
         all.push(sub);
-        all
-    };
-    let args = |sub: &'static str| strs(&all(sub)[1..]);
-    match *put {
-        Put::Mcp(at, shape) => Entry::Member {
-            path: path(at),
-            key: "lspgate".into(),
-            value: match shape {
-                Mcp::Plain => obj(vec![("command", s(program)), ("args", args("serve"))]),
-                Mcp::OpenCode => obj(vec![
-                    ("type", s("local")),
-                    ("command", strs(&all("serve"))),
-                    ("enabled", J::Bool(true)),
-                ]),
-                Mcp::Copilot => obj(vec![
-                    ("type", s("local")),
-                    ("command", s(program)),
-                    ("args", args("serve")),
-                    ("tools", strs(&["*"])),
-                ]),
-            },
-        },
-        Put::Hook(at, which, style) => Entry::Hook {
-            path: path(at),
-            value: hook(cmd, which, style),
-        },
-        Put::Lsp(at, shape) => Entry::Member {
-            path: path(at),
-            key: "lspgate".into(),
-            value: match shape {
-                Lsp::OpenCode => {
-                    let extensions: Vec<&str> = LANGUAGES.iter().map(|(e, _)| *e).collect();
-                    obj(vec![
-                        ("command", strs(&all("lsp"))),
-                        ("extensions", strs(&extensions)),
-                    ])
-                }
-                Lsp::Copilot => {
-                    let map = LANGUAGES
-                        .iter()
-                        .filter(|(e, _)| *e != ".mjs" && *e != ".cjs")
-                        .map(|(e, l)| (*e, s(l)))
-                        .collect();
-                    obj(vec![
-                        ("command", s(program)),
-                        ("args", args("lsp")),
-                        ("fileExtensions", obj(map)),
-                    ])
-                }
-            },
-        },
+        strs(&all)
+    }
+
+    /// The words after the program, then `sub`.
+    pub(crate) fn args(&self, sub: &str) -> J {
+        let mut rest: Vec<&str> = self.words.iter().skip(1).copied().collect();
+        rest.push(sub);
+        strs(&rest)
     }
 }
 
-/// The hook group running `lspgate hook WHICH` for `style`'s harness.
-fn hook(cmd: &str, which: &str, style: Style) -> J {
-    let format = match style {
-        Style::Claude => "claude-code",
-        Style::Codex => "codex",
-        Style::Gemini => "gemini",
-        Style::Cursor => "cursor",
-    };
-    let command = s(&format!("{} hook {which} --format {format}", line(cmd)));
-    let handler = |name: Option<J>, timeout: i64| {
-        let mut members: Vec<(&str, J)> = name.map(|n| ("name", n)).into_iter().collect();
-        members.extend([
-            ("type", s("command")),
-            ("command", command.clone()),
-            ("timeout", J::Int(timeout)),
-        ]);
-        J::Arr(vec![obj(members)])
-    };
-    // The gate's harness timeout leaves it its own bound and a margin; a session's start
-    // answers at once.
-    let secs = match which {
-        "stop" => super::super::hook::GATE_BUDGET as i64 + 30,
-        _ => 10,
-    };
-    let edits = matches!(which, "pre-edit" | "post-edit");
-    // Tool events are matched by tool; a session's start and a turn's end are not.
-    let matched = |matcher: &str, rest: Vec<(&'static str, J)>| {
+/// One hook as a harness's group holds it: `lspgate hook WHICH` with its bound.
+pub(crate) struct HookLine<'a> {
+    /// `cmd` as a shell command's first words.
+    line: String,
+    /// `pre-edit`, `post-edit`, `start` or `stop`.
+    pub(crate) which: &'a str,
+    /// The harness's timeout for it, in seconds: the gate's bound and a margin, else 10.
+    pub(crate) secs: i64,
+    /// Whether it is a tool's hook (matched by tool), not a session's start or a turn's end.
+    pub(crate) edits: bool,
+}
+
+impl HookLine<'_> {
+    /// The command running this hook for the harness named `format`.
+    pub(crate) fn command(&self, format: &str) -> J {
+        s(&format!(
+            "{} hook {} --format {format}",
+            self.line, self.which
+        ))
+    }
+
+    /// `{"matcher": MATCHER, …rest}` for a tool's hook, `{…rest}` for the others.
+    pub(crate) fn matched(&self, matcher: &str, rest: Vec<(&'static str, J)>) -> J {
         let mut members = Vec::new();
-        if edits {
+        if self.edits {
             members.push(("matcher", s(matcher)));
         }
         members.extend(rest);
         obj(members)
-    };
-    match style {
-        Style::Claude => matched(
-            "Write|Edit|MultiEdit|Bash",
-            vec![("hooks", handler(None, secs))],
-        ),
-        Style::Codex => matched("^(apply_patch|Bash)$", vec![("hooks", handler(None, secs))]),
-        // Gemini's timeouts are in milliseconds.
-        Style::Gemini => matched(
-            "write_file|replace|run_shell_command",
-            vec![(
-                "hooks",
-                handler(Some(s(&format!("lspgate-{which}"))), secs * 1000),
-            )],
-        ),
-        Style::Cursor => {
-            let mut members = vec![("command", command)];
-            if edits {
-                members.push(("matcher", s("Write|Shell|Delete")));
-            }
-            members.push(("timeout", J::Int(secs)));
-            obj(members)
-        }
+    }
+}
+
+/// A hook group's handlers: one command handler, named or not.
+pub(crate) fn handler(command: J, name: Option<J>, timeout: i64) -> J {
+    let mut members: Vec<(&str, J)> = name.map(|n| ("name", n)).into_iter().collect();
+    members.extend([
+        ("type", s("command")),
+        ("command", command),
+        ("timeout", J::Int(timeout)),
+    ]);
+    J::Arr(vec![obj(members)])
+}
+
+/// The entry `put` stands for, running lspgate as `cmd`.
+pub(crate) fn entry(put: &Put, cmd: &str) -> Entry {
+    let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    match *put {
+        Put::Mcp(at, shape) | Put::Lsp(at, shape) => Entry::Member {
+            path: path(at),
+            key: "lspgate".into(),
+            value: shape(&Launch::of(cmd)),
+        },
+        Put::Hook(at, which, group) => Entry::Hook {
+            path: path(at),
+            value: group(&HookLine {
+                line: line(cmd),
+                which,
+                // The gate's harness timeout leaves it its own bound and a margin; a
+                // session's start answers at once.
+                secs: match which {
+                    "stop" => crate::ops::hook::GATE_BUDGET as i64 + 30,
+                    _ => 10,
+                },
+                edits: matches!(which, "pre-edit" | "post-edit"),
+            }),
+        },
     }
 }
 
 /// `cmd` as one shell word.
-pub(super) fn shell_quote(cmd: &str) -> String {
+pub(crate) fn shell_quote(cmd: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_./+-:@%=,".contains(c);
     if !cmd.is_empty() && cmd.chars().all(plain) {
         cmd.to_string()
@@ -461,7 +294,7 @@ pub(super) fn shell_quote(cmd: &str) -> String {
 
 /// Whether a hook's command runs `lspgate hook …`: this `cmd`, or any executable named
 /// lspgate (an older setup's path).
-pub(super) fn runs_lspgate_hook(command: &str, cmd: &str) -> bool {
+pub(crate) fn runs_lspgate_hook(command: &str, cmd: &str) -> bool {
     if command.starts_with(&format!("{} hook ", line(cmd)))
         || command.starts_with(&format!("{cmd} hook "))
     {
@@ -500,7 +333,7 @@ fn launched(command: &str) -> Option<String> {
 
 /// How much of a hook group is lspgate's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ours {
+pub(crate) enum Ours {
     No,
     /// Some of its commands, alongside others: counts as set up, never touched.
     Partly,
@@ -510,7 +343,7 @@ pub(super) enum Ours {
 
 /// Whether `group` (a hook group with `hooks: [{command}]`, or a flat `{command}`) is
 /// lspgate's.
-pub(super) fn ours(group: &Value, cmd: &str) -> Ours {
+pub(crate) fn ours(group: &Value, cmd: &str) -> Ours {
     let commands: Vec<&str> = match group.get("hooks").and_then(Value::as_array) {
         Some(handlers) => handlers
             .iter()

@@ -4,25 +4,26 @@
 
 use serde_json::{Value, json};
 
-use super::table::{self, Entry, Mcp, Put, Style, runs_lspgate_hook, shell_quote};
+use super::table::{self, Entry, Put, plain_mcp, runs_lspgate_hook, shell_quote};
 use super::{block, json, merge};
+use crate::cli::harnesses::{claude_code, codex, opencode};
 
 const CMD: &str = "/opt/lspgate/bin/lspgate";
 
 fn mcp() -> Entry {
-    table::entry(&Put::Mcp(&["mcpServers"], Mcp::Plain), CMD)
+    table::entry(&Put::Mcp(&["mcpServers"], plain_mcp), CMD)
 }
 
 fn pre() -> Entry {
     table::entry(
-        &Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Claude),
+        &Put::Hook(&["hooks", "PreToolUse"], "pre-edit", claude_code::group),
         CMD,
     )
 }
 
 fn post() -> Entry {
     table::entry(
-        &Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Claude),
+        &Put::Hook(&["hooks", "PostToolUse"], "post-edit", claude_code::group),
         CMD,
     )
 }
@@ -382,9 +383,9 @@ fn codex() -> Vec<Entry> {
 
 fn codex_for(cmd: &str) -> Vec<Entry> {
     [
-        Put::Mcp(&["mcp_servers"], Mcp::Plain),
-        Put::Hook(&["hooks", "PreToolUse"], "pre-edit", Style::Codex),
-        Put::Hook(&["hooks", "PostToolUse"], "post-edit", Style::Codex),
+        Put::Mcp(&["mcp_servers"], plain_mcp),
+        Put::Hook(&["hooks", "PreToolUse"], "pre-edit", codex::group),
+        Put::Hook(&["hooks", "PostToolUse"], "post-edit", codex::group),
     ]
     .iter()
     .map(|p| table::entry(p, cmd))
@@ -553,7 +554,7 @@ fn a_launchers_line_is_split_into_words_and_any_other_command_is_one() {
         table::line("/opt/my gate/lspgate"),
         "'/opt/my gate/lspgate'"
     );
-    let opencode = table::entry(&Put::Mcp(&["mcp"], Mcp::OpenCode), "uvx lspgate");
+    let opencode = table::entry(&Put::Mcp(&["mcp"], opencode::mcp), "uvx lspgate");
     let Entry::Member { value, .. } = opencode else {
         panic!("{opencode:?}")
     };

@@ -2,9 +2,6 @@
 //! severity message`, at most `max_lines` of them), put in the harness's own output shape
 //! (additional context, or its block answer), or nothing at all when nothing broke.
 
-use serde_json::{Value, json};
-
-use super::event::Format;
 use crate::lsp::wire::Severity;
 use crate::ops::hook::{Finding, HookVerdict};
 
@@ -208,31 +205,6 @@ pub(super) fn blocks(v: &HookVerdict, style: &Style) -> bool {
 }
 
 /// The harness's answer carrying `report` (`event`: the event's name as the harness sent it).
-pub(super) fn answer(format: Format, event: &str, report: &str, block: bool) -> Value {
-    match (format, block) {
-        (Format::Cursor, false) => json!({"additional_context": report}),
-        (Format::Cursor, true) => json!({
-            "additional_context": format!(
-                "{report}\nlspgate: Cursor has no answer that blocks after an edit; reported only."
-            )
-        }),
-        (Format::Gemini, true) => json!({"decision": "deny", "reason": report}),
-        (_, true) => json!({"decision": "block", "reason": report}),
-        (_, false) => json!({
-            "hookSpecificOutput": {"hookEventName": event, "additionalContext": report}
-        }),
-    }
-}
-
-/// The harness's answer that keeps its turn going with `report` (the gate blocked).
-pub(super) fn keep_going(format: Format, report: &str) -> Value {
-    match format {
-        Format::Cursor => json!({"followup_message": report}),
-        Format::Gemini => json!({"decision": "deny", "reason": report}),
-        _ => json!({"decision": "block", "reason": report}),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,18 +262,19 @@ mod tests {
 
     #[test]
     fn each_harness_gets_its_own_shape() {
-        let a = answer(Format::ClaudeCode, "PostToolUse", "r", false);
+        let answer = |h: &str, event: &str, report: &str, block: bool| {
+            let def = crate::cli::harnesses::by_name(h).unwrap();
+            (def.hooks.as_ref().unwrap().answer)(event, report, block)
+        };
+        let a = answer("claude-code", "PostToolUse", "r", false);
         assert_eq!(a["hookSpecificOutput"]["additionalContext"], "r");
         assert_eq!(a["hookSpecificOutput"]["hookEventName"], "PostToolUse");
         assert_eq!(
-            answer(Format::Codex, "PostToolUse", "r", true)["decision"],
+            answer("codex", "PostToolUse", "r", true)["decision"],
             "block"
         );
-        assert_eq!(
-            answer(Format::Gemini, "AfterTool", "r", true)["decision"],
-            "deny"
-        );
-        let c = answer(Format::Cursor, "afterFileEdit", "r", true);
+        assert_eq!(answer("gemini", "AfterTool", "r", true)["decision"], "deny");
+        let c = answer("cursor", "afterFileEdit", "r", true);
         let said = c["additional_context"].as_str().unwrap();
         assert!(said.starts_with("r\n") && said.contains("no answer that blocks"));
     }

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::event::Format;
 use crate::ops::hook::Before;
 
 /// The bytes of old text told at most, in all (past it, the rest is unknown): what the daemon
@@ -21,13 +20,13 @@ const MAX_TEXT: usize = 8 << 20;
 const MAX_SEARCHED: usize = 256 << 20;
 
 /// What undoing may still cost: bytes of text searched, bytes of text told.
-struct Work {
+pub(crate) struct Work {
     searched: usize,
     told: usize,
 }
 
 impl Work {
-    fn new() -> Work {
+    pub(crate) fn new() -> Work {
         Work {
             searched: MAX_SEARCHED,
             told: MAX_TEXT,
@@ -42,7 +41,7 @@ impl Work {
     }
 
     /// `b`, or unknown once the text told is over the bound.
-    fn tell(&mut self, b: Before) -> Before {
+    pub(crate) fn tell(&mut self, b: Before) -> Before {
         match b {
             Before::Text(t) if t.len() > self.told => {
                 self.told = 0;
@@ -57,41 +56,21 @@ impl Work {
     }
 }
 
-/// The content before the write of each file `files` names, as far as `event` tells.
-pub(super) fn of(format: Format, event: &Value, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
-    let input = super::event::tool_input(event);
-    let tool = event.get("tool_name").and_then(Value::as_str).unwrap_or("");
-    let mut work = Work::new();
-    let mut out = Vec::new();
-    match format {
-        Format::Codex => {
-            let patch = input.get("command").and_then(Value::as_str).unwrap_or("");
-            let cwd = super::event::cwd_of(event);
-            for (path, before) in patch_befores(patch, files, &cwd, &mut work) {
-                let before = work.tell(before);
-                out.push((path, before));
-            }
-        }
-        _ => {
-            let Some(path) = files.first() else {
-                return out;
-            };
-            let before = match (format, tool) {
-                (Format::ClaudeCode, "Write" | "Edit" | "MultiEdit") => {
-                    original(event).unwrap_or_else(|| undo(path, &replacements(&input), &mut work))
-                }
-                (Format::Gemini, "replace") => undo(path, &replacements(&input), &mut work),
-                (Format::Cursor, _) => undo(path, &replacements(event), &mut work),
-                _ => Before::Unknown,
-            };
-            out.push((path.clone(), work.tell(before)));
-        }
-    }
-    out
+/// The first of `files` (the one file a harness's edit tools write), as `before` tells it.
+pub(crate) fn first_file(
+    files: &[PathBuf],
+    work: &mut Work,
+    before: impl FnOnce(&Path, &mut Work) -> Before,
+) -> Vec<(PathBuf, Before)> {
+    let Some(path) = files.first() else {
+        return Vec::new();
+    };
+    let b = before(path, work);
+    vec![(path.clone(), work.tell(b))]
 }
 
 /// Claude Code's `tool_response.originalFile`: the text, or `null` for a file it created.
-fn original(event: &Value) -> Option<Before> {
+pub(crate) fn original(event: &Value) -> Option<Before> {
     let response = event.get("tool_response")?;
     match response.get("originalFile")? {
         Value::String(s) => Some(Before::Text(s.clone())),
@@ -103,14 +82,14 @@ fn original(event: &Value) -> Option<Before> {
 }
 
 /// A replacement the tool made: old text, new text, every occurrence or one.
-struct Replacement {
+pub(crate) struct Replacement {
     old: String,
     new: String,
     all: bool,
 }
 
 /// The replacements an input lists: one (`old_string`/`new_string`), or its `edits`.
-fn replacements(input: &Value) -> Vec<Replacement> {
+pub(crate) fn replacements(input: &Value) -> Vec<Replacement> {
     let one = |v: &Value| -> Option<Replacement> {
         Some(Replacement {
             old: v.get("old_string")?.as_str()?.to_string(),
@@ -134,7 +113,7 @@ fn replacements(input: &Value) -> Vec<Replacement> {
 /// new text is not there, or is there more than once for a single replacement).
 // Not a read inside a root for an answer: the harness's file before its edit, in the hook's own process, checked to be a small regular file.
 #[allow(clippy::disallowed_methods)]
-fn undo(path: &Path, edits: &[Replacement], work: &mut Work) -> Before {
+pub(crate) fn undo(path: &Path, edits: &[Replacement], work: &mut Work) -> Before {
     if edits.is_empty() {
         return Before::Unknown;
     }
@@ -161,7 +140,7 @@ fn undo(path: &Path, edits: &[Replacement], work: &mut Work) -> Before {
 /// An `apply_patch` body's files before it (those of `files`, paths against `cwd`, once each:
 /// the first section of a file): an added file was absent; an updated one is the file now with
 /// each hunk's new lines put back to its old ones; a deleted or moved one is unknown.
-fn patch_befores(
+pub(crate) fn patch_befores(
     patch: &str,
     files: &[PathBuf],
     cwd: &Path,
@@ -245,6 +224,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// What `h`'s reader tells of the files before the write of `event`.
+    fn of(h: &str, event: &Value, files: &[PathBuf]) -> Vec<(PathBuf, Before)> {
+        let harness = crate::cli::harnesses::by_name(h).unwrap();
+        let fields = crate::cli::hook::fields::Fields::of(event, &|_| None);
+        (harness.hooks.as_ref().unwrap().before)(&fields, files, &mut Work::new())
+    }
+
     #[test]
     fn replacements_are_undone_exactly_or_not_at_all() {
         let dir = tempfile::Builder::new().prefix("before").tempdir().unwrap();
@@ -253,7 +239,7 @@ mod tests {
         let edit = json!({"tool_name": "MultiEdit", "tool_input": {"file_path": f, "edits": [
             {"old_string": "-> int", "new_string": "-> str"},
             {"old_string": "return 1", "new_string": "return str(1)"}]}});
-        let got = of(Format::ClaudeCode, &edit, std::slice::from_ref(&f));
+        let got = of("claude-code", &edit, std::slice::from_ref(&f));
         assert_eq!(
             got[0].1,
             Before::Text("def f() -> int:\n    return 1\n".into())
@@ -262,13 +248,13 @@ mod tests {
         std::fs::write(&f, "x = 2\nx = 2\n").unwrap();
         let e = json!({"tool_name": "Edit", "tool_input": {"old_string": "x = 1", "new_string": "x = 2"}});
         assert_eq!(
-            of(Format::ClaudeCode, &e, std::slice::from_ref(&f))[0].1,
+            of("claude-code", &e, std::slice::from_ref(&f))[0].1,
             Before::Unknown
         );
         // What Claude Code reports is taken as it is.
         let e = json!({"tool_name": "Write", "tool_input": {}, "tool_response": {"type": "create", "originalFile": null}});
         assert_eq!(
-            of(Format::ClaudeCode, &e, std::slice::from_ref(&f))[0].1,
+            of("claude-code", &e, std::slice::from_ref(&f))[0].1,
             Before::Absent
         );
     }

@@ -11,8 +11,9 @@
 //! says how many were left out), all within `--budget` counted from the start.
 
 mod answer;
-mod before;
+pub(crate) mod before;
 mod event;
+pub(crate) mod fields;
 
 use std::time::Duration;
 
@@ -20,18 +21,18 @@ use clap::{Args, ValueEnum};
 use tokio::io::AsyncReadExt;
 
 use super::Cli;
+use crate::cli::harnesses::{self, Format};
 use crate::daemon::protocol::CallLine;
 use crate::lsp::wire::Severity;
+use crate::ops::hook::GATE_BUDGET;
 use crate::ops::hook::{HookAsk, HookVerdict, Stage};
-use event::{Format, Tool};
+use fields::Tool;
 
 /// The largest hook event read (a `Write` carries the whole file): of a larger one, no more
 /// than this is read, and nothing is checked (`oversize`).
 const MAX_EVENT: usize = 16 << 20;
 /// What the daemon's answer may take of the budget at most: the rest is for this process.
 const MARGIN: Duration = Duration::from_millis(300);
-/// The turn-end gate's default bound, in seconds (`setup` gives the harness's hook more).
-pub(super) const GATE_BUDGET: f64 = 120.0;
 
 #[derive(Debug, Clone, Args)]
 pub struct HookArgs {
@@ -40,8 +41,8 @@ pub struct HookArgs {
     /// agent's turn ends (blocks it while errors the session's edits introduced remain).
     pub stage: StageArg,
     /// The harness whose event and answer these are (default: told from the event).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub format: Format,
+    #[arg(long, default_value = "auto", value_parser = harnesses::format_parser())]
+    pub(crate) format: Format,
     /// Answer with the harness's block form when the edit introduced a diagnostic this severe.
     #[arg(long, value_enum, default_value = "never")]
     pub block_on: BlockOn,
@@ -152,7 +153,7 @@ async fn hook(
     let value: serde_json::Value =
         serde_json::from_slice(&raw).map_err(|e| format!("the hook event is not JSON: {e}"))?;
     drop(raw);
-    let event = event::read(&value, args.format, &super::context::var)?;
+    let event = event::read(&value, args.format.0, &super::context::var)?;
     let stage = args.stage.stage();
     if event.stage.is_some_and(|s| s != stage) {
         tracing::warn!(
@@ -174,7 +175,14 @@ async fn hook(
     };
     // What they held before: only after the write is it told from the file now.
     let before = match stage {
-        Stage::PostEdit => before::of(event.format, &value, &files),
+        Stage::PostEdit => match &event.harness.hooks {
+            Some(hooks) => (hooks.before)(
+                &fields::Fields::of(&value, &super::context::var),
+                &files,
+                &mut before::Work::new(),
+            ),
+            None => Vec::new(),
+        },
         _ => Vec::new(),
     };
     let mut session = super::context::session(cli, &[]);
@@ -272,7 +280,8 @@ fn gate(
     }
     let report = answer::gate(verdict, &style(args, budget))?;
     tracing::info!("blocking the turn's end:\n{report}");
-    Some(answer::keep_going(event.format, &report).to_string())
+    let hooks = event.harness.hooks.as_ref()?;
+    Some((hooks.keep_going)(&report).to_string())
 }
 
 /// The answer to `event` saying `verdict`, if there is anything to say.
@@ -285,12 +294,12 @@ fn say(
     let style = style(args, budget);
     let report = answer::report(verdict, &style)?;
     tracing::info!("reporting:\n{report}");
-    let name = match (event.name.as_str(), event.format) {
-        ("", Format::Gemini) => "AfterTool",
-        ("", _) => "PostToolUse",
-        (name, _) => name,
+    let hooks = event.harness.hooks.as_ref()?;
+    let name = match event.name.as_str() {
+        "" => hooks.after_tool,
+        name => name,
     };
-    let out = answer::answer(event.format, name, &report, answer::blocks(verdict, &style));
+    let out = (hooks.answer)(name, &report, answer::blocks(verdict, &style));
     Some(out.to_string())
 }
 
@@ -302,7 +311,7 @@ fn oversize(args: &HookArgs, prefix: &[u8]) -> Result<Option<String>, String> {
          FILE` checks a file)",
         MAX_EVENT >> 20
     );
-    let event = event::read(&event::sniff(prefix), args.format, &super::context::var)
+    let event = event::read(&event::sniff(prefix), args.format.0, &super::context::var)
         .map_err(|e| format!("{why}; {e}"))?;
     if args.stage != StageArg::PostEdit {
         return Err(why);

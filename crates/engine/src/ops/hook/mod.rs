@@ -47,6 +47,8 @@ const MAX_LISTED: usize = 50;
 /// Written files a hook checks, at most (an `apply_patch` may name any number, a shell command
 /// change any number): the first ones, the rest left out with a note (`left_out`).
 pub const MAX_FILES: usize = 1000;
+/// The turn-end gate's default bound, in seconds (`setup` gives the harness's hook more).
+pub const GATE_BUDGET: f64 = 120.0;
 
 /// `files` without repeats, in their order, and `MAX_FILES` of them at most: those kept, and
 /// how many distinct ones there were in all. Linear: a hook naming a hundred thousand files
