@@ -167,8 +167,23 @@ pub(crate) fn refresh(face: Arc<Face>, uri: String) {
             convert(&face, snap.encoding, &doc.text, &mut diags);
             all.extend(diags.as_array().cloned().unwrap_or_default());
         }
-        send(&face, &uri, all, Some(doc.version));
+        send(&face, &uri, merged(all), Some(doc.version));
     });
+}
+
+/// A document's diagnostics from its servers, merged as every answer's are
+/// (`ops::merge_by`): by position, the most severe first, without repeats.
+fn merged(all: Vec<Value>) -> Vec<Value> {
+    let place = |d: &Value| {
+        let start = &d["range"]["start"];
+        (
+            start["line"].as_u64().unwrap_or(0),
+            start["character"].as_u64().unwrap_or(0),
+            // No severity: the client decides; listed as an error would be.
+            d["severity"].as_u64().unwrap_or(1),
+        )
+    };
+    crate::ops::merge_by(all, |a, b| place(a).cmp(&place(b)), |a, b| a == b)
 }
 
 /// Converts diagnostics from a server's encoding to the client's.

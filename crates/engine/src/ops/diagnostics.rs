@@ -1,9 +1,49 @@
 //! `diagnostics`: fresh diagnostics of one file (its current content, pulled or waited for at
 //! the exact document version), or of every file with problems, as fresh as with one: what a
 //! check of the whole workspace finds (`gates::check`: its scope, the servers' workspace
-//! passes, leases), partial where something could not be checked; paged.
+//! passes, leases), partial where something could not be checked; paged. And the one merge
+//! policy every answer with diagnostics from several servers follows (`merge_by`).
+
+use std::cmp::Ordering;
 
 use super::*;
+
+/// The one way diagnostics from several servers (or several asks of them) become one list, for
+/// the `diagnostics` tool, `check`, the hooks and the LSP face: in the order `cmp` says (their
+/// place: file, line, column, then the most severe first), a repeat (`same`) of one already
+/// listed at that place dropped, and otherwise in the order the servers gave them (the sort is
+/// stable).
+pub fn merge_by<T>(
+    mut items: Vec<T>,
+    cmp: impl Fn(&T, &T) -> Ordering,
+    same: impl Fn(&T, &T) -> bool,
+) -> Vec<T> {
+    items.sort_by(&cmp);
+    let mut out: Vec<T> = Vec::with_capacity(items.len());
+    // Where the run of items at the current place starts in `out`.
+    let mut run = 0;
+    for item in items {
+        if out
+            .last()
+            .is_some_and(|last| cmp(last, &item) != Ordering::Equal)
+        {
+            run = out.len();
+        }
+        if !out[run..].iter().any(|o| same(o, &item)) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// One file's diagnostics merged (`merge_by`): by line, column, then severity.
+pub(crate) fn merge(items: Vec<Diag>) -> Vec<Diag> {
+    merge_by(
+        items,
+        |a, b| (a.line, a.column, a.severity).cmp(&(b.line, b.column, b.severity)),
+        |a, b| a == b,
+    )
+}
 
 impl Engine {
     /// Fresh diagnostics of one file, or of every file with problems; one page of them (files
@@ -125,11 +165,7 @@ impl Engine {
                             ),
                         );
                     }
-                    for d in diags(&lease.snap, d.diagnostics) {
-                        if !merged.contains(&d) {
-                            merged.push(d);
-                        }
-                    }
+                    merged.extend(diags(&lease.snap, d.diagnostics));
                 }
                 Err(e) => failures.push(e),
             }
@@ -143,10 +179,9 @@ impl Engine {
         for f in failures {
             note(&mut out, f.message);
         }
-        merged.sort_by_key(|d| (d.line, d.column));
         out.files.push(FileDiagnostics {
             file: self.root().relative(&path),
-            diagnostics: merged,
+            diagnostics: merge(merged),
         });
         Ok(out)
     }
@@ -275,5 +310,62 @@ fn unchecked_reason(u: &Unchecked) -> String {
                 ""
             }
         ),
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    fn d(line: u32, column: u32, severity: Severity, message: &str) -> Diag {
+        Diag {
+            severity,
+            line,
+            column,
+            end_line: line,
+            end_column: column + 1,
+            code: None,
+            source: None,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn one_merge_orders_by_place_then_severity_and_drops_repeats() {
+        use Severity::*;
+        // Two servers: the second repeats one of the first's, not next to it once sorted.
+        let first = vec![
+            d(3, 1, Warning, "unused"),
+            d(1, 5, Error, "bad"),
+            d(3, 1, Hint, "style"),
+        ];
+        let second = vec![
+            d(3, 1, Error, "undefined"),
+            d(3, 1, Warning, "unused"),
+            d(2, 1, Info, "note"),
+        ];
+        let merged = merge([first, second].concat());
+        let got: Vec<(u32, &str)> = merged
+            .iter()
+            .map(|x| (x.line, x.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, "bad"),
+                (2, "note"),
+                (3, "undefined"),
+                (3, "unused"),
+                (3, "style")
+            ]
+        );
+        // The same message at two places is two diagnostics; equal places keep their order.
+        let twice = merge(vec![
+            d(1, 1, Error, "b"),
+            d(1, 1, Error, "a"),
+            d(2, 1, Error, "b"),
+        ]);
+        let got: Vec<&str> = twice.iter().map(|x| x.message.as_str()).collect();
+        assert_eq!(got, ["b", "a", "b"]);
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod activity;
 mod diagnostics;
+pub use diagnostics::merge_by;
 pub mod durable;
 pub mod edit;
 mod files;

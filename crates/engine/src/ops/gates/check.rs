@@ -460,11 +460,7 @@ impl Engine {
             };
             match found {
                 Ok(list) => {
-                    for d in list {
-                        if !r.diags.contains(&d) {
-                            r.diags.push(d);
-                        }
-                    }
+                    r.diags.extend(list);
                     if self.syntax_only(&server, &r.path, &r.language).await {
                         r.syntax_only.push(server.name.clone());
                     }
@@ -473,7 +469,7 @@ impl Engine {
             }
         }
         r.reused = asked > 0 && taken == asked;
-        r.diags.sort_by_key(|d| (d.line, d.column));
+        r.diags = crate::ops::diagnostics::merge(std::mem::take(&mut r.diags));
         r
     }
 

@@ -502,12 +502,22 @@ pub(super) fn absorb(v: &mut HookVerdict, c: Compared) {
     v.notes.extend(c.notes);
 }
 
-/// Findings in file and position order, without repeats.
+/// Findings merged as every answer's diagnostics are (`diagnostics::merge_by`): by file,
+/// line, column, then severity, without repeats.
 pub(super) fn sort_findings(list: &mut Vec<Finding>) {
-    list.sort_by(|a, b| {
-        (&a.file, a.diag.line, a.diag.column).cmp(&(&b.file, b.diag.line, b.diag.column))
-    });
-    list.dedup_by(|a, b| a.file == b.file && a.diag == b.diag);
+    *list = crate::ops::merge_by(
+        std::mem::take(list),
+        |a, b| {
+            (&a.file, a.diag.line, a.diag.column, a.diag.severity).cmp(&(
+                &b.file,
+                b.diag.line,
+                b.diag.column,
+                b.diag.severity,
+            ))
+        },
+        // The same finding from two servers is one.
+        |a, b| a.file == b.file && a.diag == b.diag,
+    );
 }
 
 /// The top-level names the write changed in the written files (`surface`), from what they
