@@ -27,115 +27,137 @@ pub(super) fn render(snap: &Value) -> String {
         let _ = writeln!(out, "\nno workspace open");
     }
     for root in &roots {
-        let _ = writeln!(out, "\n{}", root["root"].as_str().unwrap_or("?"));
-        let mut rows = vec![vec![
-            "SERVER".to_string(),
-            "STATE".into(),
-            "PID".into(),
-            "MEMORY".into(),
-            "UPTIME".into(),
-            "RESTARTS".into(),
-            "DOCS".into(),
-            "LAST ERROR".into(),
-        ]];
-        for s in root["servers"].as_array().into_iter().flatten() {
-            rows.push(vec![
-                s["name"].as_str().unwrap_or("?").to_string(),
-                s["state"].as_str().unwrap_or("?").to_string(),
-                s["pid"]
-                    .as_u64()
-                    .map(|p| p.to_string())
-                    .unwrap_or("-".into()),
-                if s["pid"].is_u64() {
-                    mib(s["rss_bytes"].as_u64())
-                } else {
-                    "-".into()
-                },
-                s["uptime_secs"]
-                    .as_u64()
-                    .map(duration)
-                    .unwrap_or("-".into()),
-                s["restarts"].as_u64().unwrap_or(0).to_string(),
-                s["open_documents"]
-                    .as_u64()
-                    .map(|n| n.to_string())
-                    .unwrap_or("-".into()),
-                s["last_error"]
-                    .as_str()
-                    .map(|e| clip(e, 60))
-                    .unwrap_or_default(),
-            ]);
-        }
-        table(&mut out, &rows);
-        if let Some(w) = root["watcher"].as_object() {
-            let _ = writeln!(
-                out,
-                "  watcher: {} ({} watched)",
-                w.get("mode").and_then(Value::as_str).unwrap_or("?"),
-                w.get("watched").and_then(Value::as_u64).unwrap_or(0)
-            );
-        }
-        let d = &root["diagnostics"];
-        if d.is_object() {
-            let worst: Vec<String> = d["worst"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|f| {
-                    format!(
-                        "{} ({}E {}W)",
-                        f["file"].as_str().unwrap_or("?"),
-                        f["errors"],
-                        f["warnings"]
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "  diagnostics: {} errors, {} warnings in {} files{}{}",
-                d["errors"],
-                d["warnings"],
-                d["files"],
-                if worst.is_empty() { "" } else { "; worst: " },
-                worst.join(", ")
-            );
-        }
-        for a in root["activities"].as_array().into_iter().flatten() {
-            let p = &a["progress"];
-            let (done, total) = (p["done"].as_u64().unwrap_or(0), p["total"].as_u64());
-            let _ = writeln!(
-                out,
-                "  activity {} {} {}",
-                a["id"].as_str().unwrap_or("?"),
-                a["kind"].as_str().unwrap_or("?"),
-                bar(done, total)
-            );
-        }
+        render_root(&mut out, root);
     }
+    render_sessions(&mut out, snap);
+    out.trim_end().to_string()
+}
+
+/// One root of the snapshot: its servers' table, its watcher, diagnostics and activities.
+fn render_root(out: &mut String, root: &Value) {
+    let _ = writeln!(out, "\n{}", root["root"].as_str().unwrap_or("?"));
+    let mut rows = vec![vec![
+        "SERVER".to_string(),
+        "STATE".into(),
+        "PID".into(),
+        "MEMORY".into(),
+        "UPTIME".into(),
+        "RESTARTS".into(),
+        "DOCS".into(),
+        "LAST ERROR".into(),
+    ]];
+    for s in root["servers"].as_array().into_iter().flatten() {
+        rows.push(server_row(s));
+    }
+    table(out, &rows);
+    if let Some(w) = root["watcher"].as_object() {
+        let _ = writeln!(
+            out,
+            "  watcher: {} ({} watched)",
+            w.get("mode").and_then(Value::as_str).unwrap_or("?"),
+            w.get("watched").and_then(Value::as_u64).unwrap_or(0)
+        );
+    }
+    render_diagnostics(out, &root["diagnostics"]);
+    for a in root["activities"].as_array().into_iter().flatten() {
+        let p = &a["progress"];
+        let (done, total) = (p["done"].as_u64().unwrap_or(0), p["total"].as_u64());
+        let _ = writeln!(
+            out,
+            "  activity {} {} {}",
+            a["id"].as_str().unwrap_or("?"),
+            a["kind"].as_str().unwrap_or("?"),
+            bar(done, total)
+        );
+    }
+}
+
+/// A server's row of its root's table: name, state, pid, memory, uptime, restarts, open
+/// documents and last error.
+fn server_row(s: &Value) -> Vec<String> {
+    vec![
+        s["name"].as_str().unwrap_or("?").to_string(),
+        s["state"].as_str().unwrap_or("?").to_string(),
+        s["pid"]
+            .as_u64()
+            .map(|p| p.to_string())
+            .unwrap_or("-".into()),
+        if s["pid"].is_u64() {
+            mib(s["rss_bytes"].as_u64())
+        } else {
+            "-".into()
+        },
+        s["uptime_secs"]
+            .as_u64()
+            .map(duration)
+            .unwrap_or("-".into()),
+        s["restarts"].as_u64().unwrap_or(0).to_string(),
+        s["open_documents"]
+            .as_u64()
+            .map(|n| n.to_string())
+            .unwrap_or("-".into()),
+        s["last_error"]
+            .as_str()
+            .map(|e| clip(e, 60))
+            .unwrap_or_default(),
+    ]
+}
+
+/// A root's diagnostics line (`d`, when it has one): the counts and the worst files.
+fn render_diagnostics(out: &mut String, d: &Value) {
+    if !d.is_object() {
+        return;
+    }
+    let worst: Vec<String> = d["worst"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            format!(
+                "{} ({}E {}W)",
+                f["file"].as_str().unwrap_or("?"),
+                f["errors"],
+                f["warnings"]
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "  diagnostics: {} errors, {} warnings in {} files{}{}",
+        d["errors"],
+        d["warnings"],
+        d["files"],
+        if worst.is_empty() { "" } else { "; worst: " },
+        worst.join(", ")
+    );
+}
+
+/// The sessions attached: their count, and a table of them if any.
+fn render_sessions(out: &mut String, snap: &Value) {
     let sessions = snap["sessions"].as_array().cloned().unwrap_or_default();
     let _ = writeln!(out, "\nsessions: {}", sessions.len());
-    if !sessions.is_empty() {
-        let now = snap["at_ms"].as_i64().unwrap_or(0);
-        let mut rows = vec![vec![
-            "KIND".to_string(),
-            "ROOT".into(),
-            "SINCE".into(),
-            "CALLS".into(),
-            "LAST TOOL".into(),
-        ]];
-        for s in &sessions {
-            let since = (now - s["since_ms"].as_i64().unwrap_or(now)).max(0) as u64 / 1000;
-            rows.push(vec![
-                s["kind"].as_str().unwrap_or("?").to_string(),
-                s["root"].as_str().unwrap_or("?").to_string(),
-                format!("{} ago", duration(since)),
-                s["calls"].to_string(),
-                s["last_tool"].as_str().unwrap_or("-").to_string(),
-            ]);
-        }
-        table(&mut out, &rows);
+    if sessions.is_empty() {
+        return;
     }
-    out.trim_end().to_string()
+    let now = snap["at_ms"].as_i64().unwrap_or(0);
+    let mut rows = vec![vec![
+        "KIND".to_string(),
+        "ROOT".into(),
+        "SINCE".into(),
+        "CALLS".into(),
+        "LAST TOOL".into(),
+    ]];
+    for s in &sessions {
+        let since = (now - s["since_ms"].as_i64().unwrap_or(now)).max(0) as u64 / 1000;
+        rows.push(vec![
+            s["kind"].as_str().unwrap_or("?").to_string(),
+            s["root"].as_str().unwrap_or("?").to_string(),
+            format!("{} ago", duration(since)),
+            s["calls"].to_string(),
+            s["last_tool"].as_str().unwrap_or("-").to_string(),
+        ]);
+    }
+    table(out, &rows);
 }
 
 /// `[#########-----------]  45/100`, or a count when the total is unknown.

@@ -13,45 +13,13 @@ use crate::workspace::trust;
 // Not a read inside a root for an answer: the lspgate.toml the user asks to trust.
 #[allow(clippy::disallowed_methods)]
 pub(super) fn run(cli: &Cli, revoke: bool) -> i32 {
-    if cli.config.is_some() {
-        eprintln!(
-            "invalid_params: a file given with --config is trusted by that act; `lspgate trust` records the workspace's own lspgate.toml (see --root)"
-        );
-        return 2;
-    }
-    let dir = match &cli.root {
-        Some(r) => r.clone(),
-        None => match std::env::current_dir() {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("invalid_params: no current directory: {e}");
-                return 2;
-            }
-        },
-    };
-    let root = match Root::new(&dir) {
+    let root = match workspace(cli) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e}");
-            return 2;
-        }
+        Err(code) => return code,
     };
     let path = root.path().join("lspgate.toml");
     if revoke {
-        return match trust::revoke(&path).and_then(|f| Ok(f | trust::revoke(root.path())?)) {
-            Ok(true) => {
-                say!("{} is no longer trusted", root.path().display());
-                0
-            }
-            Ok(false) => {
-                say!("{} was not trusted", root.path().display());
-                0
-            }
-            Err(e) => {
-                eprintln!("internal: cannot remove the trust record: {e}");
-                1
-            }
-        };
+        return revoke_trust(&root, &path);
     }
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
@@ -83,6 +51,58 @@ pub(super) fn run(cli: &Cli, revoke: bool) -> i32 {
         path.display(),
         trust::digest(&bytes)
     );
+    say_what_it_runs(&root, &config);
+    say_repository_code(root.path());
+    say!("A change to the file makes it untrusted until `lspgate trust` again.");
+    0
+}
+
+/// The workspace to trust (`--root`, or the current directory), or the exit code when there is
+/// none or a file was given with `--config` (said on stderr).
+fn workspace(cli: &Cli) -> Result<Root, i32> {
+    if cli.config.is_some() {
+        eprintln!(
+            "invalid_params: a file given with --config is trusted by that act; `lspgate trust` records the workspace's own lspgate.toml (see --root)"
+        );
+        return Err(2);
+    }
+    let dir = match &cli.root {
+        Some(r) => r.clone(),
+        None => match std::env::current_dir() {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("invalid_params: no current directory: {e}");
+                return Err(2);
+            }
+        },
+    };
+    Root::new(&dir).map_err(|e| {
+        eprintln!("{e}");
+        2
+    })
+}
+
+/// `--revoke`: forgets the records of the file at `path` and of `root`; returns the exit code.
+fn revoke_trust(root: &Root, path: &std::path::Path) -> i32 {
+    match trust::revoke(path).and_then(|f| Ok(f | trust::revoke(root.path())?)) {
+        Ok(true) => {
+            say!("{} is no longer trusted", root.path().display());
+            0
+        }
+        Ok(false) => {
+            say!("{} was not trusted", root.path().display());
+            0
+        }
+        Err(e) => {
+            eprintln!("internal: cannot remove the trust record: {e}");
+            1
+        }
+    }
+}
+
+/// What the trusted `config` may now run in `root`: its servers' commands (or addresses) with
+/// their environments, and its tasks.
+fn say_what_it_runs(root: &Root, config: &Config) {
     if config.has_commands() {
         say!("lspgate may now run, in {}:", root.path().display());
     }
@@ -110,9 +130,6 @@ pub(super) fn run(cli: &Cli, revoke: bool) -> i32 {
     for t in &config.tasks {
         say!("  task {}: {}", t.name, t.command.join(" "));
     }
-    say_repository_code(root.path());
-    say!("A change to the file makes it untrusted until `lspgate trust` again.");
-    0
 }
 
 /// Trusts a workspace that has no lspgate.toml: a record of its root.

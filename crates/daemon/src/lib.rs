@@ -271,17 +271,8 @@ async fn stopping(stream: UnixStream) {
 
 /// Serves one connection: checks who it is, reads its hello, does what it asks.
 async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::PathBuf) {
-    let me = rustix::process::getuid().as_raw();
-    match stream.peer_cred() {
-        Ok(cred) if cred.uid() == me => {}
-        Ok(cred) => {
-            tracing::warn!(uid = cred.uid(), "refused a connection from another user");
-            return;
-        }
-        Err(e) => {
-            tracing::warn!("refused a connection whose peer is unknown: {e}");
-            return;
-        }
+    if !of_this_user(&stream) {
+        return;
     }
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
@@ -301,7 +292,33 @@ async fn connection(daemon: Arc<Daemon>, stream: UnixStream, socket: std::path::
         let _ = answer(&mut write, &a).await;
         return;
     }
-    match hello.request {
+    answer_request(daemon, hello.request, read, write).await;
+}
+
+/// Whether the peer of `stream` is this daemon's user (a warning says why not).
+fn of_this_user(stream: &UnixStream) -> bool {
+    let me = rustix::process::getuid().as_raw();
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == me => true,
+        Ok(cred) => {
+            tracing::warn!(uid = cred.uid(), "refused a connection from another user");
+            false
+        }
+        Err(e) => {
+            tracing::warn!("refused a connection whose peer is unknown: {e}");
+            false
+        }
+    }
+}
+
+/// Does what a connection's hello asks (`request`), answering on `write`.
+async fn answer_request(
+    daemon: Arc<Daemon>,
+    request: Request,
+    read: BufReader<tokio::net::unix::OwnedReadHalf>,
+    mut write: tokio::net::unix::OwnedWriteHalf,
+) {
+    match request {
         Request::Status => {
             let _ = answer(&mut write, &Answer::ok(daemon.status())).await;
         }

@@ -168,97 +168,32 @@ impl Transport {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let (in_tx, in_rx) = mpsc::unbounded_channel();
         let pending: Arc<Mutex<PendingMap>> = Arc::default();
         let closed = Arc::new(AtomicBool::new(false));
         let (ended_tx, ended) = watch::channel(None);
         let kill_reason: Arc<Mutex<Option<String>>> = Arc::default();
         let stderr_tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
-
-        // Writer: one task owns stdin, so frames never interleave.
-        let wname = name.clone();
-        tokio::spawn(async move {
-            let mut stdin = stdin;
-            while let Some(frame) = out_rx.recv().await {
-                if let Err(e) = stdin.write_all(&frame).await {
-                    tracing::debug!(server = %wname, "write to server failed: {e}");
-                    break;
-                }
-                if out_rx.is_empty() && stdin.flush().await.is_err() {
-                    break;
-                }
-            }
-        });
-
-        // Stderr: logged, and the tail kept for error messages.
-        let sname = name.clone();
-        let tail = stderr_tail.clone();
+        tokio::spawn(write_frames(name.clone(), stdin, out_rx));
         if let Some(stderr) = stderr {
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(server = %sname, "stderr: {line}");
-                    if let Ok(mut t) = tail.lock() {
-                        if t.len() == STDERR_TAIL_LINES {
-                            t.pop_front();
-                        }
-                        t.push_back(line);
-                    }
-                }
-            });
+            tokio::spawn(keep_stderr(name.clone(), stderr, stderr_tail.clone()));
         }
-
-        // Reader: responses complete pending requests here; everything else goes to the client.
-        let rname = name.clone();
-        let rpending = pending.clone();
-        let rclosed = closed.clone();
-        let rtail = stderr_tail.clone();
-        let rkill = kill_reason.clone();
         let group_gone = Arc::new(AtomicBool::new(false));
-        let rgone = group_gone.clone();
         let answered: Arc<std::sync::atomic::AtomicU64> = Arc::default();
-        let ranswered = answered.clone();
-        tokio::spawn(async move {
-            let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-            let why = loop {
-                match framing::read_frame(&mut reader, MAX_SERVER_FRAME).await {
-                    Ok(body) => match serde_json::from_slice::<Value>(&body) {
-                        Ok(msg) => {
-                            if dispatch(msg, &rpending, &in_tx) {
-                                ranswered.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                        Err(e) => break format!("server sent invalid JSON: {e}"),
-                    },
-                    Err(FrameError::Eof) => break "server closed its output".to_string(),
-                    Err(e) => break format!("server sent a bad frame: {e}"),
-                }
-            };
-            // A server that sends garbage or an oversized message is not trusted further; and
-            // whatever is left of its group goes now, while its id is still its own.
-            kill_pgid(pid);
-            rgone.store(true, Ordering::SeqCst);
-            if let (Some(pid), Ok(mut g)) = (pid, GROUPS.lock()) {
-                g.retain(|p| *p != pid);
-            }
-            let why = rkill.lock().ok().and_then(|k| k.clone()).unwrap_or(why);
-            tracing::info!(server = %rname, "stream ended: {why}");
-            rclosed.store(true, Ordering::SeqCst);
-            ended_tx.send_replace(Some(why.clone()));
-            let tail = tail_text(&rtail);
-            let drained: Vec<_> = match rpending.lock() {
-                Ok(mut p) => p.drain().map(|(_, tx)| tx).collect(),
-                Err(_) => Vec::new(),
-            };
-            for tx in drained {
-                let _ = tx.send(Err(LspError::StreamClosed {
-                    reason: why.clone(),
-                    stderr: tail.clone(),
-                }));
-            }
-        });
-
+        let reader = Reader {
+            name: name.clone(),
+            pending: pending.clone(),
+            closed: closed.clone(),
+            tail: stderr_tail.clone(),
+            kill_reason: kill_reason.clone(),
+            group_gone: group_gone.clone(),
+            answered: answered.clone(),
+            pid,
+            ended: ended_tx,
+            inbound: in_tx,
+        };
+        tokio::spawn(reader.run(stdout));
         (
             Arc::new(Transport {
                 name,
@@ -436,6 +371,115 @@ impl Drop for Transport {
         self.kill_group();
         if let (Some(pid), Ok(mut g)) = (self.pid, GROUPS.lock()) {
             g.retain(|p| *p != pid);
+        }
+    }
+}
+
+/// The writer task of server `name`'s channel: it alone owns `stdin`, so frames never
+/// interleave; it flushes when no frame waits, and stops at the first failed write.
+async fn write_frames<W>(name: String, mut stdin: W, mut frames: mpsc::UnboundedReceiver<Vec<u8>>)
+where
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    while let Some(frame) = frames.recv().await {
+        if let Err(e) = stdin.write_all(&frame).await {
+            tracing::debug!(server = %name, "write to server failed: {e}");
+            break;
+        }
+        if frames.is_empty() && stdin.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+/// The stderr task of server `name`: each line logged, and the last `STDERR_TAIL_LINES` kept
+/// in `tail` for error messages.
+async fn keep_stderr(
+    name: String,
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(server = %name, "stderr: {line}");
+        if let Ok(mut t) = tail.lock() {
+            if t.len() == STDERR_TAIL_LINES {
+                t.pop_front();
+            }
+            t.push_back(line);
+        }
+    }
+}
+
+/// The reader task of a channel, with what it shares with its `Transport`: responses complete
+/// pending requests here; everything else goes to the client (`inbound`).
+struct Reader {
+    name: String,
+    pending: Arc<Mutex<PendingMap>>,
+    closed: Arc<AtomicBool>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    kill_reason: Arc<Mutex<Option<String>>>,
+    group_gone: Arc<AtomicBool>,
+    answered: Arc<std::sync::atomic::AtomicU64>,
+    pid: Option<u32>,
+    ended: watch::Sender<Option<String>>,
+    inbound: mpsc::UnboundedSender<Inbound>,
+}
+
+impl Reader {
+    /// Reads the server's messages from `stdout` until its stream ends or it sends what is not
+    /// a message, routing each (`dispatch`); then ends the channel (`end`).
+    async fn run<R>(self, stdout: R)
+    where
+        R: tokio::io::AsyncRead + Unpin,
+    {
+        let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+        let why = loop {
+            match framing::read_frame(&mut reader, MAX_SERVER_FRAME).await {
+                Ok(body) => match serde_json::from_slice::<Value>(&body) {
+                    Ok(msg) => {
+                        if dispatch(msg, &self.pending, &self.inbound) {
+                            self.answered.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => break format!("server sent invalid JSON: {e}"),
+                },
+                Err(FrameError::Eof) => break "server closed its output".to_string(),
+                Err(e) => break format!("server sent a bad frame: {e}"),
+            }
+        };
+        self.end(why);
+    }
+
+    /// Ends the channel for `why` (or the reason lspgate killed the server for): kills what is
+    /// left of the process group, marks it closed, and fails every pending request.
+    fn end(self, why: String) {
+        // A server that sends garbage or an oversized message is not trusted further; and
+        // whatever is left of its group goes now, while its id is still its own.
+        kill_pgid(self.pid);
+        self.group_gone.store(true, Ordering::SeqCst);
+        if let (Some(pid), Ok(mut g)) = (self.pid, GROUPS.lock()) {
+            g.retain(|p| *p != pid);
+        }
+        let why = self
+            .kill_reason
+            .lock()
+            .ok()
+            .and_then(|k| k.clone())
+            .unwrap_or(why);
+        tracing::info!(server = %self.name, "stream ended: {why}");
+        self.closed.store(true, Ordering::SeqCst);
+        self.ended.send_replace(Some(why.clone()));
+        let tail = tail_text(&self.tail);
+        let drained: Vec<_> = match self.pending.lock() {
+            Ok(mut p) => p.drain().map(|(_, tx)| tx).collect(),
+            Err(_) => Vec::new(),
+        };
+        for tx in drained {
+            let _ = tx.send(Err(LspError::StreamClosed {
+                reason: why.clone(),
+                stderr: tail.clone(),
+            }));
         }
     }
 }

@@ -105,80 +105,44 @@ impl Registry {
         // The file's servers wait while it is not trusted; the built-ins serve as if it
         // defined none.
         let waiting = config.untrusted.as_ref().filter(|u| !u.granted());
-        let named = |p: &Preset| config.servers.iter().find(|c| c.name == p.name);
-        // Languages served once the file is trusted, and until then.
-        let mut after: HashSet<String> = config
-            .servers
-            .iter()
-            .flat_map(|c| c.languages.iter().cloned())
-            .collect();
-        let mut before: HashSet<String> = match waiting {
-            Some(_) => HashSet::new(),
-            None => after.clone(),
-        };
-        let mut found: Vec<Found> = Vec::new();
-        // A file's definition that replaces a preset by name, and the preset that serves it
-        // until the file is trusted.
-        let mut in_place: Vec<(String, ServerSpec)> = Vec::new();
-        let mut missing = Vec::new();
-        for p in PRESETS.iter() {
-            let exe = locate(p);
-            let spec = exe.as_ref().map(|exe| p.spec_for(Some(exe), trust));
-            // Only a built-in that starts stands in.
-            let stands_in = waiting.is_some() && spec.as_ref().is_some_and(starts);
-            if let Some(c) = named(p) {
-                if let (Some(spec), true) = (spec, stands_in) {
-                    before.extend(c.languages.iter().cloned());
-                    in_place.push((c.name.clone(), spec));
-                }
-                continue;
-            }
-            if p.companion {
-                if let Some(spec) = spec {
-                    found.push(Found {
-                        spec,
-                        until: Vec::new(),
-                    });
-                }
-                continue;
-            }
-            // A preset serves only the languages nobody serves yet.
-            let langs = unserved(p, &after);
-            let Some(spec) = spec else {
-                missing.push(p);
-                continue;
-            };
-            let (serves, until) = if stands_in {
-                let meanwhile = unserved(p, &before);
-                let until: Vec<String> = meanwhile
-                    .iter()
-                    .filter(|l| !langs.contains(l))
-                    .cloned()
-                    .collect();
-                (meanwhile, until)
-            } else {
-                (langs.clone(), Vec::new())
-            };
-            if serves.is_empty() {
-                continue;
-            }
-            after.extend(langs);
-            before.extend(serves.iter().cloned());
-            found.push(Found {
-                spec: serving(spec, serves),
-                until,
-            });
+        let Survey {
+            found,
+            in_place,
+            missing,
+            mut after,
+        } = survey(config, waiting, locate);
+        reg.register_config_servers(config, waiting, &in_place, &found);
+        for f in found {
+            reg.insert(found_entry(f, waiting));
         }
-        // The file's servers first, in its order; each waits (while not trusted) for the
-        // languages a built-in serves meanwhile.
+        for p in missing {
+            let langs = unserved(p, &after);
+            if !langs.is_empty() {
+                after.extend(langs.iter().cloned());
+                reg.register(serving(p.spec_for(None, trust), langs));
+            }
+        }
+        reg
+    }
+
+    /// Registers the file's servers first, in its order; each waits (while the file is not
+    /// trusted, `waiting`) for the languages a built-in serves meanwhile, or takes the place
+    /// of the preset of its name (`in_place`).
+    fn register_config_servers(
+        &self,
+        config: &Config,
+        waiting: Option<&Untrusted>,
+        in_place: &[(String, ServerSpec)],
+        found: &[Found],
+    ) {
         for c in &config.servers {
             let spec = ServerSpec::from_config(c, config.untrusted.as_ref());
             let Some(u) = waiting else {
-                reg.register(spec);
+                self.register(spec);
                 continue;
             };
             if let Some((_, preset)) = in_place.iter().find(|(name, _)| *name == c.name) {
-                reg.insert(stand_in(preset.clone(), spec, u));
+                self.insert(stand_in(preset.clone(), spec, u));
                 continue;
             }
             let meanwhile: Vec<&Found> = found
@@ -192,59 +156,159 @@ impl Registry {
                 .cloned()
                 .collect();
             if after.is_empty() {
-                reg.register(spec);
+                self.register(spec);
                 continue;
             }
-            let by: Vec<String> = meanwhile
-                .iter()
-                .map(|f| {
-                    let langs: Vec<&str> = f
-                        .until
-                        .iter()
-                        .filter(|l| after.contains(l))
-                        .map(String::as_str)
-                        .collect();
-                    format!("{} serves {}", f.spec.name, langs.join(", "))
-                })
-                .collect();
-            let says = format!(
-                "{} defines `{}`, which waits for `{}`: its commands run only once the file is trusted; meanwhile {}",
-                u.config.display(),
-                c.name,
-                u.command(),
-                by.join(", ")
-            );
-            let mut entry = Entry::new(spec);
-            entry.note = std::sync::Mutex::new(Some((says.clone(), u.clone())));
-            entry.deferred = Some(deferred(u, after, Vec::new(), Some(says)));
-            reg.insert(entry);
+            self.insert(waiting_entry(&c.name, spec, u, &meanwhile, after));
         }
-        for f in found {
-            let mut entry = Entry::new(f.spec);
-            if let (Some(u), false) = (waiting, f.until.is_empty()) {
-                let note = format!(
-                    "serves {} until lspgate.toml is trusted (its own server waits for `{}`)",
-                    f.until.join(", "),
-                    u.command()
-                );
-                let note = match entry.note.lock().ok().and_then(|mut n| n.take()) {
-                    Some((other, _)) => format!("{other}; {note}"),
-                    None => note,
-                };
-                entry.note = std::sync::Mutex::new(Some((note, u.clone())));
-                entry.deferred = Some(deferred(u, Vec::new(), f.until, None));
-            }
-            reg.insert(entry);
-        }
-        for p in missing {
-            let langs = unserved(p, &after);
-            if !langs.is_empty() {
-                after.extend(langs.iter().cloned());
-                reg.register(serving(p.spec_for(None, trust), langs));
-            }
-        }
-        reg
     }
+}
+
+/// What the presets found make of a workspace's languages, its lspgate.toml's servers taken
+/// into account.
+struct Survey {
+    /// The presets to register, in order.
+    found: Vec<Found>,
+    /// A file's definition that replaces a preset by name, and the preset that serves it
+    /// until the file is trusted.
+    in_place: Vec<(String, ServerSpec)>,
+    /// The presets not found, in order.
+    missing: Vec<&'static Preset>,
+    /// The languages served once the file is trusted.
+    after: HashSet<String>,
+}
+
+/// Goes through the presets, finding their executables with `locate`: per language the first
+/// one found (companions join), those the file's servers replace by name, and those missing;
+/// while the file is not trusted (`waiting`) a found built-in serves its servers' languages.
+fn survey(
+    config: &Config,
+    waiting: Option<&Untrusted>,
+    locate: impl Fn(&Preset) -> Option<PathBuf>,
+) -> Survey {
+    let trust = config.workspace.as_ref();
+    let named = |p: &Preset| config.servers.iter().find(|c| c.name == p.name);
+    // Languages served once the file is trusted, and until then.
+    let mut after: HashSet<String> = config
+        .servers
+        .iter()
+        .flat_map(|c| c.languages.iter().cloned())
+        .collect();
+    let mut before: HashSet<String> = match waiting {
+        Some(_) => HashSet::new(),
+        None => after.clone(),
+    };
+    let mut found: Vec<Found> = Vec::new();
+    let mut in_place: Vec<(String, ServerSpec)> = Vec::new();
+    let mut missing = Vec::new();
+    for p in PRESETS.iter() {
+        let exe = locate(p);
+        let spec = exe.as_ref().map(|exe| p.spec_for(Some(exe), trust));
+        // Only a built-in that starts stands in.
+        let stands_in = waiting.is_some() && spec.as_ref().is_some_and(starts);
+        if let Some(c) = named(p) {
+            if let (Some(spec), true) = (spec, stands_in) {
+                before.extend(c.languages.iter().cloned());
+                in_place.push((c.name.clone(), spec));
+            }
+            continue;
+        }
+        if p.companion {
+            if let Some(spec) = spec {
+                found.push(Found {
+                    spec,
+                    until: Vec::new(),
+                });
+            }
+            continue;
+        }
+        // A preset serves only the languages nobody serves yet.
+        let langs = unserved(p, &after);
+        let Some(spec) = spec else {
+            missing.push(p);
+            continue;
+        };
+        let (serves, until) = if stands_in {
+            let meanwhile = unserved(p, &before);
+            let until: Vec<String> = meanwhile
+                .iter()
+                .filter(|l| !langs.contains(l))
+                .cloned()
+                .collect();
+            (meanwhile, until)
+        } else {
+            (langs.clone(), Vec::new())
+        };
+        if serves.is_empty() {
+            continue;
+        }
+        after.extend(langs);
+        before.extend(serves.iter().cloned());
+        found.push(Found {
+            spec: serving(spec, serves),
+            until,
+        });
+    }
+    Survey {
+        found,
+        in_place,
+        missing,
+        after,
+    }
+}
+
+/// The entry of the file's server `name` (its `spec`) while the file is not trusted: it waits
+/// for the languages `after` that the built-ins `meanwhile` serve until then, and says so.
+fn waiting_entry(
+    name: &str,
+    spec: ServerSpec,
+    u: &Untrusted,
+    meanwhile: &[&Found],
+    after: Vec<String>,
+) -> Entry {
+    let by: Vec<String> = meanwhile
+        .iter()
+        .map(|f| {
+            let langs: Vec<&str> = f
+                .until
+                .iter()
+                .filter(|l| after.contains(l))
+                .map(String::as_str)
+                .collect();
+            format!("{} serves {}", f.spec.name, langs.join(", "))
+        })
+        .collect();
+    let says = format!(
+        "{} defines `{}`, which waits for `{}`: its commands run only once the file is trusted; meanwhile {}",
+        u.config.display(),
+        name,
+        u.command(),
+        by.join(", ")
+    );
+    let mut entry = Entry::new(spec);
+    entry.note = std::sync::Mutex::new(Some((says.clone(), u.clone())));
+    entry.deferred = Some(deferred(u, after, Vec::new(), Some(says)));
+    entry
+}
+
+/// The entry of a found preset: one standing in while the file is not trusted (`waiting`)
+/// notes the languages it serves until then.
+fn found_entry(f: Found, waiting: Option<&Untrusted>) -> Entry {
+    let mut entry = Entry::new(f.spec);
+    if let (Some(u), false) = (waiting, f.until.is_empty()) {
+        let note = format!(
+            "serves {} until lspgate.toml is trusted (its own server waits for `{}`)",
+            f.until.join(", "),
+            u.command()
+        );
+        let note = match entry.note.lock().ok().and_then(|mut n| n.take()) {
+            Some((other, _)) => format!("{other}; {note}"),
+            None => note,
+        };
+        entry.note = std::sync::Mutex::new(Some((note, u.clone())));
+        entry.deferred = Some(deferred(u, Vec::new(), f.until, None));
+    }
+    entry
 }
 
 fn deferred(

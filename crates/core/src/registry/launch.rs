@@ -25,43 +25,79 @@ impl Registry {
             if !self.opts.install {
                 return Err(missing(p));
             }
-            let preset: &'static Preset = p;
-            tracing::info!(
-                "installing {} into {}",
-                preset.name,
-                crate::workspace::data_dir().display()
-            );
-            let exe = tokio::task::spawn_blocking(move || {
-                let spinner = Spinner::on_stderr();
-                install(preset, &|what| spinner.step(what))
-            })
-            .await
-            .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
-            .map_err(|e| {
-                ToolError::new(
-                    Code::NoServer,
-                    format!("installing {} failed: {e}", preset.name),
-                )
-                .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
-            })?;
-            let languages = std::mem::take(&mut spec.languages);
-            *spec = preset.spec_for(Some(&exe), self.workspace.get());
-            spec.languages = languages.clone();
-            if let Some(r) = spec.restricted.as_mut() {
-                r.full.languages = languages;
-            }
-            if let Ok(mut c) = entry.command.lock() {
-                *c = spec.command_line();
-            }
-            if let Ok(mut n) = entry.note.lock() {
-                *n = spec
-                    .restricted
-                    .as_ref()
-                    .map(|r| (r.status_note(), r.untrusted.clone()));
-            }
+            self.install_missing(p, entry, &mut spec).await?;
         }
-        // A restricted preset that would run the repository's programs whatever it is told
-        // (rust-analyzer beside a .cargo/config.toml): not at all until the workspace is trusted.
+        self.refuse_if_blocked(&spec).await?;
+        let connect = self.connect_for(&spec)?;
+        let opts = self.client_options(&spec);
+        // Watching starts before the first server reads the disk.
+        self.ensure_watcher().await;
+        let client = match LspClient::start(&connect, root, opts.clone()).await {
+            Ok(c) => c,
+            Err(e) => {
+                let err = start_failure(&spec, e);
+                self.report(RegistryEvent::Failed {
+                    server: spec.name.clone(),
+                    root: root.to_path_buf(),
+                    reason: err.message.clone(),
+                });
+                return Err(err);
+            }
+        };
+        self.report(RegistryEvent::Started {
+            server: spec.name.clone(),
+            root: root.to_path_buf(),
+        });
+        Ok(self.supervise(&spec, client, connect, root, opts))
+    }
+
+    /// Installs the missing `preset` (`--install`) and makes `spec` the installed one's, keeping
+    /// its languages; the entry's command line and status note follow.
+    async fn install_missing(
+        &self,
+        preset: &'static Preset,
+        entry: &Entry,
+        spec: &mut ServerSpec,
+    ) -> Result<(), ToolError> {
+        tracing::info!(
+            "installing {} into {}",
+            preset.name,
+            crate::workspace::data_dir().display()
+        );
+        let exe = tokio::task::spawn_blocking(move || {
+            let spinner = Spinner::on_stderr();
+            install(preset, &|what| spinner.step(what))
+        })
+        .await
+        .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
+        .map_err(|e| {
+            ToolError::new(
+                Code::NoServer,
+                format!("installing {} failed: {e}", preset.name),
+            )
+            .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
+        })?;
+        let languages = std::mem::take(&mut spec.languages);
+        *spec = preset.spec_for(Some(&exe), self.workspace.get());
+        spec.languages = languages.clone();
+        if let Some(r) = spec.restricted.as_mut() {
+            r.full.languages = languages;
+        }
+        if let Ok(mut c) = entry.command.lock() {
+            *c = spec.command_line();
+        }
+        if let Ok(mut n) = entry.note.lock() {
+            *n = spec
+                .restricted
+                .as_ref()
+                .map(|r| (r.status_note(), r.untrusted.clone()));
+        }
+        Ok(())
+    }
+
+    /// Refuses a restricted preset that would run the repository's programs whatever it is told
+    /// (rust-analyzer beside a .cargo/config.toml): not at all until the workspace is trusted.
+    async fn refuse_if_blocked(&self, spec: &ServerSpec) -> Result<(), ToolError> {
         if let Some(r) = spec.restricted.clone()
             && !r.blockers.is_empty()
         {
@@ -79,7 +115,13 @@ impl Registry {
                     .refuse(&format!("server `{}`", spec.name), &runs));
             }
         }
-        let connect = match &spec.launch {
+        Ok(())
+    }
+
+    /// How to reach the server `spec` launches: its process, with the session's environment (or
+    /// PATH), or its TCP address; an error for a server missing or refused in this workspace.
+    fn connect_for(&self, spec: &ServerSpec) -> Result<Connect, ToolError> {
+        Ok(match &spec.launch {
             Launch::Stdio(s) => {
                 let mut s = s.clone();
                 if let Some(env) = &self.opts.env {
@@ -101,9 +143,14 @@ impl Registry {
             },
             Launch::Missing(p) => return Err(missing(p)),
             Launch::Untrusted(_, u) => return Err(spec.untrusted_error(u)),
-        };
+        })
+    }
+
+    /// The client's options for `spec`: the session's timeouts with the server's settings,
+    /// initialization options, readiness marker and dialect, confined to the workspace.
+    fn client_options(&self, spec: &ServerSpec) -> ClientOptions {
         let defaults = ClientOptions::default();
-        let opts = ClientOptions {
+        ClientOptions {
             init_timeout: self
                 .opts
                 .timeouts
@@ -120,25 +167,19 @@ impl Registry {
                 let root = self.root.clone();
                 crate::lsp::Inside::new(move |p| root.confine(p).is_ok())
             },
-        };
-        // Watching starts before the first server reads the disk.
-        self.ensure_watcher().await;
-        let client = match LspClient::start(&connect, root, opts.clone()).await {
-            Ok(c) => c,
-            Err(e) => {
-                let err = start_failure(&spec, e);
-                self.report(RegistryEvent::Failed {
-                    server: spec.name.clone(),
-                    root: root.to_path_buf(),
-                    reason: err.message.clone(),
-                });
-                return Err(err);
-            }
-        };
-        self.report(RegistryEvent::Started {
-            server: spec.name.clone(),
-            root: root.to_path_buf(),
-        });
+        }
+    }
+
+    /// The started server over its first `client`, with its supervisor running and (for servers
+    /// that need their projects) their loading begun.
+    fn supervise(
+        &self,
+        spec: &ServerSpec,
+        client: Arc<LspClient>,
+        connect: Connect,
+        root: &Path,
+        opts: ClientOptions,
+    ) -> Arc<Server> {
         let server = Arc::new(Server {
             name: spec.name.clone(),
             root: root.to_path_buf(),
@@ -177,7 +218,7 @@ impl Registry {
                 s.prepare(&languages).await;
             });
         }
-        Ok(server)
+        server
     }
 }
 

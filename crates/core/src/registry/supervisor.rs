@@ -93,57 +93,14 @@ impl Supervisor {
             let Some(server) = self.server.upgrade() else {
                 return false;
             };
-            let now = std::time::Instant::now();
-            let (give_up, delay) = {
-                let Ok(mut st) = server.sup.lock() else {
+            let delay = match self.judge(&server, &why, served) {
+                Some(Verdict::Restart(delay)) => delay,
+                Some(Verdict::GiveUp) => {
+                    self.give_up(&server);
                     return false;
-                };
-                if st
-                    .last_crash
-                    .is_none_or(|t| now.duration_since(t) > STREAK_WINDOW)
-                {
-                    st.streak = 0;
                 }
-                st.streak += 1;
-                st.last_crash = Some(now);
-                st.last_error = Some(why.clone());
-                let give_up = match self.policy {
-                    RestartPolicy::Never => Some("restarts are off (--restart never)".to_string()),
-                    RestartPolicy::Always => None,
-                    RestartPolicy::Limit(n) if st.streak > n => Some(format!(
-                        "{} crashes less than a minute apart (--restart {n})",
-                        st.streak
-                    )),
-                    RestartPolicy::Limit(_) => None,
-                };
-                // A process that served requests before crashing earns the shortest delay.
-                let exp = if served {
-                    0
-                } else {
-                    st.streak.saturating_sub(1).min(16)
-                };
-                let delay = (self.backoff * 2u32.pow(exp)).min(MAX_BACKOFF);
-                if let Some(g) = &give_up {
-                    st.given_up = Some(format!(
-                        "{} was given up after {g}; last crash: {why}",
-                        server.name
-                    ));
-                } else {
-                    st.restarting = true;
-                }
-                (give_up, delay)
+                None => return false,
             };
-            if give_up.is_some() {
-                let msg = server.given_up().unwrap_or_default();
-                self.feed.send(RegistryEvent::Failed {
-                    server: server.name.clone(),
-                    root: self.root.clone(),
-                    reason: msg.clone(),
-                });
-                self.event("error", &server.name, msg);
-                server.generation.send_modify(|g| *g += 1);
-                return false;
-            }
             self.event(
                 "warning",
                 &server.name,
@@ -157,30 +114,7 @@ impl Supervisor {
             drop(server);
             tokio::time::sleep(delay).await;
             match LspClient::start(&self.connect, &self.root, self.opts.clone()).await {
-                Ok(client) => {
-                    let Some(server) = self.server.upgrade() else {
-                        client.shutdown().await;
-                        return false;
-                    };
-                    server.docs.replace_client(client);
-                    server.rearm();
-                    if let Ok(mut st) = server.sup.lock() {
-                        st.restarting = false;
-                        st.restarts += 1;
-                    }
-                    server.generation.send_modify(|g| *g += 1);
-                    self.feed.send(RegistryEvent::Restarted {
-                        server: name.clone(),
-                        root: self.root.clone(),
-                        reason: crashed.clone(),
-                    });
-                    self.event(
-                        "info",
-                        &name,
-                        format!("{name} restarted; its documents were reopened"),
-                    );
-                    return true;
-                }
+                Ok(client) => return self.restarted(client, &name, &crashed).await,
                 Err(e) => {
                     why = format!("restart failed: {e}");
                     served = false;
@@ -188,6 +122,104 @@ impl Supervisor {
             }
         }
     }
+
+    /// Records a crash of `server` for `why` in its state, and what the policy makes of it:
+    /// a restart after the backoff (the shortest if the process `served` requests), or giving
+    /// it up; `None` when its state cannot be had.
+    fn judge(&self, server: &Server, why: &str, served: bool) -> Option<Verdict> {
+        let now = std::time::Instant::now();
+        let Ok(mut st) = server.sup.lock() else {
+            return None;
+        };
+        if st
+            .last_crash
+            .is_none_or(|t| now.duration_since(t) > STREAK_WINDOW)
+        {
+            st.streak = 0;
+        }
+        st.streak += 1;
+        st.last_crash = Some(now);
+        st.last_error = Some(why.to_string());
+        let give_up = match self.policy {
+            RestartPolicy::Never => Some("restarts are off (--restart never)".to_string()),
+            RestartPolicy::Always => None,
+            RestartPolicy::Limit(n) if st.streak > n => Some(format!(
+                "{} crashes less than a minute apart (--restart {n})",
+                st.streak
+            )),
+            RestartPolicy::Limit(_) => None,
+        };
+        // A process that served requests before crashing earns the shortest delay.
+        let exp = if served {
+            0
+        } else {
+            st.streak.saturating_sub(1).min(16)
+        };
+        let delay = (self.backoff * 2u32.pow(exp)).min(MAX_BACKOFF);
+        if let Some(g) = &give_up {
+            st.given_up = Some(format!(
+                "{} was given up after {g}; last crash: {why}",
+                server.name
+            ));
+            Some(Verdict::GiveUp)
+        } else {
+            st.restarting = true;
+            Some(Verdict::Restart(delay))
+        }
+    }
+
+    /// Gives `server` up (its state says why): tells the feed and the events, and wakes what
+    /// waits for its next generation.
+    fn give_up(&self, server: &Server) {
+        let msg = server.given_up().unwrap_or_default();
+        self.feed.send(RegistryEvent::Failed {
+            server: server.name.clone(),
+            root: self.root.clone(),
+            reason: msg.clone(),
+        });
+        self.event("error", &server.name, msg);
+        server.generation.send_modify(|g| *g += 1);
+    }
+
+    /// Puts the restarted process `client` of server `name` (which `crashed` so) in place, its
+    /// documents reopened, and says so; false (the process shut down) when the server is gone.
+    async fn restarted(
+        &self,
+        client: std::sync::Arc<LspClient>,
+        name: &str,
+        crashed: &str,
+    ) -> bool {
+        let Some(server) = self.server.upgrade() else {
+            client.shutdown().await;
+            return false;
+        };
+        server.docs.replace_client(client);
+        server.rearm();
+        if let Ok(mut st) = server.sup.lock() {
+            st.restarting = false;
+            st.restarts += 1;
+        }
+        server.generation.send_modify(|g| *g += 1);
+        self.feed.send(RegistryEvent::Restarted {
+            server: name.to_string(),
+            root: self.root.clone(),
+            reason: crashed.to_string(),
+        });
+        self.event(
+            "info",
+            name,
+            format!("{name} restarted; its documents were reopened"),
+        );
+        true
+    }
+}
+
+/// What the restart policy makes of a crash.
+enum Verdict {
+    /// Restart after this delay.
+    Restart(Duration),
+    /// Give the server up.
+    GiveUp,
 }
 
 pub use crate::procfs::resident_bytes;

@@ -259,110 +259,17 @@ impl Engine {
         runner: Runner,
     ) -> Result<ToolOutput, ToolError> {
         let permit = self.activities.admit(name)?;
-        let kind = name.to_string();
-        // A session of its own on the shared workspace: it outlives the caller's.
-        let session = Arc::new(Engine::session(self.shared().clone(), self.opts.clone()));
-        let all = self.activities.live.clone();
+        let task = Task {
+            kind: name.to_string(),
+            // A session of its own on the shared workspace: it outlives the caller's.
+            session: Arc::new(Engine::session(self.shared().clone(), self.opts.clone())),
+            all: self.activities.live.clone(),
+            args,
+            runner,
+            permit,
+        };
         let (told, answer) = oneshot::channel::<Result<i64, ToolError>>();
-        tokio::spawn(async move {
-            let (k, params, owner) = (kind.clone(), args.clone(), store::process_token());
-            let begun = session
-                .state
-                .run(move |c| store::begin_activity(c, &k, &params, &owner))
-                .await;
-            let n = match begun {
-                Ok(n) => n,
-                Err(e) => {
-                    let _ = told.send(Err(e));
-                    return;
-                }
-            };
-            permit.label(&store::activity_id(n));
-            let (stop_tx, stop_rx) = oneshot::channel();
-            let live = Arc::new(Live {
-                workspace: session.id,
-                kind: kind.clone(),
-                progress: Mutex::new(None),
-                stop: Mutex::new(Some(stop_tx)),
-                ended: watch::channel(false).0,
-            });
-            if let Ok(mut l) = all.lock() {
-                l.insert(n, live.clone());
-            }
-            session.events.emit(
-                "activity_started",
-                store::activity_data(n, &kind, "running", None),
-            );
-            // Recorded before the id is handed out: lspgate may die right after.
-            session.events.flush().await;
-            #[cfg(test)]
-            let _ = session.activities.hold.subscribe().wait_for(|h| !*h).await;
-            let stopped = if told.send(Ok(n)).is_ok() {
-                run(&session, runner, &kind, args, &live, stop_rx).await
-            } else {
-                // Nobody learnt its id: nobody could follow or cancel it.
-                Err(Stop::Cancelled)
-            };
-            drop(permit);
-            let mut finish = match stopped {
-                Ok(Ok(out)) => Finish {
-                    state: "succeeded",
-                    result: Some(out.structured),
-                    text: Some(out.text),
-                    ..Finish::default()
-                },
-                Ok(Err(e)) => Finish {
-                    state: "failed",
-                    reason: Some(e.code.as_str().to_string()),
-                    error: e.to_json().get("error").cloned(),
-                    ..Finish::default()
-                },
-                Err(Stop::Cancelled) => Finish {
-                    state: "cancelled",
-                    reason: Some("cancelled".into()),
-                    ..Finish::default()
-                },
-                Err(Stop::Interrupted) => Finish {
-                    state: "failed",
-                    error: Some(json!({
-                        "code": "internal",
-                        "message": "interrupted: lspgate stopped before this finished",
-                        "data": {"reason": "interrupted"},
-                    })),
-                    reason: Some("interrupted".into()),
-                    ..Finish::default()
-                },
-            };
-            finish.progress = live
-                .progress
-                .lock()
-                .ok()
-                .and_then(|p| p.clone())
-                .and_then(|p| serde_json::to_value(p).ok());
-            let (state, reason) = (finish.state, finish.reason.clone());
-            let recorded = session
-                .state
-                .run(move |c| {
-                    let tx = store::write_transaction(c)?;
-                    store::finish_activity(&tx, n, &finish, store::now_ms())?;
-                    tx.commit()
-                })
-                .await;
-            if let Err(e) = recorded {
-                tracing::error!(
-                    "activity {}: cannot record its end: {e}",
-                    store::activity_id(n)
-                );
-            }
-            session.events.emit(
-                "activity_finished",
-                store::activity_data(n, &kind, state, reason.as_deref()),
-            );
-            if let Ok(mut l) = all.lock() {
-                l.remove(&n);
-            }
-            live.ended.send_replace(true);
-        });
+        tokio::spawn(task.run(told));
         let n = answer
             .await
             .map_err(|_| ToolError::internal("the activity stopped before it started"))??;
@@ -501,6 +408,141 @@ fn running(id: &str, live: &Live) -> ActivityResult {
         reason: None,
         text: None,
     }
+}
+
+/// An admitted activity, to be run in a task of its own (`Task::run`).
+struct Task {
+    /// Its own session on the shared workspace.
+    session: Arc<Engine>,
+    kind: String,
+    args: Value,
+    runner: Runner,
+    /// Its place among the heavy calls, held while it runs.
+    permit: Permit,
+    /// The activities running in this process (`Activities::live`).
+    all: Arc<Mutex<HashMap<i64, Arc<Live>>>>,
+}
+
+impl Task {
+    /// Records the activity's start, hands its number to `told` (or why it could not start),
+    /// runs it unless nobody is there to learn the number, and records its end.
+    async fn run(self, told: oneshot::Sender<Result<i64, ToolError>>) {
+        let Task {
+            session,
+            kind,
+            args,
+            runner,
+            permit,
+            all,
+        } = self;
+        let (k, params, owner) = (kind.clone(), args.clone(), store::process_token());
+        let begun = session
+            .state
+            .run(move |c| store::begin_activity(c, &k, &params, &owner))
+            .await;
+        let n = match begun {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = told.send(Err(e));
+                return;
+            }
+        };
+        permit.label(&store::activity_id(n));
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let live = Arc::new(Live {
+            workspace: session.id,
+            kind: kind.clone(),
+            progress: Mutex::new(None),
+            stop: Mutex::new(Some(stop_tx)),
+            ended: watch::channel(false).0,
+        });
+        if let Ok(mut l) = all.lock() {
+            l.insert(n, live.clone());
+        }
+        session.events.emit(
+            "activity_started",
+            store::activity_data(n, &kind, "running", None),
+        );
+        // Recorded before the id is handed out: lspgate may die right after.
+        session.events.flush().await;
+        #[cfg(test)]
+        let _ = session.activities.hold.subscribe().wait_for(|h| !*h).await;
+        let stopped = if told.send(Ok(n)).is_ok() {
+            run(&session, runner, &kind, args, &live, stop_rx).await
+        } else {
+            // Nobody learnt its id: nobody could follow or cancel it.
+            Err(Stop::Cancelled)
+        };
+        drop(permit);
+        record_end(&session, n, &kind, finish_of(stopped, &live)).await;
+        if let Ok(mut l) = all.lock() {
+            l.remove(&n);
+        }
+        live.ended.send_replace(true);
+    }
+}
+
+/// How an activity that `stopped` so ends: its state, result or error, and its last progress.
+fn finish_of(stopped: Result<Result<ToolOutput, ToolError>, Stop>, live: &Live) -> Finish {
+    let mut finish = match stopped {
+        Ok(Ok(out)) => Finish {
+            state: "succeeded",
+            result: Some(out.structured),
+            text: Some(out.text),
+            ..Finish::default()
+        },
+        Ok(Err(e)) => Finish {
+            state: "failed",
+            reason: Some(e.code.as_str().to_string()),
+            error: e.to_json().get("error").cloned(),
+            ..Finish::default()
+        },
+        Err(Stop::Cancelled) => Finish {
+            state: "cancelled",
+            reason: Some("cancelled".into()),
+            ..Finish::default()
+        },
+        Err(Stop::Interrupted) => Finish {
+            state: "failed",
+            error: Some(json!({
+                "code": "internal",
+                "message": "interrupted: lspgate stopped before this finished",
+                "data": {"reason": "interrupted"},
+            })),
+            reason: Some("interrupted".into()),
+            ..Finish::default()
+        },
+    };
+    finish.progress = live
+        .progress
+        .lock()
+        .ok()
+        .and_then(|p| p.clone())
+        .and_then(|p| serde_json::to_value(p).ok());
+    finish
+}
+
+/// Records activity `n`'s end (logging if it cannot) and tells the session's events.
+async fn record_end(session: &Engine, n: i64, kind: &str, finish: Finish) {
+    let (state, reason) = (finish.state, finish.reason.clone());
+    let recorded = session
+        .state
+        .run(move |c| {
+            let tx = store::write_transaction(c)?;
+            store::finish_activity(&tx, n, &finish, store::now_ms())?;
+            tx.commit()
+        })
+        .await;
+    if let Err(e) = recorded {
+        tracing::error!(
+            "activity {}: cannot record its end: {e}",
+            store::activity_id(n)
+        );
+    }
+    session.events.emit(
+        "activity_finished",
+        store::activity_data(n, kind, state, reason.as_deref()),
+    );
 }
 
 /// Runs the call until it ends or is told to stop; the work's future is dropped on a stop,

@@ -352,52 +352,20 @@ struct Followed {
 async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
     // One wake-up owed is enough: the stream reads every log by cursor when it wakes.
     let (wake_tx, mut wake) = mpsc::channel::<()>(1);
-    let mut followed: Vec<Followed> = Vec::new();
     let mut pulse = source.pulse();
     let stop = stopped(source.stopping());
     tokio::pin!(stop);
-    let follow_new = |followed: &mut Vec<Followed>| {
-        for (root, log) in source.logs() {
-            followed.retain(|f| f.log.strong_count() > 0);
-            if followed
-                .iter()
-                .any(|f| std::ptr::eq(f.log.as_ptr(), Arc::as_ptr(&log)))
-            {
-                continue;
-            }
-            let mut live = log.follow();
-            // Not a sender of the page's stream: the stream ends when `feed` does, and the
-            // follower with it (its wake-up's receiver is `feed`'s).
-            let w = wake_tx.clone();
-            tokio::spawn(async move {
-                loop {
-                    tokio::select! {
-                        r = live.recv() => match r {
-                            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                                if let Err(mpsc::error::TrySendError::Closed(())) = w.try_send(()) {
-                                    return;
-                                }
-                            }
-                            Err(_) => return,
-                        },
-                        () = w.closed() => return,
-                    }
-                }
-            });
-            followed.push(Followed {
-                root,
-                cursor: log.written(),
-                log: Arc::downgrade(&log),
-            });
-        }
+    let mut feed = Feed {
+        source,
+        tx,
+        wake: wake_tx,
+        followed: Vec::new(),
     };
-    follow_new(&mut followed);
-    // A page that stops reading for `STALLED` ends its stream (its connection goes with it).
-    let send = |e: SseEvent| {
-        let tx = tx.clone();
-        async move { matches!(tokio::time::timeout(STALLED, tx.send(e)).await, Ok(Ok(()))) }
-    };
-    if !send(SseEvent::default().event("hello").data("{}")).await {
+    feed.follow_new();
+    if !feed
+        .send(SseEvent::default().event("hello").data("{}"))
+        .await
+    {
         return;
     }
     let mut memory = tokio::time::interval(MEMORY_EVERY);
@@ -407,30 +375,12 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
     let mut owed: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
-            () = tx.closed() => return,
+            () = feed.tx.closed() => return,
             () = &mut stop => return,
             Some(()) = wake.recv() => {
                 while wake.try_recv().is_ok() {}
-                for f in &mut followed {
-                    let Some(log) = f.log.upgrade() else {
-                        continue;
-                    };
-                    loop {
-                        let Ok(page) = log.read(f.cursor, 200, Vec::new()).await else {
-                            break;
-                        };
-                        for e in page.events {
-                            f.cursor = f.cursor.max(e.seq);
-                            let data = json!({"root": f.root, "seq": e.seq, "time": e.time, "kind": e.kind, "data": e.data});
-                            if !send(SseEvent::default().event("event").data(data.to_string())).await {
-                                return;
-                            }
-                        }
-                        f.cursor = f.cursor.max(page.next);
-                        if !page.more {
-                            break;
-                        }
-                    }
+                if !feed.send_events().await {
+                    return;
                 }
             }
             changed = pulse.changed(), if owed.is_none() => {
@@ -442,8 +392,7 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
                     Some(at) if now < at + CHANGED_EVERY => owed = Some(at + CHANGED_EVERY),
                     _ => {
                         last_changed = Some(now);
-                        follow_new(&mut followed);
-                        if !send(SseEvent::default().event("changed").data("{}")).await {
+                        if !feed.changed().await {
                             return;
                         }
                     }
@@ -452,17 +401,120 @@ async fn feed(source: Arc<dyn Source>, tx: mpsc::Sender<SseEvent>) {
             () = tokio::time::sleep_until(owed.unwrap_or_else(tokio::time::Instant::now)), if owed.is_some() => {
                 owed = None;
                 last_changed = Some(tokio::time::Instant::now());
-                follow_new(&mut followed);
-                if !send(SseEvent::default().event("changed").data("{}")).await {
+                if !feed.changed().await {
                     return;
                 }
             }
             _ = memory.tick() => {
-                let m = source.memory();
-                if !send(SseEvent::default().event("memory").data(m.to_string())).await {
+                let m = feed.source.memory();
+                if !feed.send(SseEvent::default().event("memory").data(m.to_string())).await {
                     return;
                 }
             }
+        }
+    }
+}
+
+/// One page's stream as `feed` keeps it: where it sends, and the logs it follows.
+struct Feed {
+    source: Arc<dyn Source>,
+    tx: mpsc::Sender<SseEvent>,
+    /// Woken (one wake-up owed at most) when a followed log has news.
+    wake: mpsc::Sender<()>,
+    followed: Vec<Followed>,
+}
+
+impl Feed {
+    /// Follows the source's logs not followed yet (and forgets those gone), from what each
+    /// has written now.
+    fn follow_new(&mut self) {
+        for (root, log) in self.source.logs() {
+            self.followed.retain(|f| f.log.strong_count() > 0);
+            if self
+                .followed
+                .iter()
+                .any(|f| std::ptr::eq(f.log.as_ptr(), Arc::as_ptr(&log)))
+            {
+                continue;
+            }
+            // Not a sender of the page's stream: the stream ends when `feed` does, and the
+            // follower with it (its wake-up's receiver is `feed`'s).
+            tokio::spawn(wake_on_news(log.follow(), self.wake.clone()));
+            self.followed.push(Followed {
+                root,
+                cursor: log.written(),
+                log: Arc::downgrade(&log),
+            });
+        }
+    }
+
+    /// Sends `e` (`send_to`).
+    async fn send(&self, e: SseEvent) -> bool {
+        send_to(&self.tx, e).await
+    }
+
+    /// Sends every event each followed log has after its cursor; false once the page is gone.
+    async fn send_events(&mut self) -> bool {
+        for f in &mut self.followed {
+            let Some(log) = f.log.upgrade() else {
+                continue;
+            };
+            loop {
+                let Ok(page) = log.read(f.cursor, 200, Vec::new()).await else {
+                    break;
+                };
+                for e in page.events {
+                    f.cursor = f.cursor.max(e.seq);
+                    let data = json!({"root": f.root, "seq": e.seq, "time": e.time, "kind": e.kind, "data": e.data});
+                    if !send_to(
+                        &self.tx,
+                        SseEvent::default().event("event").data(data.to_string()),
+                    )
+                    .await
+                    {
+                        return false;
+                    }
+                }
+                f.cursor = f.cursor.max(page.next);
+                if !page.more {
+                    break;
+                }
+            }
+        }
+        true
+    }
+
+    /// Follows any new log, and tells the page something changed; false once it is gone.
+    async fn changed(&mut self) -> bool {
+        self.follow_new();
+        self.send(SseEvent::default().event("changed").data("{}"))
+            .await
+    }
+}
+
+/// Sends `e` to a page's stream; false once the page is gone, or has stopped reading for
+/// `STALLED` (its stream ends, and its connection with it).
+async fn send_to(tx: &mpsc::Sender<SseEvent>, e: SseEvent) -> bool {
+    matches!(tokio::time::timeout(STALLED, tx.send(e)).await, Ok(Ok(())))
+}
+
+/// Wakes `wake` each time the log followed by `live` has news (or lagged behind it), until the
+/// log or the wake-up's receiver goes.
+async fn wake_on_news(
+    mut live: tokio::sync::broadcast::Receiver<Arc<crate::events::Event>>,
+    wake: mpsc::Sender<()>,
+) {
+    loop {
+        tokio::select! {
+            r = live.recv() => match r {
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    if let Err(mpsc::error::TrySendError::Closed(())) = wake.try_send(()) {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            },
+            () = wake.closed() => return,
         }
     }
 }

@@ -412,112 +412,12 @@ fn keyed(
     sources: &[(PathBuf, Family)],
     parsed: &[Arc<Parsed>],
 ) -> HashMap<PathBuf, u64> {
-    let fingerprint = |i: usize| -> u64 {
-        parsed[i]
-            .decl
-            .as_ref()
-            .map(|d| d.fingerprint)
-            .unwrap_or(parsed[i].content)
-    };
-    // How imports name files: exactly (a path without extension), or by the end of one.
-    let mut exact: HashMap<PathBuf, Vec<usize>> = HashMap::new();
-    let mut by_name: HashMap<String, Vec<(String, usize)>> = HashMap::new();
-    for (i, (path, family)) in sources.iter().enumerate() {
-        for k in keys(path, *family) {
-            let rel = k
-                .strip_prefix(root)
-                .unwrap_or(&k)
-                .to_string_lossy()
-                .into_owned();
-            let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
-            by_name.entry(name).or_default().push((rel, i));
-            exact.entry(k).or_default().push(i);
-        }
-    }
-    // A script's relative import of a file the survey did not read (gitignored, generated,
-    // not code) may change unseen: the importer may depend on any file.
-    let unresolved: Vec<bool> = parsed
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            sources[i].1 == Family::Script
-                && p.targets
-                    .iter()
-                    .any(|t| matches!(t, Target::Exact(k) if !exact.contains_key(k)))
-        })
-        .collect();
-    let edges: Vec<Vec<usize>> = parsed
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let mut out: Vec<usize> = Vec::new();
-            for t in &p.targets {
-                match t {
-                    Target::Exact(k) => out.extend(exact.get(k).into_iter().flatten()),
-                    Target::Suffix(s) => {
-                        let name = s.rsplit('/').next().unwrap_or(s);
-                        out.extend(
-                            by_name
-                                .get(name)
-                                .into_iter()
-                                .flatten()
-                                .filter(|(rel, _)| rel == s || rel.ends_with(&format!("/{s}")))
-                                .map(|(_, j)| *j),
-                        );
-                    }
-                }
-            }
-            out.retain(|j| *j != i && sources[*j].1 == sources[i].1);
-            out.sort_unstable();
-            out.dedup();
-            out
-        })
-        .collect();
+    let names = Names::of(root, sources);
+    let unresolved = names.unresolved(sources, parsed);
+    let edges = names.edges(sources, parsed);
     let (comp_of, comps) = components(&edges);
-    let mut digest: Vec<u64> = Vec::with_capacity(comps.len());
-    for (c, members) in comps.iter().enumerate() {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        let mut own: Vec<(&PathBuf, u64)> = members
-            .iter()
-            .map(|&i| (&sources[i].0, fingerprint(i)))
-            .collect();
-        own.sort();
-        own.hash(&mut h);
-        let mut next: Vec<u64> = members
-            .iter()
-            .flat_map(|&i| edges[i].iter().map(|&j| comp_of[j]))
-            .filter(|&d| d != c)
-            .map(|d| digest[d])
-            .collect();
-        next.sort_unstable();
-        next.dedup();
-        next.hash(&mut h);
-        digest.push(h.finish());
-    }
-    // Per family: what every file sees (global scripts), and everything (for open files).
-    let mut seen_by_all: HashMap<Family, u64> = HashMap::new();
-    let mut everything: HashMap<Family, u64> = HashMap::new();
-    for family in [Family::Python, Family::Script] {
-        // A global script's part is what it imports too (an augmentation naming an imported
-        // type changes when that type does).
-        let of = |pick: &dyn Fn(usize) -> bool| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            for i in (0..sources.len()).filter(|&i| sources[i].1 == family && pick(i)) {
-                (&sources[i].0, fingerprint(i), digest[comp_of[i]]).hash(&mut h);
-            }
-            h.finish()
-        };
-        let global = |i: usize| parsed[i].decl.as_ref().is_some_and(|d| d.global);
-        let all = of(&|_| true);
-        // A global script that brings other files in (`/// <reference path=…>`) makes theirs
-        // global too: every file may depend on any. (Its quoted strings on lines that mention
-        // `require` are no imports: a script that has any is no global one.)
-        let global_open = (0..sources.len()).any(|i| {
-            sources[i].1 == family && global(i) && parsed[i].decl.as_ref().is_some_and(|d| d.open)
-        });
-        seen_by_all.insert(family, if global_open { all } else { of(&global) });
-        everything.insert(family, all);
-    }
+    let digest = component_digests(sources, parsed, &edges, &comp_of, &comps);
+    let (seen_by_all, everything) = family_digests(sources, parsed, &digest, &comp_of);
     sources
         .iter()
         .enumerate()
@@ -536,6 +436,159 @@ fn keyed(
             (path.clone(), h.finish())
         })
         .collect()
+}
+
+/// What of a file its dependents see: its declarations' fingerprint, or (with none) its
+/// content's hash.
+fn fingerprint(parsed: &Parsed) -> u64 {
+    parsed
+        .decl
+        .as_ref()
+        .map(|d| d.fingerprint)
+        .unwrap_or(parsed.content)
+}
+
+/// How imports name the surveyed files: exactly (a path without extension), or by the end of
+/// one.
+struct Names {
+    /// Each file's keys, and the files of each.
+    exact: HashMap<PathBuf, Vec<usize>>,
+    /// Each file name, and the files of that name with their paths relative to the root.
+    by_name: HashMap<String, Vec<(String, usize)>>,
+}
+
+impl Names {
+    /// The names of `sources` (paths in `root`).
+    fn of(root: &Path, sources: &[(PathBuf, Family)]) -> Names {
+        let mut exact: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+        let mut by_name: HashMap<String, Vec<(String, usize)>> = HashMap::new();
+        for (i, (path, family)) in sources.iter().enumerate() {
+            for k in keys(path, *family) {
+                let rel = k
+                    .strip_prefix(root)
+                    .unwrap_or(&k)
+                    .to_string_lossy()
+                    .into_owned();
+                let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+                by_name.entry(name).or_default().push((rel, i));
+                exact.entry(k).or_default().push(i);
+            }
+        }
+        Names { exact, by_name }
+    }
+
+    /// Per file, whether it is a script with a relative import of a file the survey did not
+    /// read (gitignored, generated, not code): that may change unseen, so the importer may
+    /// depend on any file.
+    fn unresolved(&self, sources: &[(PathBuf, Family)], parsed: &[Arc<Parsed>]) -> Vec<bool> {
+        parsed
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                sources[i].1 == Family::Script
+                    && p.targets
+                        .iter()
+                        .any(|t| matches!(t, Target::Exact(k) if !self.exact.contains_key(k)))
+            })
+            .collect()
+    }
+
+    /// Per file, the files of its family (not itself) its imports name, in order.
+    fn edges(&self, sources: &[(PathBuf, Family)], parsed: &[Arc<Parsed>]) -> Vec<Vec<usize>> {
+        parsed
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut out: Vec<usize> = Vec::new();
+                for t in &p.targets {
+                    match t {
+                        Target::Exact(k) => out.extend(self.exact.get(k).into_iter().flatten()),
+                        Target::Suffix(s) => {
+                            let name = s.rsplit('/').next().unwrap_or(s);
+                            out.extend(
+                                self.by_name
+                                    .get(name)
+                                    .into_iter()
+                                    .flatten()
+                                    .filter(|(rel, _)| rel == s || rel.ends_with(&format!("/{s}")))
+                                    .map(|(_, j)| *j),
+                            );
+                        }
+                    }
+                }
+                out.retain(|j| *j != i && sources[*j].1 == sources[i].1);
+                out.sort_unstable();
+                out.dedup();
+                out
+            })
+            .collect()
+    }
+}
+
+/// Each component's digest: its members' paths and fingerprints, and the digests of the
+/// components they import (`comps` come after every component they reach, so those are known).
+fn component_digests(
+    sources: &[(PathBuf, Family)],
+    parsed: &[Arc<Parsed>],
+    edges: &[Vec<usize>],
+    comp_of: &[usize],
+    comps: &[Vec<usize>],
+) -> Vec<u64> {
+    let mut digest: Vec<u64> = Vec::with_capacity(comps.len());
+    for (c, members) in comps.iter().enumerate() {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut own: Vec<(&PathBuf, u64)> = members
+            .iter()
+            .map(|&i| (&sources[i].0, fingerprint(&parsed[i])))
+            .collect();
+        own.sort();
+        own.hash(&mut h);
+        let mut next: Vec<u64> = members
+            .iter()
+            .flat_map(|&i| edges[i].iter().map(|&j| comp_of[j]))
+            .filter(|&d| d != c)
+            .map(|d| digest[d])
+            .collect();
+        next.sort_unstable();
+        next.dedup();
+        next.hash(&mut h);
+        digest.push(h.finish());
+    }
+    digest
+}
+
+/// Per family: the digest of what every file sees (global scripts), and of everything (for
+/// open files), from each file's component `digest`.
+fn family_digests(
+    sources: &[(PathBuf, Family)],
+    parsed: &[Arc<Parsed>],
+    digest: &[u64],
+    comp_of: &[usize],
+) -> (HashMap<Family, u64>, HashMap<Family, u64>) {
+    let mut seen_by_all: HashMap<Family, u64> = HashMap::new();
+    let mut everything: HashMap<Family, u64> = HashMap::new();
+    for family in [Family::Python, Family::Script] {
+        // A global script's part is what it imports too (an augmentation naming an imported
+        // type changes when that type does).
+        let of = |pick: &dyn Fn(usize) -> bool| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            for i in (0..sources.len()).filter(|&i| sources[i].1 == family && pick(i)) {
+                (&sources[i].0, fingerprint(&parsed[i]), digest[comp_of[i]]).hash(&mut h);
+            }
+            h.finish()
+        };
+        let global = |i: usize| parsed[i].decl.as_ref().is_some_and(|d| d.global);
+        let all = of(&|_| true);
+        // A global script that brings other files in (`/// <reference path=…>`) makes theirs
+        // global too: every file may depend on any. (Its quoted strings on lines that mention
+        // `require` are no imports: a script that has any is no global one.)
+        let global_open = (0..sources.len()).any(|i| {
+            sources[i].1 == family && global(i) && parsed[i].decl.as_ref().is_some_and(|d| d.open)
+        });
+        seen_by_all.insert(family, if global_open { all } else { of(&global) });
+        everything.insert(family, all);
+    }
+    (seen_by_all, everything)
 }
 
 /// The strongly connected components of a graph (Tarjan's, without recursion): each node's

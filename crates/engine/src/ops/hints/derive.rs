@@ -6,7 +6,7 @@
 
 use futures::stream::{self, StreamExt};
 
-use crate::documents::Lease;
+use crate::documents::{Lease, Snapshot};
 use crate::error::ToolError;
 use crate::lsp::wire::{WirePos, WireSymbol};
 use crate::registry::Server;
@@ -47,6 +47,37 @@ pub(super) async fn hints(
             |c| async move { c.document_symbols(uri).await },
         )
         .await?;
+    let bindings = bindings(snap, &symbols, first, last);
+    let sites = call_sites(snap, &text, first, last);
+    let asked: Vec<WirePos> = bindings
+        .iter()
+        .map(|b| b.pos)
+        .chain(sites.iter().map(|(_, p)| *p))
+        .collect();
+    let hovers = hover_all(server, lease, asked).await;
+    let failed = hovers.iter().filter(|h| h.is_none()).count();
+    let (of_bindings, of_calls) = hovers.split_at(bindings.len());
+    let mut out = Vec::new();
+    for (b, h) in bindings.iter().zip(of_bindings) {
+        let Some(code) = h.as_deref().map(code_of) else {
+            continue;
+        };
+        out.extend(type_hint(snap, &text, b, &code));
+    }
+    // Parameter names at calls, from the callee's signature.
+    for ((site, _), h) in sites.iter().zip(of_calls) {
+        let Some(labels) = h.as_deref().map(code_of).and_then(|c| parameters(&c)) else {
+            continue;
+        };
+        out.extend(parameter_hints(site, &labels));
+    }
+    out.retain(|(line, _)| *line >= first && *line <= last);
+    Ok(Derived { hints: out, failed })
+}
+
+/// The functions, methods, variables and constants of the outline `symbols` (at any depth)
+/// named on lines `first..=last`.
+fn bindings(snap: &Snapshot, symbols: &[WireSymbol], first: u32, last: u32) -> Vec<Binding> {
     let mut bindings = Vec::new();
     let mut walk: Vec<&WireSymbol> = symbols.iter().collect();
     while let Some(s) = walk.pop() {
@@ -65,8 +96,18 @@ pub(super) async fn hints(
             function,
         });
     }
-    // The calls of the page with a positional argument, and where each callee's name ends.
-    let sites: Vec<(scan::CallSite, WirePos)> = scan::calls(&text, first, last)
+    bindings
+}
+
+/// The calls on lines `first..=last` with a positional argument, and where each callee's name
+/// ends.
+fn call_sites(
+    snap: &Snapshot,
+    text: &scan::Text,
+    first: u32,
+    last: u32,
+) -> Vec<(scan::CallSite, WirePos)> {
+    scan::calls(text, first, last)
         .into_iter()
         .filter(|s| s.args.first().is_some_and(scan::Arg::positional))
         .filter_map(|s| {
@@ -76,15 +117,16 @@ pub(super) async fn hints(
             let pos = snap.to_wire(line, col).ok()?;
             Some((s, pos))
         })
-        .collect();
-    let asked: Vec<WirePos> = bindings
-        .iter()
-        .map(|b| b.pos)
-        .chain(sites.iter().map(|(_, p)| *p))
-        .collect();
+        .collect()
+}
+
+/// The hover at each of `asked`, in order, `IN_FLIGHT` at a time: its contents (empty for no
+/// hover), or `None` where the question failed.
+async fn hover_all(server: &Server, lease: &Lease, asked: Vec<WirePos>) -> Vec<Option<String>> {
+    let uri = &lease.snap.uri;
     // Hover only: pyright's signature help took 0.5 s a call on Django's query.py, its hover
     // 27 ms, and hover on a callee gives the same parameters.
-    let hovers: Vec<Option<String>> = stream::iter(asked)
+    stream::iter(asked)
         .map(|pos| async move {
             server
                 .request(Some(lease), move |c| async move { c.hover(uri, pos).await })
@@ -94,76 +136,69 @@ pub(super) async fn hints(
         })
         .buffered(IN_FLIGHT)
         .collect()
-        .await;
-    let failed = hovers.iter().filter(|h| h.is_none()).count();
-    let (of_bindings, of_calls) = hovers.split_at(bindings.len());
+        .await
+}
+
+/// The type hint of binding `b` whose hover's code is `code`: a function's return type after
+/// its parameters, or an unannotated variable's type after its name.
+fn type_hint(snap: &Snapshot, text: &scan::Text, b: &Binding, code: &str) -> Option<(u32, Hint)> {
+    if b.function {
+        let ty = return_type(code)?;
+        let name_end = text.index(b.end)?;
+        let Some((end, false)) = scan::def_params_end(&text.code, name_end) else {
+            return None;
+        };
+        let (line, column) = text.pos(end);
+        return Some((
+            line,
+            Hint {
+                column,
+                label: format!(" -> {ty}"),
+                kind: "type",
+            },
+        ));
+    }
+    let ty = variable_type(code)?;
+    let rest: String = snap
+        .line(b.end.0)
+        .unwrap_or("")
+        .chars()
+        .skip(b.end.1 as usize - 1)
+        .collect();
+    let rest = rest.trim_start();
+    let annotated = rest.starts_with(':') && !rest.starts_with(":=");
+    (!annotated).then(|| {
+        (
+            b.end.0,
+            Hint {
+                column: b.end.1,
+                label: format!(": {ty}"),
+                kind: "type",
+            },
+        )
+    })
+}
+
+/// The parameter-name hints of a call `site` whose callee has the parameters `labels`: one
+/// per positional argument that is not already spelled as its parameter's name.
+fn parameter_hints(site: &scan::CallSite, labels: &[String]) -> Vec<(u32, Hint)> {
+    let names = parameter_names(labels);
     let mut out = Vec::new();
-    for (b, h) in bindings.iter().zip(of_bindings) {
-        let Some(code) = h.as_deref().map(code_of) else {
+    for (arg, name) in site.args.iter().take_while(|a| a.positional()).zip(names) {
+        let Some(name) = name else { continue };
+        if arg.text == name {
             continue;
-        };
-        if b.function {
-            let Some(ty) = return_type(&code) else {
-                continue;
-            };
-            let Some(name_end) = text.index(b.end) else {
-                continue;
-            };
-            if let Some((end, false)) = scan::def_params_end(&text.code, name_end) {
-                let (line, column) = text.pos(end);
-                out.push((
-                    line,
-                    Hint {
-                        column,
-                        label: format!(" -> {ty}"),
-                        kind: "type",
-                    },
-                ));
-            }
-        } else if let Some(ty) = variable_type(&code) {
-            let rest: String = snap
-                .line(b.end.0)
-                .unwrap_or("")
-                .chars()
-                .skip(b.end.1 as usize - 1)
-                .collect();
-            let rest = rest.trim_start();
-            let annotated = rest.starts_with(':') && !rest.starts_with(":=");
-            if !annotated {
-                out.push((
-                    b.end.0,
-                    Hint {
-                        column: b.end.1,
-                        label: format!(": {ty}"),
-                        kind: "type",
-                    },
-                ));
-            }
         }
+        out.push((
+            arg.at.0,
+            Hint {
+                column: arg.at.1,
+                label: format!("{name}="),
+                kind: "parameter",
+            },
+        ));
     }
-    // Parameter names at calls, from the callee's signature.
-    for ((site, _), h) in sites.iter().zip(of_calls) {
-        let Some(labels) = h.as_deref().map(code_of).and_then(|c| parameters(&c)) else {
-            continue;
-        };
-        let names = parameter_names(&labels);
-        for (arg, name) in site.args.iter().take_while(|a| a.positional()).zip(names) {
-            let Some(name) = name else { continue };
-            if arg.text == name {
-                continue;
-            }
-            out.push((
-                arg.at.0,
-                Hint {
-                    column: arg.at.1,
-                    label: format!("{name}="),
-                    kind: "parameter",
-                },
-            ));
-        }
-    }
-    out.retain(|(line, _)| *line >= first && *line <= last);
-    Ok(Derived { hints: out, failed })
+    out
 }
 
 /// The code of a hover: its first fenced block (what follows is documentation).
