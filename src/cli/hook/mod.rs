@@ -15,6 +15,7 @@ pub(crate) mod before;
 mod event;
 pub(crate) mod fields;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
@@ -26,6 +27,7 @@ use crate::daemon::protocol::CallLine;
 use crate::lsp::wire::Severity;
 use crate::ops::hook::GATE_BUDGET;
 use crate::ops::hook::{HookAsk, HookVerdict, Stage};
+use crate::ops::session::SessionSpec;
 use fields::Tool;
 
 /// The largest hook event read (a `Write` carries the whole file): of a larger one, no more
@@ -167,23 +169,8 @@ async fn hook(
         // Cursor's turn was aborted or failed: nothing to gate.
         return Ok(None);
     }
-    let (files, shell) = match (stage, &event.tool) {
-        (Stage::Start | Stage::Stop, _) => (Vec::new(), false),
-        (_, Tool::Other) => return Ok(None),
-        (_, Tool::Shell) => (Vec::new(), true),
-        (_, Tool::Wrote(files)) => (files.clone(), false),
-    };
-    // What they held before: only after the write is it told from the file now.
-    let before = match stage {
-        Stage::PostEdit => match &event.harness.hooks {
-            Some(hooks) => (hooks.before)(
-                &fields::Fields::of(&value, &super::context::var),
-                &files,
-                &mut before::Work::new(),
-            ),
-            None => Vec::new(),
-        },
-        _ => Vec::new(),
+    let Some(written) = Written::of(stage, &event, &value) else {
+        return Ok(None);
     };
     let mut session = super::context::session(cli, &[]);
     if cli.root.is_none()
@@ -193,44 +180,9 @@ async fn hook(
     }
     // `/`, the home folder, a system folder: refused here, before any daemon is asked.
     session.root().map_err(|e| e.to_string())?;
-    let named = files.len();
-    let ask = HookAsk {
-        stage,
-        session: event.session.clone(),
-        files,
-        shell,
-        before,
-        severity: args
-            .severity
-            .unwrap_or(if stage == Stage::Stop {
-                SeverityArg::Error
-            } else {
-                SeverityArg::Warning
-            })
-            .severity(),
-        stop_hook_active: event.stop_hook_active,
-        // What is left of the budget once this process has read the event.
-        budget_ms: budget
-            .saturating_sub(started.elapsed())
-            .saturating_sub(MARGIN)
-            .as_millis() as u64,
-        deadline_unix_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()
-            .map(|now| {
-                (now + budget.saturating_sub(started.elapsed()) - MARGIN.min(budget)).as_millis()
-                    as u64
-            }),
-    };
-    let mut verdict: HookVerdict = match crate::daemon::client::hook(session, ask).await {
-        Ok(CallLine::Done { structured, .. }) => serde_json::from_value(structured)
-            .map_err(|e| format!("the daemon's verdict is not understood: {e}"))?,
-        Ok(CallLine::Unopened { error } | CallLine::Failed { error }) => {
-            return Err(error.message);
-        }
-        Ok(CallLine::Progress { .. }) => return Err("the daemon sent no verdict".into()),
-        Err(why) => return Err(format!("no daemon ({why})")),
-    };
+    let named = written.files.len();
+    let ask = written.ask(args, stage, &event, budget, started);
+    let mut verdict = verdict(session, ask).await?;
     if named > 0 && verdict.files.is_empty() {
         return Err(
             "no language server serves the files written (or they are outside the root): \
@@ -247,6 +199,86 @@ async fn hook(
         Stage::PreEdit | Stage::Start => Ok(None),
         Stage::Stop => Ok(gate(args, budget, &event, &verdict)),
         Stage::PostEdit => Ok(say(args, budget, &event, &verdict)),
+    }
+}
+
+/// What an event's tool wrote, as the daemon is asked about it.
+struct Written {
+    files: Vec<PathBuf>,
+    /// It ran a shell command: the files are those seen changing.
+    shell: bool,
+    /// What the files held before (after the write only, told from the event).
+    before: Vec<(PathBuf, crate::ops::hook::Before)>,
+}
+
+impl Written {
+    /// What `event`'s tool wrote, for `stage`; `None` when it is nothing lspgate checks.
+    fn of(stage: Stage, event: &event::Event, value: &serde_json::Value) -> Option<Written> {
+        let (files, shell) = match (stage, &event.tool) {
+            (Stage::Start | Stage::Stop, _) => (Vec::new(), false),
+            (_, Tool::Other) => return None,
+            (_, Tool::Shell) => (Vec::new(), true),
+            (_, Tool::Wrote(files)) => (files.clone(), false),
+        };
+        // What they held before: only after the write is it told from the file now.
+        let before = match (stage, &event.harness.hooks) {
+            (Stage::PostEdit, Some(hooks)) => (hooks.before)(
+                &fields::Fields::of(value, &super::context::var),
+                &files,
+                &mut before::Work::new(),
+            ),
+            _ => Vec::new(),
+        };
+        Some(Written {
+            files,
+            shell,
+            before,
+        })
+    }
+
+    /// The daemon's request: these files, the event's session, what is left of `budget`.
+    fn ask(
+        self,
+        args: &HookArgs,
+        stage: Stage,
+        event: &event::Event,
+        budget: Duration,
+        started: std::time::Instant,
+    ) -> HookAsk {
+        let left = budget.saturating_sub(started.elapsed());
+        HookAsk {
+            stage,
+            session: event.session.clone(),
+            files: self.files,
+            shell: self.shell,
+            before: self.before,
+            severity: args
+                .severity
+                .unwrap_or(if stage == Stage::Stop {
+                    SeverityArg::Error
+                } else {
+                    SeverityArg::Warning
+                })
+                .severity(),
+            stop_hook_active: event.stop_hook_active,
+            // What is left of the budget once this process has read the event.
+            budget_ms: left.saturating_sub(MARGIN).as_millis() as u64,
+            deadline_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|now| (now + left - MARGIN.min(budget)).as_millis() as u64),
+        }
+    }
+}
+
+/// The daemon's verdict on `ask`.
+async fn verdict(session: SessionSpec, ask: HookAsk) -> Result<HookVerdict, String> {
+    match crate::daemon::client::hook(session, ask).await {
+        Ok(CallLine::Done { structured, .. }) => serde_json::from_value(structured)
+            .map_err(|e| format!("the daemon's verdict is not understood: {e}")),
+        Ok(CallLine::Unopened { error } | CallLine::Failed { error }) => Err(error.message),
+        Ok(CallLine::Progress { .. }) => Err("the daemon sent no verdict".into()),
+        Err(why) => Err(format!("no daemon ({why})")),
     }
 }
 
