@@ -193,6 +193,9 @@ fn the_docs_stand_alone() {
 /// draws them). Front ends on top; the daemon hosts MCP sessions and runs the operations.
 const LAYERS: &[&[&str]] = &[
     &["text", "error", "raw", "procfs", "lexer"],
+    &["imports", "calls"],
+    &["surface", "declarations"],
+    &["scanner_fixtures"],
     &["watch"],
     &["lsp"],
     &["documents", "workspace", "state"],

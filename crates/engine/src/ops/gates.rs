@@ -5,7 +5,7 @@
 mod affected;
 mod batch;
 mod check;
-pub(super) mod declarations;
+pub(super) use lspgate_analysis::declarations;
 mod report;
 
 pub(crate) use affected::Answers;

@@ -3,7 +3,7 @@
 //! without hints of their own (pyright) get hints derived from what they do answer (`derive`).
 
 mod derive;
-pub(super) mod scan;
+pub(super) use lspgate_analysis::calls as scan;
 
 use std::collections::BTreeMap;
 

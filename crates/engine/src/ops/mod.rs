@@ -19,8 +19,6 @@ pub mod gates;
 mod hints;
 pub mod hook;
 pub mod render;
-#[cfg(test)]
-mod scanner_fixtures;
 pub mod session;
 pub mod shape;
 mod symbols;

@@ -19,7 +19,7 @@ mod held;
 mod imports;
 mod ledger;
 mod signatures;
-pub(super) mod surface;
+pub(super) use lspgate_analysis::surface;
 
 use std::path::PathBuf;
 use std::sync::Mutex;

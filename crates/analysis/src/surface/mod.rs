@@ -9,12 +9,12 @@ mod go;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::imports::Family;
+use crate::imports::Family;
 use crate::lexer::Lang;
 use go::go;
 
 /// The names whose top-level definitions differ between `old` and `new`; `None`: cannot tell.
-pub(crate) fn changed_names(family: Family, old: &str, new: &str) -> Option<BTreeSet<String>> {
+pub fn changed_names(family: Family, old: &str, new: &str) -> Option<BTreeSet<String>> {
     let cut = |t: &str| match family {
         Family::Python => python(t),
         Family::Script => script(t),
@@ -39,7 +39,7 @@ pub(crate) fn changed_names(family: Family, old: &str, new: &str) -> Option<BTre
 /// or a value shows its type there (a decorated function, with its decorators: what they make
 /// of it follows from its type); a type (a class, an interface) does not show its members.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// A function or a value whose hover (and decorators) say all an importer sees.
     Typed,
     /// Anything else.
@@ -48,7 +48,7 @@ pub(crate) enum Kind {
 
 /// Where a top-level name is defined and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Def {
+pub struct Def {
     pub kind: Kind,
     /// 1-based line and code-point column of the name.
     pub line: u32,
@@ -58,7 +58,7 @@ pub(crate) struct Def {
 }
 
 /// Each top-level name's (first) definition.
-pub(crate) fn definitions(family: Family, text: &str) -> BTreeMap<String, Def> {
+pub fn definitions(family: Family, text: &str) -> BTreeMap<String, Def> {
     let mut out = BTreeMap::new();
     let mut decorators = String::new();
     let Some(lang) = family.lang() else {
@@ -146,7 +146,7 @@ fn find_word(line: &str, word: &str) -> Option<usize> {
 /// `names` and, to a fixpoint, every other top-level name of `text` whose definition mentions
 /// one of them (`def load() -> Config` when `Config` changed): what an importer may reach the
 /// change through.
-pub(crate) fn reaching(family: Family, text: &str, names: &BTreeSet<String>) -> BTreeSet<String> {
+pub fn reaching(family: Family, text: &str, names: &BTreeSet<String>) -> BTreeSet<String> {
     let mut out = names.clone();
     let blocks = match family {
         Family::Python => python(text),
@@ -171,12 +171,12 @@ pub(crate) fn reaching(family: Family, text: &str, names: &BTreeSet<String>) -> 
 }
 
 /// Whether `text` holds one of `names` as a whole word.
-pub(crate) fn mentions(text: &str, names: &BTreeSet<String>) -> bool {
+pub fn mentions(text: &str, names: &BTreeSet<String>) -> bool {
     mention_count(text, names) > 0
 }
 
 /// How many times `text` holds one of `names` as a whole word.
-pub(crate) fn mention_count(text: &str, names: &BTreeSet<String>) -> usize {
+pub fn mention_count(text: &str, names: &BTreeSet<String>) -> usize {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
         .filter(|w| names.contains(*w))
         .count()

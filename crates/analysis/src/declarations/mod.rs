@@ -9,12 +9,12 @@
 
 use std::hash::{Hash, Hasher};
 
+use crate::imports::Family;
 use crate::lexer::Lang;
-use crate::ops::hook::Family;
 
 /// What a file declares, as its importers see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Declarations {
+pub struct Declarations {
     /// A hash of the declaration parts, in order.
     pub fingerprint: u64,
     /// A script that is no module (no top-level import or export), or one that augments
@@ -26,7 +26,7 @@ pub(crate) struct Declarations {
 }
 
 /// The fingerprint of `text`, a file of `family` (C and others have none: `None`).
-pub(crate) fn declarations(family: Family, text: &str) -> Option<Declarations> {
+pub fn declarations(family: Family, text: &str) -> Option<Declarations> {
     let parts = match family {
         Family::Script => script_parts(text),
         Family::Python => python_parts(text),
@@ -45,7 +45,7 @@ pub(crate) fn declarations(family: Family, text: &str) -> Option<Declarations> {
 
 /// The declaration parts of `text`, in order, as `declarations` hashes them (C and Go: none).
 #[cfg(test)]
-pub(crate) fn parts(family: Family, text: &str) -> Vec<String> {
+pub fn parts(family: Family, text: &str) -> Vec<String> {
     match family {
         Family::Script => script_parts(text).decls,
         Family::Python => python_parts(text).decls,

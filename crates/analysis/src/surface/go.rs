@@ -192,7 +192,7 @@ fn squash(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::changed_names;
-    use crate::ops::hook::imports::Family;
+    use crate::imports::Family;
     use std::collections::BTreeSet;
 
     fn changed(old: &str, new: &str) -> Option<BTreeSet<String>> {

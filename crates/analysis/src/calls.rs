@@ -5,21 +5,21 @@
 
 /// A call: where its arguments start (just after `(`) and each argument.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct CallSite {
+pub struct CallSite {
     pub open: (u32, u32),
     pub args: Vec<Arg>,
 }
 
 /// One argument: where its first character is and its text (trimmed).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Arg {
+pub struct Arg {
     pub at: (u32, u32),
     pub text: String,
 }
 
 impl Arg {
     /// A positional argument: not `name=…`, `*xs` or `**kw`.
-    pub(crate) fn positional(&self) -> bool {
+    pub fn positional(&self) -> bool {
         if self.text.starts_with('*') {
             return false;
         }
@@ -51,7 +51,7 @@ impl Frame {
 }
 
 /// Every call whose `(` is on lines `first..=last` of `text`, with its arguments.
-pub(crate) fn calls(text: &Text, first: u32, last: u32) -> Vec<CallSite> {
+pub fn calls(text: &Text, first: u32, last: u32) -> Vec<CallSite> {
     let (chars, code) = (&text.chars, &text.code);
     let mut out: Vec<CallSite> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
@@ -158,14 +158,14 @@ fn end_arg(out: &mut [CallSite], f: &mut Frame, upto: &[char]) {
 
 /// A text as chars and as code (`lexer`'s mask, char for char: literals' contents and
 /// comments blanked), with where each line starts: positions to indexes and back.
-pub(crate) struct Text {
+pub struct Text {
     pub chars: Vec<char>,
     pub code: Vec<char>,
     starts: Vec<usize>,
 }
 
 impl Text {
-    pub(crate) fn new(text: &str) -> Text {
+    pub fn new(text: &str) -> Text {
         let chars: Vec<char> = text.chars().collect();
         let code = crate::lexer::lex(crate::lexer::Lang::Python, text).masked_chars(text);
         let mut starts = vec![0];
@@ -184,20 +184,20 @@ impl Text {
     }
 
     /// The index of 1-based (line, column), if the line exists.
-    pub(crate) fn index(&self, (line, col): (u32, u32)) -> Option<usize> {
+    pub fn index(&self, (line, col): (u32, u32)) -> Option<usize> {
         let start = *self.starts.get((line as usize).checked_sub(1)?)?;
         Some((start + (col as usize).saturating_sub(1)).min(self.chars.len()))
     }
 
     /// The 1-based (line, column) of index `i`.
-    pub(crate) fn pos(&self, i: usize) -> (u32, u32) {
+    pub fn pos(&self, i: usize) -> (u32, u32) {
         let line = self.starts.partition_point(|s| *s <= i).max(1);
         (line as u32, (i - self.starts[line - 1]) as u32 + 1)
     }
 }
 
 /// The index of the bracket closing the one at `open` in `code` (a `Text`'s).
-pub(crate) fn closing(code: &[char], open: usize) -> Option<usize> {
+pub fn closing(code: &[char], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     for (i, c) in code.iter().enumerate().skip(open) {
         match c {
@@ -215,7 +215,7 @@ pub(crate) fn closing(code: &[char], open: usize) -> Option<usize> {
 }
 
 /// The top-level comma-separated parts between the bracket at `open` and its closing one.
-pub(crate) fn parts(text: &Text, open: usize) -> Option<Vec<String>> {
+pub fn parts(text: &Text, open: usize) -> Option<Vec<String>> {
     let close = closing(&text.code, open)?;
     let part = |from: usize, to: usize| -> String {
         text.chars[from..to]
@@ -247,7 +247,7 @@ pub(crate) fn parts(text: &Text, open: usize) -> Option<Vec<String>> {
 /// Where the parameter list of the `def` whose name ends at index `name_end` of `code` (a
 /// `Text`'s) closes: the index just after its `)`, and whether a `->` annotation follows.
 /// Type parameters (`def f[T](`) are skipped.
-pub(crate) fn def_params_end(code: &[char], name_end: usize) -> Option<(usize, bool)> {
+pub fn def_params_end(code: &[char], name_end: usize) -> Option<(usize, bool)> {
     let skip_space = |mut i: usize| {
         while i < code.len() && (code[i].is_whitespace() || code[i] == '\\') {
             i += 1;

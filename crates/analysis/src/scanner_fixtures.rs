@@ -7,14 +7,14 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::gates::declarations;
-use super::hints::scan;
-use super::hook::surface;
-use super::hook::{Family, Target, imports_of};
+use crate::calls;
+use crate::declarations;
+use crate::imports::{Family, Target, imports_of};
+use crate::surface;
 
-const PYTHON: &str = include_str!("../../fixtures/scanners/python.py");
-const SCRIPT: &str = include_str!("../../fixtures/scanners/script.ts");
-const DJANGO: &str = include_str!("../../fixtures/scanners/django_html.py");
+const PYTHON: &str = include_str!("../fixtures/scanners/python.py");
+const SCRIPT: &str = include_str!("../fixtures/scanners/script.ts");
+const DJANGO: &str = include_str!("../fixtures/scanners/django_html.py");
 
 /// The values a fixture expects of `kind`, in order.
 fn expected(text: &str, kind: &str) -> Vec<String> {
@@ -81,8 +81,8 @@ fn check_declarations(family: Family, text: &str) {
 /// The calls the hints scanner sees, as `callee(arguments)`; and every `def`'s parameter list
 /// ends at the `)` that a `:` or `->` follows.
 fn check_calls(text: &str) {
-    let t = scan::Text::new(text);
-    let found: Vec<String> = scan::calls(&t, 1, u32::MAX)
+    let t = calls::Text::new(text);
+    let found: Vec<String> = calls::calls(&t, 1, u32::MAX)
         .iter()
         .map(|site| {
             let open = t.index(site.open).unwrap_or(0).saturating_sub(1);
@@ -107,7 +107,7 @@ fn check_calls(text: &str) {
                 .iter()
                 .take_while(|c| c.is_alphanumeric() || **c == '_')
                 .count();
-        let (end, arrow) = scan::def_params_end(&t.code, name_end)
+        let (end, arrow) = calls::def_params_end(&t.code, name_end)
             .unwrap_or_else(|| panic!("no parameter list after {:?}", t.pos(start)));
         let after: String = t.chars[end..].iter().collect();
         let after = after.trim_start();
@@ -259,12 +259,12 @@ fn any_text_keeps_its_shape_and_no_scanner_panics() {
             let _ = surface::changed_names(family, &text, &format!("{text}\nx = 1\n"));
             let _ = imports_of(family, &path, &text);
         }
-        let t = scan::Text::new(&text);
+        let t = calls::Text::new(&text);
         assert_eq!(t.code.len(), t.chars.len());
-        let _ = scan::calls(&t, 1, u32::MAX);
+        let _ = calls::calls(&t, 1, u32::MAX);
         for i in 0..t.code.len() {
-            let _ = scan::def_params_end(&t.code, i);
-            let _ = scan::parts(&t, i);
+            let _ = calls::def_params_end(&t.code, i);
+            let _ = calls::parts(&t, i);
         }
     }
 }
