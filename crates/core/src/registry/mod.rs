@@ -1,15 +1,14 @@
-//! The server registry and lifecycle: which servers are defined (presets, config, `-- CMD`),
-//! routing a file to its servers in the root their markers choose (one instance per
-//! (server, root)), lazy start and install, sharing, health, restart and stop. A server that
-//! fails never affects the others. `server` is one running instance, `supervisor` keeps it alive.
+//! The server registry and lifecycle: servers defined (presets, config, `-- CMD`), a file routed
+//! to its servers in the root their markers choose (one instance per (server, root)), lazy
+//! start and install, sharing, health, restart, stop. A failing server never affects others.
 //!
-//! The registry owns the workspace's `Languages` and its watcher. A server of an untrusted
-//! lspgate.toml is an entry whose launch is `Launch::Untrusted`: listed (state `untrusted`) and
-//! answering `untrusted_config`, which is never cached in the instance, so trusting the file later
-//! lets it start without a restart. Capabilities (and so the tool list) are those of an instance's
-//! first process. No server outlives lspgate: process groups are killed on every exit path
-//! (shutdown, signals, the binary's panic hook) and the kernel kills them if lspgate is SIGKILLed
-//! (the parent-death signal).
+//! `server` is one running instance, `supervisor` keeps it alive. The registry owns the workspace's
+//! `Languages` and its watcher. A server of an untrusted lspgate.toml is an entry whose launch is
+//! `Launch::Untrusted`: listed (state `untrusted`) and answering `untrusted_config`, which is never
+//! cached in the instance, so trusting the file later lets it start without a restart. Capabilities
+//! (and so the tool list) are those of an instance's first process. No server outlives lspgate:
+//! process groups are killed on every exit path (shutdown, signals, the binary's panic hook) and
+//! the kernel kills them if lspgate is SIGKILLed (the parent-death signal).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

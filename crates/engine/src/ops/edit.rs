@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::files::read_in_root;
+use super::files::{read_existing, read_in_root};
 use super::types::*;
 use super::{Engine, add_unique, diags, position};
 use crate::documents::{Lease, Snapshot};
@@ -42,15 +42,6 @@ use crate::watch::{Change, ChangeKind};
 
 /// Diagnostics of some files, and whether any answer was partial.
 type DiagSet = (Vec<FileDiag>, Option<String>);
-
-/// `file_not_found` for `file`, as a failed read says it.
-fn missing(file: &str) -> ToolError {
-    ToolError::io(
-        "read",
-        file,
-        &std::io::Error::from(std::io::ErrorKind::NotFound),
-    )
-}
 
 impl super::Workspace {
     pub(super) fn journal(&self) -> Result<&Journal, ToolError> {
@@ -298,7 +289,7 @@ impl Engine {
 
     pub async fn edit(&self, p: EditParams) -> Result<EditResult, ToolError> {
         let path = self.resolve(&p.file)?;
-        let bytes = read_in_root(self.root(), &path)?.ok_or_else(|| missing(&p.file))?;
+        let bytes = read_existing(self.root(), &path, &p.file)?;
         if let Some(expected) = &p.expected_digest {
             let now = text::digest(&bytes);
             if !now.eq_ignore_ascii_case(expected) {
@@ -651,9 +642,8 @@ impl Engine {
 
     pub async fn what_if(&self, p: WhatIfParams) -> Result<WhatIfResult, ToolError> {
         let path = self.resolve(&p.file)?;
-        let text =
-            String::from_utf8(read_in_root(self.root(), &path)?.ok_or_else(|| missing(&p.file))?)
-                .map_err(|_| ToolError::invalid(format!("{} is not UTF-8", p.file)))?;
+        let text = String::from_utf8(read_existing(self.root(), &path, &p.file)?)
+            .map_err(|_| ToolError::invalid(format!("{} is not UTF-8", p.file)))?;
         let new = apply_specs(&text, &p.edits)?;
         let (before, r1) = self.diagnostics_of(std::slice::from_ref(&path)).await;
         let language = self.languages().detect(&path);

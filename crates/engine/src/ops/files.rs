@@ -26,6 +26,15 @@ use crate::workspace::Root;
 
 pub(crate) use crate::edits::fs::{read_in_root, text_in_root};
 
+/// `read_in_root` of a file that must exist (`shown` as the agent named it): `file_not_found`
+/// when it does not.
+pub(crate) fn read_existing(root: &Root, path: &Path, shown: &str) -> Result<Vec<u8>, ToolError> {
+    read_in_root(root, path)?.ok_or_else(|| {
+        let gone = std::io::Error::from(std::io::ErrorKind::NotFound);
+        ToolError::io("read", shown, &gone)
+    })
+}
+
 /// Texts read inside a root, with their lines, kept while their file is the same (`KEEP_BYTES`
 /// at most): an answer naming a file asked about before reads one `stat` of it instead of a
 /// confined walk, a read and an index. A text is kept only when its file's version was the
