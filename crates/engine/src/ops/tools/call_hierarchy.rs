@@ -11,7 +11,7 @@ use super::{CliShape, Effect, Group, Progress, Tool};
 use crate::error::ToolError;
 use crate::lsp::Cap;
 use crate::ops::Engine;
-use crate::ops::render::{Render, line_text, more_note};
+use crate::ops::render::{Render, line_text, more_note, partial_note};
 use crate::ops::types::{Loc, Num, PositionParams, compact};
 
 pub struct CallHierarchy;
@@ -120,10 +120,11 @@ pub struct CallHierarchyResult {
 
 impl Render for CallHierarchyResult {
     fn render(&self, terse: bool) -> String {
-        if self.calls.is_empty() {
-            return "no calls".into();
-        }
         let mut out = String::new();
+        partial_note(&mut out, self.partial, &self.reason);
+        if self.calls.is_empty() {
+            out.push_str("no calls");
+        }
         for c in &self.calls {
             let _ = writeln!(
                 out,

@@ -11,7 +11,7 @@ use super::{Effect, Group, Progress, Tool};
 use crate::error::ToolError;
 use crate::lsp::Cap;
 use crate::ops::Engine;
-use crate::ops::render::{Render, short};
+use crate::ops::render::{Render, partial_note, short};
 use crate::ops::types::{Num, PositionParams};
 
 pub struct Completions;
@@ -102,7 +102,10 @@ impl Render for CompletionsResult {
         if out.is_empty() {
             out.push_str("no completions");
         }
-        out.trim_end().to_string()
+        let mut said = String::new();
+        partial_note(&mut said, self.partial, &self.reason);
+        said.push_str(&out);
+        said.trim_end().to_string()
     }
 }
 

@@ -8,7 +8,7 @@ use super::{CliShape, Effect, Group, Progress, Tool};
 use crate::error::ToolError;
 use crate::lsp::Cap;
 use crate::ops::Engine;
-use crate::ops::render::{Render, render_locs};
+use crate::ops::render::{Render, partial_note, render_locs};
 use crate::ops::types::{Loc, PositionParams, compact};
 
 pub struct Definition;
@@ -69,10 +69,12 @@ pub struct LocationsResult {
 
 impl Render for LocationsResult {
     fn render(&self, terse: bool) -> String {
-        if self.locations.is_empty() {
-            return "no locations".into();
-        }
+        // A partial answer says so first, an empty one too: "no locations" alone would mislead.
         let mut out = String::new();
+        partial_note(&mut out, self.partial, &self.reason);
+        if self.locations.is_empty() {
+            out.push_str("no locations");
+        }
         render_locs(&mut out, &self.locations, terse);
         out.trim_end().to_string()
     }

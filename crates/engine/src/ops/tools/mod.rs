@@ -29,6 +29,8 @@ pub(super) mod hover;
 pub(super) mod inlay_hints;
 pub(super) mod references;
 pub(super) mod rename;
+#[cfg(test)]
+mod renderings;
 pub(super) mod restart_server;
 pub(super) mod run_task;
 pub(super) mod servers;
