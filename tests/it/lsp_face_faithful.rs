@@ -424,3 +424,43 @@ async fn a_root_reached_through_a_symlink_is_answered_in_the_clients_paths() {
         "{def}"
     );
 }
+
+/// A file written on disk by someone else (an agent's shell, a formatter) is what the face's
+/// next request is answered from, at once: the face reaches the consistency point (`sync`)
+/// before it asks a server, as every tool does. (The watcher's own delivery waits for the
+/// burst to settle, so a request made right after the write used to get pyright's old view.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_on_disk_just_before_a_request_is_seen_by_it() {
+    require("pyright-langserver");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let a = root.join("a.py");
+    let b = root.join("b.py");
+    std::fs::write(&b, "def f() -> int:\n    return 1\n").unwrap();
+    std::fs::write(&a, "from b import f\n\nx = f()\n").unwrap();
+    let mut c = Client::start(&root, &["--language", "python"]);
+    initialize_with(&mut c, &root, json!({})).await;
+    c.open(&a, "python").await;
+    let definition =
+        json!({"textDocument": {"uri": uri(&a)}, "position": {"line": 2, "character": 4}});
+    let first = c
+        .request("textDocument/definition", definition.clone())
+        .await;
+    let line_of = |answer: &Value| {
+        let r = &answer["result"];
+        let loc = if r.is_array() { &r[0] } else { r };
+        loc["range"]["start"]["line"]
+            .as_u64()
+            .or_else(|| loc["targetRange"]["start"]["line"].as_u64())
+    };
+    assert_eq!(line_of(&first), Some(0), "{first}");
+    for round in 1..=5u64 {
+        // `f` moves down, written as a plain write; asked at once.
+        let pad = "\n".repeat(round as usize * 3);
+        std::fs::write(&b, format!("{pad}def f() -> int:\n    return {round}\n")).unwrap();
+        let answer = c
+            .request("textDocument/definition", definition.clone())
+            .await;
+        assert_eq!(line_of(&answer), Some(round * 3), "round {round}: {answer}");
+    }
+}

@@ -8,7 +8,8 @@
 //! all; `until_ready` first for workspace-wide requests, the tools' readiness asked step by step
 //! while the server is still at work), each server's parameters made from the document as it sees
 //! it; also `forward_workspace`, `present_languages` and `document_diagnostics` (pulled or pushed,
-//! for an overlay or the disk). Answers are the servers' own JSON: only the face reads them.
+//! for an overlay or the disk). Each reaches the consistency point first (`Registry::sync`), as
+//! every tool call does. Answers are the servers' own JSON: only the face reads them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -134,6 +135,8 @@ impl Engine {
             ready,
             admit,
         } = ask;
+        // The consistency point, as for every tool: what was written before is delivered.
+        self.registry.sync().await;
         let servers = self.servers_of(path, admit, serves).await;
         if servers.is_empty() {
             return Err(ToolError::new(
@@ -202,6 +205,7 @@ impl Engine {
         serves: impl Fn(&Server) -> bool,
         busy: &Busy<'_>,
     ) -> Vec<(Arc<Server>, Value)> {
+        self.registry.sync().await;
         let mut out = Vec::new();
         for server in self.registry.running() {
             if !serves(&server) {
@@ -233,6 +237,7 @@ impl Engine {
         overlay: Option<&str>,
         admit: &Admit<'_>,
     ) -> Vec<(Snapshot, Vec<Value>)> {
+        self.registry.sync().await;
         let mut out = Vec::new();
         for server in self.servers_of(path, admit, |_| true).await {
             let language = self.languages().detect(path);
