@@ -7,5 +7,6 @@
 pub mod error;
 pub mod procfs;
 pub mod raw;
+pub mod regular;
 pub mod text;
 pub mod watch;

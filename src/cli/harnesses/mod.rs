@@ -13,7 +13,7 @@ pub(crate) mod opencode;
 
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde_json::{Value, json};
 
 use super::harness::table::{File, HookLine, J};
@@ -108,7 +108,9 @@ pub(crate) fn setup_parser() -> impl TypedValueParser<Value = &'static HarnessDe
 
 /// `hook --format`: `auto` (told from the event) or a harness whose events lspgate reads.
 pub(crate) fn format_parser() -> impl TypedValueParser<Value = Format> {
-    let names = std::iter::once("auto").chain(DETECTED_LISTED.iter().map(|h| h.name));
+    let auto = PossibleValue::new("auto").help("Told from the event itself");
+    let names =
+        std::iter::once(auto).chain(DETECTED_LISTED.iter().map(|h| PossibleValue::new(h.name)));
     PossibleValuesParser::new(names).map(|name| Format(by_name(&name)))
 }
 

@@ -377,7 +377,7 @@ fn is_generated(root: &Path, f: &Path) -> bool {
 /// Whether the file's last line is a `//# sourceMappingURL=` comment (compiler output).
 fn ends_with_source_map(f: &Path) -> bool {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(f) else {
+    let Ok(mut file) = lspgate_base::regular::open(f, true) else {
         return false;
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);

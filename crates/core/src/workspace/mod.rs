@@ -184,7 +184,8 @@ pub fn detect_language(path: &Path) -> &'static str {
     }
     use std::io::Read;
     let mut buf = [0u8; 256];
-    let n = std::fs::File::open(path)
+    // A FIFO, a device or a folder has no first line to read (and a FIFO's open would block).
+    let n = lspgate_base::regular::open(path, true)
         .and_then(|mut f| f.read(&mut buf))
         .unwrap_or(0);
     language_of(path, &String::from_utf8_lossy(&buf[..n]))

@@ -25,8 +25,6 @@ use super::Task;
 /// Task presets for the toolchains whose markers `root` holds and that are on `path` (the
 /// session's PATH; `None`: lspgate's own). Walks the workspace for `cc` (blocking: call it off
 /// the runtime thread).
-// Not a read inside a root for an answer: the root's compile_flags.txt, a compiler's input read to choose its task.
-#[allow(clippy::disallowed_methods)]
 pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
     // Asked once per lookup; the task asks again (`Untrusted::granted`) when it runs.
     let workspace = crate::workspace::trust::workspace(root);
@@ -62,7 +60,11 @@ pub fn presets(root: &Path, path: Option<&std::ffi::OsStr>) -> Vec<Task> {
     if has("compile_flags.txt") && on_path("cc") {
         let sources = c_sources(root);
         if !sources.is_empty() {
-            let text = std::fs::read_to_string(root.join("compile_flags.txt")).unwrap_or_default();
+            // The root's own file, never through a link (its lines are shown in the task's
+            // notes) nor a FIFO.
+            let text = lspgate_base::regular::read(&root.join("compile_flags.txt"), false)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
             let (flags, left_out) = cc_flags(&text);
             let mut step = argv(&["cc", "-fsyntax-only"]);
             step.extend(flags);

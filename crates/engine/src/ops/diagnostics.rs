@@ -8,6 +8,9 @@ use std::cmp::Ordering;
 
 use super::*;
 
+/// The most items at one place a new one is compared with (`merge_by`).
+const SAME_PLACE: usize = 64;
+
 /// The one way diagnostics from several servers (or several asks of them) become one list, for
 /// the `diagnostics` tool, `check`, the hooks and the LSP face: in the order `cmp` says (their
 /// place: file, line, column, then the most severe first), a repeat (`same`) of one already
@@ -29,7 +32,10 @@ pub fn merge_by<T>(
         {
             run = out.len();
         }
-        if !out[run..].iter().any(|o| same(o, &item)) {
+        // A repeat is looked for among the last `SAME_PLACE` at one place only: a server that
+        // floods one place with diagnostics costs a pass, not a square.
+        let from = run.max(out.len().saturating_sub(SAME_PLACE));
+        if !out[from..].iter().any(|o| same(o, &item)) {
             out.push(item);
         }
     }

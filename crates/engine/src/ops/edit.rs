@@ -228,10 +228,12 @@ impl Engine {
     fn verify_preview(&self, key: &str) -> Result<(), ToolError> {
         let previewed = self.previews.lock().ok().and_then(|mut p| p.remove(key));
         for (path, digest) in previewed.unwrap_or_default() {
-            let now = read_in_root(self.root(), &path)
-                .ok()
-                .flatten()
-                .map(|b| text::digest(&b));
+            // Unreadable now (a link out, a FIFO, a folder): changed, whatever it was.
+            let now = read_in_root(self.root(), &path).map(|b| b.map(|b| text::digest(&b)));
+            let now = match now {
+                Ok(now) => now,
+                Err(_) => Some("unreadable".to_string()),
+            };
             if now != digest {
                 return Err(ToolError::new(
                     Code::RevisionConflict,

@@ -260,13 +260,14 @@ fn identity_keys(config: &Config, explicit: &[String]) -> Keys {
     })
 }
 
-/// The digest of the config file a workspace would load (and so of its trust).
-// Not a read inside a root for an answer: the workspace's lspgate.toml, read to digest it for trust.
-#[allow(clippy::disallowed_methods)]
+/// The digest of the config file a workspace would load (and so of its trust): a regular file
+/// only (a FIFO named lspgate.toml would block the daemon's thread), as the loading reads it.
 fn config_digest(root: &Path, named: Option<&Path>) -> Option<String> {
     let path = match named {
         Some(p) => p.to_path_buf(),
         None => root.join("lspgate.toml"),
     };
-    std::fs::read(path).ok().map(|b| crate::text::digest(&b))
+    lspgate_base::regular::read(&path, true)
+        .ok()
+        .map(|b| crate::text::digest(&b))
 }
