@@ -190,13 +190,12 @@ fn go(text: &str, dir: &Path, out: &mut Vec<Target>) {
 }
 
 /// The folder of the `go.mod` nearest above `dir` and the module path it declares.
-// Not a read inside a root for an answer: go.mod files of the module, a build input read for its module path.
-#[allow(clippy::disallowed_methods)]
 fn go_module(dir: &Path) -> Option<(PathBuf, String)> {
     for d in dir.ancestors().take(32) {
-        let Ok(text) = std::fs::read_to_string(d.join("go.mod")) else {
+        let Ok(bytes) = lspgate_base::regular::read(&d.join("go.mod"), true) else {
             continue;
         };
+        let text = String::from_utf8_lossy(&bytes);
         let module = text.lines().find_map(|l| {
             let rest = l.trim().strip_prefix("module")?;
             rest.starts_with(char::is_whitespace)

@@ -56,8 +56,6 @@ pub struct DiskCopy {
 
 impl DiskCopy {
     /// Reads `path`: its text (invalid UTF-8 replaced) and its copy record.
-    // Not a read inside a root for an answer: a document's path, confined by the caller and checked to be a regular file just before (confined reads live a layer above, in `edits::fs`).
-    #[allow(clippy::disallowed_methods)]
     pub fn read(path: &Path) -> std::io::Result<(String, DiskCopy)> {
         let meta = std::fs::metadata(path)?;
         if !meta.is_file() {
@@ -66,7 +64,7 @@ impl DiskCopy {
                 "not a regular file",
             ));
         }
-        let bytes = std::fs::read(path)?;
+        let bytes = lspgate_base::regular::read(path, true)?;
         let text = match String::from_utf8(bytes) {
             Ok(s) => s,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -83,8 +81,6 @@ impl DiskCopy {
     /// Whether `path` still holds `text`. The version (device, inode, size, ctime) must match;
     /// the content is compared too until a check finds the version settled, so a same-size
     /// rewrite within one timestamp tick, or with the mtime put back, is caught.
-    // Not a read inside a root for an answer: a document's path, confined by the caller and checked to be a regular file just before (confined reads live a layer above, in `edits::fs`).
-    #[allow(clippy::disallowed_methods)]
     pub fn is_fresh(&self, path: &Path, text: &str) -> bool {
         let Ok(meta) = std::fs::metadata(path) else {
             return false;
@@ -96,7 +92,7 @@ impl DiskCopy {
             return true;
         }
         let checked = SystemTime::now();
-        let same = match std::fs::read(path) {
+        let same = match lspgate_base::regular::read(path, true) {
             Ok(bytes) => match std::str::from_utf8(&bytes) {
                 Ok(s) => s == text,
                 Err(_) => String::from_utf8_lossy(&bytes) == text,

@@ -366,8 +366,8 @@ pub fn read_in_root(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, ToolErr
     }
 }
 
-/// A file's text as `read_in_root` reads it (invalid UTF-8 replaced): `None` when it is missing
-/// or cannot be read, `outside_root` when it leads out.
+/// A file's text as `read_in_root` reads it (invalid UTF-8 replaced): `None` when it is
+/// missing, `outside_root` when it leads out, another error when it cannot be read.
 pub fn text_in_root(root: &Root, path: &Path) -> Result<Option<String>, ToolError> {
     Ok(
         read_in_root(root, path)?.map(|b| match String::from_utf8(b) {

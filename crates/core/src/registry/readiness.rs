@@ -228,15 +228,13 @@ impl Readied<'_> {
 const INDEX_START: Duration = Duration::from_secs(3);
 
 /// The first file of a compilation database that exists inside `root`.
-// Not a read inside a root for an answer: the compilation database clangd reads itself, a server's input rather than an answer's.
-#[allow(clippy::disallowed_methods)]
 fn first_entry(db: &Path, root: &Path) -> Option<PathBuf> {
     #[derive(serde::Deserialize)]
     struct Entry {
         directory: PathBuf,
         file: PathBuf,
     }
-    let text = std::fs::read(db).ok()?;
+    let text = lspgate_base::regular::read(db, true).ok()?;
     let entries: Vec<Entry> = serde_json::from_slice(&text).ok()?;
     entries.into_iter().find_map(|e| {
         let path = e.directory.join(&e.file).canonicalize().ok()?;
@@ -406,12 +404,10 @@ struct Include {
 }
 
 impl Include {
-    // Not a read inside a root for an answer: the tsconfig.json tsserver reads itself, a server's input rather than an answer's.
-    #[allow(clippy::disallowed_methods)]
     fn read(config: &Path) -> Include {
-        let v: serde_json::Value = std::fs::read_to_string(config)
+        let v: serde_json::Value = lspgate_base::regular::read(config, true)
             .ok()
-            .and_then(|t| serde_json::from_str(&strip_jsonc(&t)).ok())
+            .and_then(|b| serde_json::from_str(&strip_jsonc(&String::from_utf8_lossy(&b))).ok())
             .unwrap_or_default();
         let strings = |k: &str| -> Option<Vec<String>> {
             v.get(k)?.as_array().map(|a| {
