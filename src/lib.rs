@@ -12,10 +12,10 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub use lspgate_analysis::lexer;
-pub use lspgate_base::{error, procfs, raw, text, watch};
+pub use lspgate_base::{procfs, raw, text, watch};
 pub use lspgate_core::{documents, edits, events, registry, state, workspace};
 pub use lspgate_daemon as daemon;
-pub use lspgate_engine::{gates, ops};
+pub use lspgate_engine::{error, gates, ops};
 pub use lspgate_lsp as lsp;
 pub use lspgate_lspface as lspface;
 pub use lspgate_mcp as mcp;

@@ -7,13 +7,13 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::{Cli, engine_for, load_config, say_raw};
-use crate::error::{Code, ToolError};
 use crate::lsp::Cap;
 use crate::ops::Engine;
 use crate::registry::Server;
 use crate::workspace::Root;
 use crate::workspace::install::{self, Spinner};
 use crate::workspace::presets::{self, PRESETS, Preset};
+use lspgate_core::error::{CoreError, Kind};
 
 pub(super) fn install(name: &str) -> i32 {
     let Some(preset) = Preset::by_name(name) else {
@@ -203,7 +203,7 @@ async fn server_ok(
 }
 
 /// A server that did not start: untrusted, missing (with its fix) or failed.
-fn server_failed(name: &str, e: &ToolError, text: &mut String) -> Value {
+fn server_failed(name: &str, e: &CoreError, text: &mut String) -> Value {
     let fix = e
         .data
         .as_ref()
@@ -211,9 +211,9 @@ fn server_failed(name: &str, e: &ToolError, text: &mut String) -> Value {
         .and_then(|v| v.as_str())
         .unwrap_or("")
         .to_string();
-    let label = match e.code {
-        Code::UntrustedConfig => "untrusted",
-        Code::NoServer => "missing",
+    let label = match e.kind {
+        Kind::UntrustedConfig => "untrusted",
+        Kind::NoServer => "missing",
         _ => "failed",
     };
     let _ = writeln!(text, "  {label:<8} {name}  — {}", e.message);

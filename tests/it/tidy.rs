@@ -192,12 +192,14 @@ fn the_docs_stand_alone() {
 /// The layers, lowest first: a module may use only modules of a lower layer (ARCHITECTURE.md
 /// draws them). Front ends on top; the daemon hosts MCP sessions and runs the operations.
 const LAYERS: &[&[&str]] = &[
-    &["text", "error", "raw", "procfs", "lexer"],
+    &["text", "raw", "procfs", "regular", "lexer"],
     &["imports", "calls"],
     &["surface", "declarations"],
     &["scanner_fixtures"],
     &["watch"],
     &["lsp"],
+    // Core's error (and the engine's, which Cargo keeps above the core).
+    &["error"],
     &["documents", "workspace", "state"],
     &["edits", "gates"],
     &["registry"],

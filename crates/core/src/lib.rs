@@ -6,11 +6,12 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 // The layers below, by the names every module here uses for them.
-use lspgate_base::{error, procfs, text, watch};
+use lspgate_base::{procfs, text, watch};
 use lspgate_lsp as lsp;
 
 pub mod documents;
 pub mod edits;
+pub mod error;
 pub mod events;
 pub mod registry;
 pub mod state;

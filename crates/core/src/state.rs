@@ -17,7 +17,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use serde_json::json;
 
-use crate::error::ToolError;
+use crate::error::CoreError;
 
 /// The database's name in its folder.
 pub const DB: &str = "state.db";
@@ -109,11 +109,11 @@ pub struct Db {
 impl Db {
     /// Connects to `folder/state.db` (made by the caller: a real folder, the file 0600) and
     /// migrates it. Blocking.
-    pub fn open(folder: &Path) -> Result<Db, ToolError> {
+    pub fn open(folder: &Path) -> Result<Db, CoreError> {
         let path = folder.join(DB);
         let shown = path.display().to_string();
         let failed =
-            |e: rusqlite::Error| ToolError::internal(format!("state database {shown}: {e}"));
+            |e: rusqlite::Error| CoreError::internal(format!("state database {shown}: {e}"));
         // SQLite refuses a symlink there (and opens its own files O_NOFOLLOW).
         let mut conn = Connection::open_with_flags(
             &path,
@@ -137,26 +137,26 @@ impl Db {
     }
 
     /// The connection, held until the guard is dropped. Blocking: call it off the runtime.
-    pub fn lock(&self) -> Result<MutexGuard<'_, Connection>, ToolError> {
+    pub fn lock(&self) -> Result<MutexGuard<'_, Connection>, CoreError> {
         self.conn
             .lock()
-            .map_err(|_| ToolError::internal("state database lock poisoned"))
+            .map_err(|_| CoreError::internal("state database lock poisoned"))
     }
 
     /// Runs `f` on the connection. Blocking: call it off the runtime.
     pub fn with<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, ToolError> {
-        f(&mut *self.lock()?).map_err(|e| ToolError::internal(format!("state database: {e}")))
+    ) -> Result<T, CoreError> {
+        f(&mut *self.lock()?).map_err(|e| CoreError::internal(format!("state database: {e}")))
     }
 }
 
 /// Brings `conn`'s database to `VERSION`, every step and the new version in one transaction
 /// (which holds the write lock from its start, so two processes opening one database migrate
 /// it once). A database without a recorded version is told by its shape (`legacy_version`).
-pub fn migrate(conn: &mut Connection, db: &str) -> Result<(), ToolError> {
-    let failed = |e: rusqlite::Error| ToolError::internal(format!("state database {db}: {e}"));
+pub fn migrate(conn: &mut Connection, db: &str) -> Result<(), CoreError> {
+    let failed = |e: rusqlite::Error| CoreError::internal(format!("state database {db}: {e}"));
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(failed)?;
@@ -182,11 +182,11 @@ pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))
 }
 
-fn refuse_newer(found: i64, db: &str) -> Result<(), ToolError> {
+fn refuse_newer(found: i64, db: &str) -> Result<(), CoreError> {
     if found <= VERSION {
         return Ok(());
     }
-    Err(ToolError::internal(format!(
+    Err(CoreError::internal(format!(
         "the state database {db} was written by a newer lspgate (schema version {found}; this lspgate knows up to {VERSION}); it is left as it is: use that lspgate, or pass --state DIR to keep this one's state elsewhere"
     ))
     .with_data(json!({"reason": "newer_state_database", "version": found, "known": VERSION})))

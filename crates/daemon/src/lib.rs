@@ -25,9 +25,9 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 // The layers below, by the names every module here uses for them.
-use lspgate_base::{error, procfs};
+use lspgate_base::procfs;
 use lspgate_core::{events, registry, workspace};
-use lspgate_engine::ops;
+use lspgate_engine::{error, ops};
 use lspgate_lsp as lsp;
 use lspgate_lspface as lspface;
 use lspgate_mcp as mcp;

@@ -6,9 +6,10 @@
 
 // The layers below, by the names every module here uses for them.
 use lspgate_analysis::lexer;
-use lspgate_base::{error, raw, text, watch};
+use lspgate_base::{raw, text, watch};
 use lspgate_core::{documents, edits, events, registry, workspace};
 use lspgate_lsp as lsp;
 
+pub mod error;
 pub mod gates;
 pub mod ops;

@@ -5,7 +5,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 // The layers below, by the names every module here uses for them.
-use lspgate_base::{error, raw, text, watch};
+use lspgate_base::{raw, text, watch};
 
 mod annotations;
 mod batch;
@@ -37,8 +37,6 @@ pub use view::View;
 
 use std::time::Duration;
 
-use crate::error::{Code, ToolError};
-
 /// Failures of talking to a language server.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LspError {
@@ -58,27 +56,3 @@ pub enum LspError {
 pub const CONTENT_MODIFIED: i64 = -32801;
 /// LSP error code for a request the server cancelled by itself.
 pub const SERVER_CANCELLED: i64 = -32802;
-
-/// What an operation says when talking to a server failed: the protocol §2 code of each cause.
-impl From<LspError> for ToolError {
-    fn from(e: LspError) -> ToolError {
-        match &e {
-            LspError::Timeout { method, after } => ToolError::new(Code::Timeout, e.to_string())
-                .with_data(
-                    serde_json::json!({"method": method, "after_ms": after.as_millis() as u64}),
-                ),
-            LspError::Server { code, message } => ToolError::new(Code::ServerError, e.to_string())
-                .with_data(serde_json::json!({"lsp_code": code, "lsp_message": message})),
-            LspError::StreamClosed { reason, stderr } => ToolError::new(
-                Code::ServerFailed,
-                format!("language server stopped: {reason}"),
-            )
-            .with_data(serde_json::json!({"stderr_tail": stderr})),
-            LspError::Spawn { command, reason } => {
-                ToolError::new(Code::ServerFailed, e.to_string())
-                    .with_data(serde_json::json!({"command": command, "reason": reason}))
-            }
-            LspError::Protocol(_) => ToolError::new(Code::ServerError, e.to_string()),
-        }
-    }
-}

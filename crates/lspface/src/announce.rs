@@ -17,10 +17,10 @@ use serde_json::{Value, json};
 use super::Face;
 use super::caps;
 use super::known::{self, Known};
-use crate::error::ToolError;
 use crate::lsp::Cap;
 use crate::registry::{Routed, Server};
 use crate::text::Encoding;
+use lspgate_core::error::CoreError;
 
 /// The document requests a client may register for: the provider key, the request, and the
 /// client's capability under `textDocument` that says it takes their registration.
@@ -340,7 +340,7 @@ pub(crate) fn opened(face: &Arc<Face>, path: PathBuf, language_id: Option<String
 
 /// Says once to the client that a server cannot start, and why (the install hint of a
 /// missing one).
-fn warn(face: &Face, e: &ToolError) {
+fn warn(face: &Face, e: &CoreError) {
     let fresh = face
         .warned
         .lock()

@@ -18,9 +18,9 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 // The layers below, by the names every module here uses for them.
-use lspgate_base::{error, text, watch};
+use lspgate_base::{text, watch};
 use lspgate_core::{documents, edits, registry, workspace};
-use lspgate_engine::ops;
+use lspgate_engine::{error, ops};
 use lspgate_lsp as lsp;
 
 mod aliases;

@@ -16,9 +16,9 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 // The layers below, by the names every module here uses for them.
-use lspgate_base::{error, text};
+use lspgate_base::text;
 use lspgate_core::{events, workspace};
-use lspgate_engine::ops;
+use lspgate_engine::{error, ops};
 
 pub mod guard;
 pub mod http;

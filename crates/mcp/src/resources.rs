@@ -240,7 +240,7 @@ impl Subscriptions {
                     .root()
                     .resolve(f)
                     .map(|p| engine.root().relative(&p))
-                    .map_err(|e| failure(uri, e))?,
+                    .map_err(|e| failure(uri, e.into()))?,
             ),
             _ => None,
         };

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::{Doc, DocDiagnostics, Documents, Lease, is_fresh, set_text};
-use crate::error::ToolError;
+use crate::error::CoreError;
 use crate::lsp::Cap;
 
 impl Documents {
@@ -24,7 +24,7 @@ impl Documents {
     /// its push may not show yet, and a server need not push again for a document whose
     /// diagnostics it finds unchanged), the document is sent again as a new version first,
     /// so the push awaited is computed after every change the server knows of.
-    pub async fn lease_current(&self, path: &Path, language_id: &str) -> Result<Lease, ToolError> {
+    pub async fn lease_current(&self, path: &Path, language_id: &str) -> Result<Lease, CoreError> {
         let doc = self.slot.doc(path);
         let behind =
             |doc: &Doc| !self.client().supports(Cap::PullDiagnostics) && self.slot.behind(doc);
@@ -48,7 +48,7 @@ impl Documents {
         &self,
         lease: &Lease,
         timeout: Duration,
-    ) -> Result<DocDiagnostics, ToolError> {
+    ) -> Result<DocDiagnostics, CoreError> {
         let mut d = self.diagnostics_as_sent(lease, timeout).await?;
         d.diagnostics.retain(|d| !d.rendering_only());
         Ok(d)
@@ -59,7 +59,7 @@ impl Documents {
         &self,
         lease: &Lease,
         timeout: Duration,
-    ) -> Result<DocDiagnostics, ToolError> {
+    ) -> Result<DocDiagnostics, CoreError> {
         let snap = &lease.snap;
         let deadline = Instant::now() + timeout;
         loop {

@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
 use url::Url;
 
-use crate::error::{Code, ToolError};
+use crate::error::{CoreError, Kind};
 use crate::lsp::wire::{WireDiagnostic, WirePos, WireRange};
 use crate::lsp::{LspClient, View};
 use crate::text::{self, Encoding, LineIndex};
@@ -206,9 +206,9 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// 1-based line and code-point column to the server's position.
-    pub fn to_wire(&self, line: u32, column: u32) -> Result<WirePos, ToolError> {
+    pub fn to_wire(&self, line: u32, column: u32) -> Result<WirePos, CoreError> {
         let (line, character) = text::to_wire(&self.text, &self.index, line, column, self.encoding)
-            .map_err(|e| ToolError::invalid(e.to_string()))?;
+            .map_err(|e| CoreError::invalid(e.to_string()))?;
         Ok(WirePos { line, character })
     }
 
@@ -399,14 +399,14 @@ impl Documents {
         path: &Path,
         language_id: &str,
         overlay: Option<&str>,
-    ) -> Result<Lease, ToolError> {
+    ) -> Result<Lease, CoreError> {
         let doc = self.entry(path, language_id)?;
         if let Some(src) = overlay {
             let mut st = self.held(&doc, doc.state.clone().write_owned()).await?;
             // The document first, then the view: a request holding the view waits for nothing.
             let Some(view) = self.slot.view.exclusive(&doc.uri, VIEW_WAIT).await else {
-                return Err(ToolError::new(
-                    Code::Timeout,
+                return Err(CoreError::new(
+                    Kind::Timeout,
                     format!(
                         "the server was busy with other requests for {} s; try again",
                         VIEW_WAIT.as_secs()
@@ -449,13 +449,13 @@ impl Documents {
     /// Waits for `doc` (`lock`). A task showing the server an overlay keeps other overlays
     /// waiting, and one of them may hold `doc` meanwhile, waiting for the view: such a task
     /// waits a bounded time, so the two never wait for each other for good.
-    async fn held<G>(&self, doc: &Doc, lock: impl Future<Output = G>) -> Result<G, ToolError> {
+    async fn held<G>(&self, doc: &Doc, lock: impl Future<Output = G>) -> Result<G, CoreError> {
         if !self.slot.view.held_here() {
             return Ok(lock.await);
         }
         tokio::time::timeout(OVERLAY_WAIT, lock).await.map_err(|_| {
-            ToolError::new(
-                Code::Timeout,
+            CoreError::new(
+                Kind::Timeout,
                 format!("{} is held by another overlay", doc.path.display()),
             )
         })
@@ -484,19 +484,19 @@ impl Documents {
         }
     }
 
-    fn entry(&self, path: &Path, language_id: &str) -> Result<Arc<Doc>, ToolError> {
+    fn entry(&self, path: &Path, language_id: &str) -> Result<Arc<Doc>, CoreError> {
         let tick = self.clock.fetch_add(1, Ordering::Relaxed);
         let mut docs = self
             .slot
             .docs
             .lock()
-            .map_err(|_| ToolError::new(Code::ServerFailed, "document table poisoned"))?;
+            .map_err(|_| CoreError::new(Kind::ServerFailed, "document table poisoned"))?;
         if let Some(d) = docs.get(path) {
             d.last_used.store(tick, Ordering::Relaxed);
             return Ok(d.clone());
         }
         let uri = Url::from_file_path(path).map_err(|_| {
-            ToolError::invalid(format!("{} is not an absolute path", path.display()))
+            CoreError::invalid(format!("{} is not an absolute path", path.display()))
         })?;
         let doc = Arc::new(Doc {
             uri,
@@ -708,10 +708,10 @@ fn is_fresh(path: &Path, st: &DocState) -> bool {
     st.disk.as_ref().is_some_and(|d| d.is_fresh(path, &st.text))
 }
 
-fn read_disk(path: &Path) -> Result<(Arc<str>, DiskCopy), ToolError> {
+fn read_disk(path: &Path) -> Result<(Arc<str>, DiskCopy), CoreError> {
     DiskCopy::read(path)
         .map(|(text, copy)| (Arc::from(text), copy))
-        .map_err(|e| ToolError::io("read", &path.display().to_string(), &e))
+        .map_err(|e| CoreError::io("read", &path.display().to_string(), &e))
 }
 
 #[cfg(test)]

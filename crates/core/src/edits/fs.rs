@@ -14,7 +14,7 @@ use std::path::{Component, Path};
 
 use serde_json::json;
 
-use crate::error::{Code, ToolError};
+use crate::error::{CoreError, Kind};
 use crate::workspace::Root;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
 
@@ -332,24 +332,24 @@ fn random() -> u64 {
 /// at a time without following any symlink (`walk`), so a path that leads out, or that
 /// changed to lead out after it was confined, is never read. Every file lspgate reads to build
 /// an answer is read here. `Ok(None)`: no such file; `outside_root` when it leads out.
-pub fn read_in_root(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+pub fn read_in_root(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, CoreError> {
     let shown = root.relative(path);
     let real = root.confine(path)?;
     let moved = |e: &std::io::Error| {
-        ToolError::new(
-            Code::OutsideRoot,
+        CoreError::new(
+            Kind::OutsideRoot,
             format!("{shown} changed to lead through a symbolic link ({e}); not read"),
         )
         .with_data(json!({"file": shown, "root": root.path()}))
     };
     let rel = real.strip_prefix(root.path()).map_err(|_| {
-        ToolError::new(
-            Code::OutsideRoot,
+        CoreError::new(
+            Kind::OutsideRoot,
             format!("{shown} is outside the workspace root"),
         )
     })?;
     let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
-        return Err(ToolError::invalid(format!(
+        return Err(CoreError::invalid(format!(
             "{shown} is a folder, not a file"
         )));
     };
@@ -357,18 +357,18 @@ pub fn read_in_root(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, ToolErr
         Ok(Some(dir)) => dir,
         Ok(None) => return Ok(None),
         Err(e) if is_symlink_error(&e) => return Err(moved(&e)),
-        Err(e) => return Err(ToolError::io("read", &shown, &e)),
+        Err(e) => return Err(CoreError::io("read", &shown, &e)),
     };
     match dir.read(name) {
         Ok(bytes) => Ok(bytes),
         Err(e) if is_symlink_error(&e) => Err(moved(&e)),
-        Err(e) => Err(ToolError::io("read", &shown, &e)),
+        Err(e) => Err(CoreError::io("read", &shown, &e)),
     }
 }
 
 /// A file's text as `read_in_root` reads it (invalid UTF-8 replaced): `None` when it is
 /// missing, `outside_root` when it leads out, another error when it cannot be read.
-pub fn text_in_root(root: &Root, path: &Path) -> Result<Option<String>, ToolError> {
+pub fn text_in_root(root: &Root, path: &Path) -> Result<Option<String>, CoreError> {
     Ok(
         read_in_root(root, path)?.map(|b| match String::from_utf8(b) {
             Ok(s) => s,

@@ -33,7 +33,7 @@ use serde_json::json;
 
 use super::fs::{self, Dir};
 use super::{FileChange, Plan};
-use crate::error::{Code, ToolError};
+use crate::error::{CoreError, Kind};
 use crate::state::{self, DB, Db};
 use crate::text::digest;
 use crate::workspace::{Root, dirs, normalize};
@@ -129,8 +129,8 @@ fn key_dir() -> PathBuf {
     crate::workspace::data_dir()
 }
 
-fn db_error(e: rusqlite::Error) -> ToolError {
-    ToolError::internal(format!("edit journal: {e}"))
+fn db_error(e: rusqlite::Error) -> CoreError {
+    CoreError::internal(format!("edit journal: {e}"))
 }
 
 /// The state folder as an absolute, lexically normalized path (a relative one is taken from
@@ -142,16 +142,16 @@ fn location(dir: &Path) -> PathBuf {
 /// A symlink where lspgate keeps its state: refused either way. Leading out, `outside_root`;
 /// leading inside, `internal`: lspgate would put its database, and a `.gitignore` of `*`, in
 /// whatever folder of the workspace it points to.
-fn linked(root: &Root, link: &Path) -> ToolError {
+fn linked(root: &Root, link: &Path) -> CoreError {
     let shown = root.relative(link);
     match root.confine(link) {
-        Err(e) if e.code == Code::OutsideRoot => ToolError::new(
-            Code::OutsideRoot,
+        Err(e) if e.kind == Kind::OutsideRoot => CoreError::new(
+            Kind::OutsideRoot,
             format!(
                 "{shown} is a symbolic link leading outside the workspace; lspgate keeps its edit journal only in a real folder (remove the link, or pass --state DIR)"
             ),
         ),
-        _ => ToolError::internal(format!(
+        _ => CoreError::internal(format!(
             "{shown} is a symbolic link; lspgate keeps its edit journal only in a real folder, never where a link points (remove the link, or pass --state DIR)"
         )),
     }
@@ -164,10 +164,10 @@ fn linked(root: &Root, link: &Path) -> ToolError {
 /// a folder there) every folder of it is walked from the root and created following no
 /// symlink, and a symlink on the way is refused (`linked`). Outside it (the default: in
 /// lspgate's data folder, which is checked down to it) it is the user's choice of place.
-fn state_folder(dir: &Path, root: &Root) -> Result<(PathBuf, Dir), ToolError> {
+fn state_folder(dir: &Path, root: &Root) -> Result<(PathBuf, Dir), CoreError> {
     let path = location(dir);
     let io = |action: &str, at: &Path, e: std::io::Error| {
-        ToolError::io(action, &at.display().to_string(), &e)
+        CoreError::io(action, &at.display().to_string(), &e)
     };
     if let Ok(rel) = path.strip_prefix(root.path()) {
         let mut folder = Dir::open(root.path()).map_err(|e| io("open", root.path(), e))?;
@@ -181,7 +181,7 @@ fn state_folder(dir: &Path, root: &Root) -> Result<(PathBuf, Dir), ToolError> {
             };
         }
         if path != root.path() {
-            dirs::check(&path).map_err(ToolError::internal)?;
+            dirs::check(&path).map_err(CoreError::internal)?;
         }
         return Ok((path, folder));
     }
@@ -191,7 +191,7 @@ fn state_folder(dir: &Path, root: &Root) -> Result<(PathBuf, Dir), ToolError> {
     } else {
         &path
     };
-    dirs::private_dir(top, &path).map_err(ToolError::internal)?;
+    dirs::private_dir(top, &path).map_err(CoreError::internal)?;
     let real = path.canonicalize().map_err(|e| io("open", &path, e))?;
     let folder = Dir::open(&real).map_err(|e| io("open", &real, e))?;
     Ok((real, folder))
@@ -229,7 +229,7 @@ impl Drop for Locked<'_> {
 const UNSEALED: &str = "unsealed";
 
 /// Whether `e` refuses an entry for want of lspgate's seal.
-fn unsealed(e: &ToolError) -> bool {
+fn unsealed(e: &CoreError) -> bool {
     e.data
         .as_ref()
         .is_some_and(|d| d.get("reason").and_then(|r| r.as_str()) == Some(UNSEALED))
@@ -250,7 +250,7 @@ type Row = (
 /// Opens (creating) the state folder and lspgate's files in it, none through a symlink: the
 /// folder's `.gitignore`, the database file (0600; `state::Db` connects to it) and `edits.lock`,
 /// which is returned with the folder's path.
-fn own_files(dir: &Path, root: &Root) -> Result<(PathBuf, std::fs::File), ToolError> {
+fn own_files(dir: &Path, root: &Root) -> Result<(PathBuf, std::fs::File), CoreError> {
     let (path, folder) = state_folder(dir, root)?;
     for name in OWN_FILES.iter().chain(&state::FILES) {
         if folder.is_symlink(OsStr::new(name)) {
@@ -258,7 +258,7 @@ fn own_files(dir: &Path, root: &Root) -> Result<(PathBuf, std::fs::File), ToolEr
         }
     }
     let io = |name: &str, e: std::io::Error| {
-        ToolError::io("create", &path.join(name).display().to_string(), &e)
+        CoreError::io("create", &path.join(name).display().to_string(), &e)
     };
     // Its own `.gitignore` when it is a folder of the workspace (not the root itself).
     if path != root.path() && path.starts_with(root.path()) {
@@ -290,7 +290,7 @@ impl Journal {
     /// Opens (creating) `dir/state.db` for the workspace `root`, and recovers the edits an
     /// earlier lspgate left half-applied. The folder gets a `.gitignore` of its own. Nothing of
     /// it is followed through a symlink.
-    pub fn open(dir: &Path, root: &Root) -> Result<Journal, ToolError> {
+    pub fn open(dir: &Path, root: &Root) -> Result<Journal, CoreError> {
         let (path, lock) = own_files(dir, root)?;
         let key = seal::Key::load(&key_dir())?;
         let db = Db::open(&path)?;
@@ -325,16 +325,16 @@ impl Journal {
         &self.inner.db
     }
 
-    fn conn(&self) -> Result<MutexGuard<'_, Connection>, ToolError> {
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>, CoreError> {
         self.inner.db.lock()
     }
 
-    fn lock(&self) -> Result<Locked<'_>, ToolError> {
+    fn lock(&self) -> Result<Locked<'_>, CoreError> {
         loop {
             match rustix::fs::flock(&self.inner.lock, rustix::fs::FlockOperation::LockExclusive) {
                 Ok(()) => return Ok(Locked(&self.inner.lock)),
                 Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(ToolError::internal(format!("edit journal lock: {e}"))),
+                Err(e) => return Err(CoreError::internal(format!("edit journal lock: {e}"))),
             }
         }
     }
@@ -359,12 +359,12 @@ impl Journal {
         summary: &str,
         plan: &Plan,
         undoes: Option<i64>,
-    ) -> Result<i64, ToolError> {
+    ) -> Result<i64, CoreError> {
         let _writing = self
             .inner
             .writing
             .lock()
-            .map_err(|_| ToolError::internal("edit journal lock poisoned"))?;
+            .map_err(|_| CoreError::internal("edit journal lock poisoned"))?;
         let _held = self.lock()?;
         // Whatever a dead writer left, first.
         self.recover();
@@ -401,7 +401,7 @@ impl Journal {
     }
 
     /// Records the intent: the entry, `pending`, with every file's content before and after.
-    fn begin(&self, tool: &str, summary: &str, plan: &Plan) -> Result<i64, ToolError> {
+    fn begin(&self, tool: &str, summary: &str, plan: &Plan) -> Result<i64, CoreError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction().map_err(db_error)?;
         tx.execute(
@@ -462,7 +462,7 @@ impl Journal {
     }
 
     /// Records the completion (and what it undoes).
-    fn finish(&self, id: i64, undoes: Option<i64>) -> Result<(), ToolError> {
+    fn finish(&self, id: i64, undoes: Option<i64>) -> Result<(), CoreError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction().map_err(db_error)?;
         tx.execute(
@@ -480,7 +480,7 @@ impl Journal {
         tx.commit().map_err(db_error)
     }
 
-    fn set_state(&self, id: i64, state: State) -> Result<(), ToolError> {
+    fn set_state(&self, id: i64, state: State) -> Result<(), CoreError> {
         self.conn()?
             .execute(
                 "UPDATE edits SET state = ?2 WHERE id = ?1",
@@ -491,7 +491,7 @@ impl Journal {
     }
 
     /// Drops an attempt that failed cleanly (nothing of it is on disk).
-    fn forget(&self, id: i64) -> Result<(), ToolError> {
+    fn forget(&self, id: i64) -> Result<(), CoreError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction().map_err(db_error)?;
         tx.execute("DELETE FROM files WHERE edit_id = ?1", params![id])
@@ -530,7 +530,7 @@ impl Journal {
                 // Not this workspace's (outside, or into a VCS folder), or not lspgate's (no
                 // seal): never to be replayed. Anything else (a file not readable now) is
                 // tried again.
-                Err(e) if e.code == Code::OutsideRoot || unsealed(&e) => {
+                Err(e) if e.kind == Kind::OutsideRoot || unsealed(&e) => {
                     tracing::error!("edit {id} in the journal is refused: {e}");
                     if let Err(e) = self.set_state(id, State::Refused) {
                         tracing::error!("edit journal: {e}");
@@ -546,7 +546,7 @@ impl Journal {
     /// Puts back, from the disk's current state, every file of entry `id` that holds what the
     /// entry would write; other files are left as they are. Removes the temporary files an
     /// interrupted write may have left beside them.
-    fn roll_back(&self, id: i64) -> Result<(), ToolError> {
+    fn roll_back(&self, id: i64) -> Result<(), CoreError> {
         let Some(entry) = self.get(id)? else {
             return Ok(());
         };
@@ -570,7 +570,7 @@ impl Journal {
 
     /// The entry `id`, every path confined to the root (one outside: `outside_root`, and the
     /// entry is not used).
-    pub fn get(&self, id: i64) -> Result<Option<Entry>, ToolError> {
+    pub fn get(&self, id: i64) -> Result<Option<Entry>, CoreError> {
         let (head, rows) = {
             let conn = self.conn()?;
             let head: Option<Head> = conn
@@ -606,7 +606,7 @@ impl Journal {
             return Ok(None);
         };
         let state = State::parse(&state).ok_or_else(|| {
-            ToolError::internal(format!(
+            CoreError::internal(format!(
                 "edit {id} has an unknown state `{state}` in the journal"
             ))
         })?;
@@ -630,9 +630,9 @@ impl Journal {
         let mut changes = Vec::with_capacity(rows.len());
         for (path, before, after, before_digest, after_digest) in rows {
             let shown = path.display().to_string();
-            let path = self.inner.root.confine(&path).map_err(|e| match e.code {
-                Code::OutsideRoot => ToolError::new(
-                    Code::OutsideRoot,
+            let path = self.inner.root.confine(&path).map_err(|e| match e.kind {
+                Kind::OutsideRoot => CoreError::new(
+                    Kind::OutsideRoot,
                     format!(
                         "edit {id} in the journal names {shown}, outside the workspace; lspgate refuses it (this journal was not written for this workspace)"
                     ),
@@ -643,7 +643,7 @@ impl Journal {
             if before.as_deref().map(digest) != before_digest
                 || after.as_deref().map(digest) != after_digest
             {
-                return Err(ToolError::internal(format!(
+                return Err(CoreError::internal(format!(
                     "edit {id} is damaged in the journal: the content of {shown} does not match its digest"
                 )));
             }
@@ -655,7 +655,7 @@ impl Journal {
         }
         // Checked once every path is known to be inside: a path leading out says so first.
         if !genuine {
-            return Err(ToolError::invalid(format!(
+            return Err(CoreError::invalid(format!(
                 "edit {id} in the journal was not recorded by lspgate for this workspace and user (it carries no valid seal: a state database shipped with a repository, copied from elsewhere, edited by hand, or older than sealed journals); lspgate never replays or undoes it"
             ))
             .with_data(json!({"edit_id": id, "reason": UNSEALED})));

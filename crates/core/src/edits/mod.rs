@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::error::{Code, ToolError};
+use crate::error::{CoreError, Kind};
 use crate::text::digest;
 use crate::workspace::Root;
 use fs::Dir;
@@ -146,19 +146,19 @@ pub const VCS_FOLDERS: [&str; 7] = [".git", ".hg", ".svn", ".bzr", "_darcs", ".j
 impl Target {
     /// Confines `path` again, now (`Root::confine`), and opens its folder. A path that no longer
     /// confines to itself (a folder on it became a symlink) is refused.
-    fn open(root: &Root, path: &Path) -> Result<Target, ToolError> {
+    fn open(root: &Root, path: &Path) -> Result<Target, CoreError> {
         let shown = root.relative(path);
-        let confined = root.confine(path).map_err(|e| match e.code {
-            Code::OutsideRoot => ToolError::new(
-                Code::OutsideRoot,
+        let confined = root.confine(path).map_err(|e| match e.kind {
+            Kind::OutsideRoot => CoreError::new(
+                Kind::OutsideRoot,
                 format!("{shown} leads outside the workspace; nothing was written"),
             )
             .with_data(json!({"file": shown, "root": root.path()})),
             _ => e,
         })?;
         if confined != path {
-            return Err(ToolError::new(
-                Code::RevisionConflict,
+            return Err(CoreError::new(
+                Kind::RevisionConflict,
                 format!(
                     "{shown} now leads to {} (a folder on its path changed); nothing was written",
                     root.relative(&confined)
@@ -168,10 +168,10 @@ impl Target {
         }
         let rel = confined
             .strip_prefix(root.path())
-            .map_err(|_| ToolError::invalid(format!("{shown} is outside the workspace")))?;
+            .map_err(|_| CoreError::invalid(format!("{shown} is outside the workspace")))?;
         if let Some(vcs) = rel.iter().find(|c| VCS_FOLDERS.iter().any(|v| c == v)) {
-            return Err(ToolError::new(
-                Code::OutsideRoot,
+            return Err(CoreError::new(
+                Kind::OutsideRoot,
                 format!(
                     "{shown} is inside the workspace's {} folder, which lspgate never writes (version control's own files, and what its configuration runs); nothing was written",
                     vcs.to_string_lossy()
@@ -180,7 +180,7 @@ impl Target {
             .with_data(json!({"file": shown, "vcs": vcs.to_string_lossy()})));
         }
         let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
-            return Err(ToolError::invalid(format!(
+            return Err(CoreError::invalid(format!(
                 "{shown} is the workspace root, not a file"
             )));
         };
@@ -194,7 +194,7 @@ impl Target {
     }
 
     /// What the file holds now (`None`: absent).
-    fn current(&self) -> Result<Option<Vec<u8>>, ToolError> {
+    fn current(&self) -> Result<Option<Vec<u8>>, CoreError> {
         match &self.dir {
             None => Ok(None),
             Some(d) => d
@@ -204,7 +204,7 @@ impl Target {
     }
 
     /// The folder, created (one component at a time, following no symlink) if missing.
-    fn dir_creating(&mut self, root: &Root) -> Result<&Dir, ToolError> {
+    fn dir_creating(&mut self, root: &Root) -> Result<&Dir, CoreError> {
         if self.dir.is_none() {
             let d = fs::walk_creating(root.path(), &self.parent)
                 .map_err(|e| fs_error(&self.shown, "create the folder of", e))?;
@@ -212,29 +212,29 @@ impl Target {
         }
         self.dir
             .as_ref()
-            .ok_or_else(|| ToolError::internal(format!("no folder for {}", self.shown)))
+            .ok_or_else(|| CoreError::internal(format!("no folder for {}", self.shown)))
     }
 }
 
 /// A file operation's failure: a symlink met while following none is a change of the path since
-/// it was confined; the rest by their cause (`ToolError::io`).
-fn fs_error(shown: &str, action: &str, e: std::io::Error) -> ToolError {
+/// it was confined; the rest by their cause (`CoreError::io`).
+fn fs_error(shown: &str, action: &str, e: std::io::Error) -> CoreError {
     if fs::is_symlink_error(&e) {
-        return ToolError::new(
-            Code::RevisionConflict,
+        return CoreError::new(
+            Kind::RevisionConflict,
             format!(
                 "{shown}: a symbolic link is now in the way (lspgate writes through none); nothing was written"
             ),
         )
         .with_data(json!({"file": shown}));
     }
-    ToolError::io(action, shown, &e)
+    CoreError::io(action, shown, &e)
 }
 
-fn conflict(shown: &str, expected: &Option<Vec<u8>>, current: &Option<Vec<u8>>) -> ToolError {
+fn conflict(shown: &str, expected: &Option<Vec<u8>>, current: &Option<Vec<u8>>) -> CoreError {
     let d = |b: &Option<Vec<u8>>| b.as_deref().map(digest);
-    ToolError::new(
-        Code::RevisionConflict,
+    CoreError::new(
+        Kind::RevisionConflict,
         format!("{shown} changed since lspgate last read it (for an undo: since the edit wrote it); nothing was written"),
     )
     .with_data(json!({
@@ -247,7 +247,7 @@ fn conflict(shown: &str, expected: &Option<Vec<u8>>, current: &Option<Vec<u8>>) 
 /// Applies a plan, all or nothing. Every path is confined again now and reached without
 /// following symlinks; every file must still hold its `before`, else `revision_conflict` and
 /// nothing is written.
-pub fn apply(root: &Root, plan: &Plan) -> Result<(), ToolError> {
+pub fn apply(root: &Root, plan: &Plan) -> Result<(), CoreError> {
     let mut targets = Vec::with_capacity(plan.changes.len());
     for c in &plan.changes {
         let t = Target::open(root, &c.path)?;
@@ -280,7 +280,7 @@ fn write_one(
     t: &mut Target,
     expected: &Option<Vec<u8>>,
     after: &Option<Vec<u8>>,
-) -> Result<(), ToolError> {
+) -> Result<(), CoreError> {
     let shown = t.shown.clone();
     let name = t.name.clone();
     let io = |action: &str| {
@@ -375,7 +375,7 @@ fn write_one(
 }
 
 /// What `path` holds now, read as `apply` reads it (confined again, no symlink followed).
-pub(crate) fn read_current(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+pub(crate) fn read_current(root: &Root, path: &Path) -> Result<Option<Vec<u8>>, CoreError> {
     Target::open(root, path)?.current()
 }
 
@@ -511,7 +511,7 @@ mod tests {
             ],
         };
         let e = apply(&root, &plan).unwrap_err();
-        assert_eq!(e.code, Code::RevisionConflict);
+        assert_eq!(e.kind, Kind::RevisionConflict);
         let data = e.data.unwrap();
         assert_eq!(data["current_digest"], digest(b"b-changed"));
         assert_eq!(data["file"], "b");
@@ -555,7 +555,7 @@ mod tests {
         symlink(&outside, root.path().join("fresh")).unwrap();
         let before = tree(&outside);
         let e = apply(&root, &plan).unwrap_err();
-        assert_eq!(e.code, Code::OutsideRoot, "{e}");
+        assert_eq!(e.kind, Kind::OutsideRoot, "{e}");
         let e = apply(
             &root,
             &Plan {
@@ -563,7 +563,7 @@ mod tests {
             },
         )
         .unwrap_err();
-        assert_eq!(e.code, Code::OutsideRoot, "{e}");
+        assert_eq!(e.kind, Kind::OutsideRoot, "{e}");
         assert_eq!(tree(&outside), before, "something was written outside");
     }
 
@@ -577,7 +577,7 @@ mod tests {
         };
         symlink(root.path().join("real"), root.path().join("moved")).unwrap();
         let e = apply(&root, &plan).unwrap_err();
-        assert_eq!(e.code, Code::RevisionConflict, "{e}");
+        assert_eq!(e.kind, Kind::RevisionConflict, "{e}");
         // A file that became a symlink (even one leading inside) is refused, never written through.
         std::fs::write(root.path().join("g.txt"), "g0").unwrap();
         let plan = Plan {

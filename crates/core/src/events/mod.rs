@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::edits::journal::Journal;
-use crate::error::ToolError;
+use crate::error::CoreError;
 use crate::registry::{RegistryEvent, Sink};
 use crate::watch::FileVersion;
 use crate::workspace::Root;
@@ -57,7 +57,7 @@ pub struct StateDb {
 struct StateInner {
     dir: PathBuf,
     root: Root,
-    journal: OnceLock<Result<Journal, ToolError>>,
+    journal: OnceLock<Result<Journal, CoreError>>,
     /// Interrupted activities recorded as such (only a success is kept: a failure, say a busy
     /// database, is tried again at the next use).
     ready: OnceLock<()>,
@@ -86,7 +86,7 @@ impl StateDb {
     }
 
     /// The edit journal (opening the database, and recovering interrupted edits, on first use).
-    pub fn journal(&self) -> Result<&Journal, ToolError> {
+    pub fn journal(&self) -> Result<&Journal, CoreError> {
         self.inner
             .journal
             .get_or_init(|| Journal::open(&self.inner.dir, &self.inner.root))
@@ -103,7 +103,7 @@ impl StateDb {
     pub fn with<T>(
         &self,
         f: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, CoreError> {
         let journal = self.journal()?;
         if self.inner.ready.get().is_none() {
             // Two first uses at once both init: it is idempotent, and the connection's lock
@@ -118,11 +118,11 @@ impl StateDb {
     pub async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, CoreError> {
         let db = self.clone();
         tokio::task::spawn_blocking(move || db.with(f))
             .await
-            .map_err(|e| ToolError::internal(format!("state database: {e}")))?
+            .map_err(|e| CoreError::internal(format!("state database: {e}")))?
     }
 }
 
@@ -247,7 +247,7 @@ impl EventLog {
         after: i64,
         limit: usize,
         kinds: Vec<String>,
-    ) -> Result<Page, ToolError> {
+    ) -> Result<Page, CoreError> {
         self.flush().await;
         self.db
             .run(move |c| {
@@ -259,7 +259,7 @@ impl EventLog {
 
     /// The newest `n` events (and the cursor after them), everything emitted before the call
     /// included.
-    pub async fn tail(&self, n: usize) -> Result<Page, ToolError> {
+    pub async fn tail(&self, n: usize) -> Result<Page, CoreError> {
         self.flush().await;
         self.db
             .run(move |c| {
@@ -414,7 +414,7 @@ struct Failures {
 
 impl Failures {
     /// One more batch lost; whether it was warned of.
-    fn failed(&mut self, e: &ToolError, now: Instant) -> bool {
+    fn failed(&mut self, e: &CoreError, now: Instant) -> bool {
         self.unwarned += 1;
         self.total += 1;
         if self
@@ -613,7 +613,7 @@ mod tests {
     #[test]
     fn write_failures_keep_being_warned_of() {
         let mut f = Failures::default();
-        let e = ToolError::internal("state database: database is locked");
+        let e = CoreError::internal("state database: database is locked");
         let t0 = Instant::now();
         assert!(f.failed(&e, t0), "the first failure is warned of");
         assert!(!f.failed(&e, t0 + Duration::from_secs(1)));

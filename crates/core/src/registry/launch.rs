@@ -13,13 +13,13 @@ use super::server::Server;
 use super::supervisor::Supervisor;
 use super::{Entry, Registry, RegistryEvent};
 use crate::documents::Documents;
-use crate::error::{Code, ToolError};
+use crate::error::{CoreError, Kind};
 use crate::lsp::{ClientOptions, Connect, LspClient, LspError};
 use crate::workspace::install::{Spinner, install};
 use crate::workspace::presets::{Launch, Origin, Preset, Readiness, ServerSpec};
 
 impl Registry {
-    pub(super) async fn start(&self, entry: &Entry, root: &Path) -> Result<Arc<Server>, ToolError> {
+    pub(super) async fn start(&self, entry: &Entry, root: &Path) -> Result<Arc<Server>, CoreError> {
         let mut spec = entry.spec.lock().await;
         if let Launch::Missing(p) = spec.launch {
             if !self.opts.install {
@@ -58,7 +58,7 @@ impl Registry {
         preset: &'static Preset,
         entry: &Entry,
         spec: &mut ServerSpec,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), CoreError> {
         tracing::info!(
             "installing {} into {}",
             preset.name,
@@ -69,10 +69,10 @@ impl Registry {
             install(preset, &|what| spinner.step(what))
         })
         .await
-        .map_err(|e| ToolError::new(Code::NoServer, e.to_string()))?
+        .map_err(|e| CoreError::new(Kind::NoServer, e.to_string()))?
         .map_err(|e| {
-            ToolError::new(
-                Code::NoServer,
+            CoreError::new(
+                Kind::NoServer,
                 format!("installing {} failed: {e}", preset.name),
             )
             .with_data(json!({"server": preset.name, "install": preset.install_hint()}))
@@ -97,7 +97,7 @@ impl Registry {
 
     /// Refuses a restricted preset that would run the repository's programs whatever it is told
     /// (rust-analyzer beside a .cargo/config.toml): not at all until the workspace is trusted.
-    async fn refuse_if_blocked(&self, spec: &ServerSpec) -> Result<(), ToolError> {
+    async fn refuse_if_blocked(&self, spec: &ServerSpec) -> Result<(), CoreError> {
         if let Some(r) = spec.restricted.clone()
             && !r.blockers.is_empty()
         {
@@ -120,7 +120,7 @@ impl Registry {
 
     /// How to reach the server `spec` launches: its process, with the session's environment (or
     /// PATH), or its TCP address; an error for a server missing or refused in this workspace.
-    fn connect_for(&self, spec: &ServerSpec) -> Result<Connect, ToolError> {
+    fn connect_for(&self, spec: &ServerSpec) -> Result<Connect, CoreError> {
         Ok(match &spec.launch {
             Launch::Stdio(s) => {
                 let mut s = s.clone();
@@ -222,9 +222,9 @@ impl Registry {
     }
 }
 
-pub(super) fn missing(p: &Preset) -> ToolError {
-    ToolError::new(
-        Code::NoServer,
+pub(super) fn missing(p: &Preset) -> CoreError {
+    CoreError::new(
+        Kind::NoServer,
         format!(
             "{} is not installed (it serves {}); install it with `{}`, or run with --install",
             p.command,
@@ -235,7 +235,7 @@ pub(super) fn missing(p: &Preset) -> ToolError {
     .with_data(json!({"server": p.name, "command": p.command, "install": p.install_hint()}))
 }
 
-fn start_failure(spec: &ServerSpec, e: LspError) -> ToolError {
+fn start_failure(spec: &ServerSpec, e: LspError) -> CoreError {
     let (reason, stderr) = match &e {
         LspError::StreamClosed { reason, stderr } => (reason.clone(), stderr.clone()),
         other => (other.to_string(), String::new()),
@@ -250,8 +250,8 @@ fn start_failure(spec: &ServerSpec, e: LspError) -> ToolError {
         }
         _ => "the server stopped during `initialize`; see stderr_tail".to_string(),
     };
-    ToolError::new(
-        Code::ServerFailed,
+    CoreError::new(
+        Kind::ServerFailed,
         format!("{} could not start: {reason}", spec.name),
     )
     .with_data(json!({

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{Admit, Registry, Server};
-use crate::error::ToolError;
+use crate::error::CoreError;
 use crate::workspace::server_root;
 
 /// A server for a file, as it stands.
@@ -17,7 +17,7 @@ pub enum Routed {
     /// Not started: its name and the command it would run.
     Idle { name: String, command: String },
     /// It could not start (not installed, untrusted, crashed at start).
-    Failed(ToolError),
+    Failed(CoreError),
 }
 
 impl Registry {
@@ -51,7 +51,7 @@ impl Registry {
         path: &Path,
         language: &str,
         admit: &Admit<'_>,
-    ) -> (Vec<Arc<Server>>, Vec<ToolError>) {
+    ) -> (Vec<Arc<Server>>, Vec<CoreError>) {
         let (mut started, mut failed) = (Vec::new(), Vec::new());
         for e in self.routed(language) {
             if !admit(&e.name, &e.languages) {

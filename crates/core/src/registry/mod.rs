@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::sync::OnceCell;
 
-use crate::error::{Code, ToolError};
+use crate::error::{CoreError, Kind};
 use crate::lsp::Cap;
 
 mod define;
@@ -111,7 +111,7 @@ impl Default for RegistryOptions {
 }
 
 struct Instance {
-    cell: OnceCell<Result<Arc<Server>, ToolError>>,
+    cell: OnceCell<Result<Arc<Server>, CoreError>>,
 }
 
 struct Entry {
@@ -161,7 +161,7 @@ impl Entry {
     /// that does not start on an untrusted workspace; once the content it was loaded from (or
     /// the workspace) is trusted, its launch is the real one (no restart needed). `Ok(true)`:
     /// a restricted preset was just lifted to its full spec, so its restricted instances must go.
-    async fn untrusted(&self) -> Result<bool, ToolError> {
+    async fn untrusted(&self) -> Result<bool, CoreError> {
         let mut spec = self.spec.lock().await;
         let mut lifted = false;
         if let Some(r) = &spec.restricted
@@ -475,7 +475,7 @@ impl Registry {
     }
 
     /// The instance of `entry` for `root`, started (or its failure) on first use.
-    async fn instance(&self, entry: &Arc<Entry>, root: &Path) -> Result<Arc<Server>, ToolError> {
+    async fn instance(&self, entry: &Arc<Entry>, root: &Path) -> Result<Arc<Server>, CoreError> {
         // Not cached in the instance: trusting the file later lets it start.
         if entry.untrusted().await? {
             self.stop_entry(
@@ -490,7 +490,7 @@ impl Registry {
             let mut map = entry
                 .instances
                 .lock()
-                .map_err(|_| ToolError::new(Code::ServerFailed, "registry poisoned"))?;
+                .map_err(|_| CoreError::new(Kind::ServerFailed, "registry poisoned"))?;
             map.entry(root.to_path_buf())
                 .or_insert_with(|| {
                     Arc::new(Instance {
@@ -556,7 +556,7 @@ impl Registry {
         &self,
         path: &Path,
         language: &str,
-    ) -> Vec<Result<Arc<Server>, ToolError>> {
+    ) -> Vec<Result<Arc<Server>, CoreError>> {
         let mut out = Vec::new();
         for e in self.routed(language) {
             let root = server_root(self.root.path(), path, &e.roots);
@@ -603,7 +603,7 @@ impl Registry {
         language: &str,
         cap: Cap,
         tool: &str,
-    ) -> Result<Arc<Server>, ToolError> {
+    ) -> Result<Arc<Server>, CoreError> {
         let mut failure = None;
         let mut lacking = Vec::new();
         for e in self.routed(language) {
@@ -612,15 +612,15 @@ impl Registry {
                 Ok(s) if s.supports(cap) => return Ok(s),
                 Ok(s) => lacking.push(s.name.clone()),
                 // The call would route here: say so, rather than ask the next server.
-                Err(err) if err.code == Code::UntrustedConfig => return Err(err),
+                Err(err) if err.kind == Kind::UntrustedConfig => return Err(err),
                 Err(err) => {
                     failure.get_or_insert(err);
                 }
             }
         }
         if !lacking.is_empty() {
-            return Err(ToolError::new(
-                Code::NotSupported,
+            return Err(CoreError::new(
+                Kind::NotSupported,
                 format!("{} does not support {tool}", lacking.join(" and ")),
             )
             .with_data(json!({"servers": lacking, "tool": tool, "capability": cap.name()})));
@@ -629,7 +629,7 @@ impl Registry {
     }
 
     /// `no_server` for a language nobody serves, saying what would.
-    pub fn no_server(&self, language: &str, path: &Path) -> ToolError {
+    pub fn no_server(&self, language: &str, path: &Path) -> CoreError {
         let candidates: Vec<_> = PRESETS
             .iter()
             .filter(|p| p.languages.contains(&language))
@@ -642,8 +642,8 @@ impl Registry {
             ),
             None => "; configure one in lspgate.toml ([[server]] with languages = [\"…\"])".into(),
         };
-        ToolError::new(
-            Code::NoServer,
+        CoreError::new(
+            Kind::NoServer,
             format!(
                 "no language server serves {language} files ({}){hint}",
                 self.root.relative(path)
@@ -681,9 +681,9 @@ impl Registry {
     }
 
     /// Restarts every instance of `name` (a server never started is started at the root).
-    pub async fn restart(&self, name: &str) -> Result<Vec<ServerStatus>, ToolError> {
+    pub async fn restart(&self, name: &str) -> Result<Vec<ServerStatus>, CoreError> {
         let Some(e) = self.entry(name) else {
-            return Err(ToolError::invalid(format!(
+            return Err(CoreError::invalid(format!(
                 "no server `{name}`; known: {}",
                 self.list().join(", ")
             )));
@@ -724,7 +724,7 @@ impl Registry {
 
     /// Starts the workspace-root instance of every server now (for `serve -- CMD`, whose
     /// capabilities decide the tool list).
-    pub async fn start_all(&self) -> Vec<Result<Arc<Server>, ToolError>> {
+    pub async fn start_all(&self) -> Vec<Result<Arc<Server>, CoreError>> {
         let root = self.root.path().to_path_buf();
         let mut out = Vec::new();
         for e in self.entries() {

@@ -91,9 +91,9 @@ impl Registry {
                 match inst.cell.get() {
                     None => s.state = "starting".into(),
                     Some(Err(err)) => {
-                        s.state = match err.code {
-                            crate::error::Code::UntrustedConfig => "untrusted".into(),
-                            crate::error::Code::NoServer => "missing".into(),
+                        s.state = match err.kind {
+                            crate::error::Kind::UntrustedConfig => "untrusted".into(),
+                            crate::error::Kind::NoServer => "missing".into(),
                             _ => "failed".into(),
                         };
                         s.last_error = Some(err.message.clone());

@@ -193,8 +193,8 @@ async fn concurrent_first_use_starts_one_instance() {
         let r = t.await.unwrap();
         assert_eq!(r.len(), 1);
         assert_eq!(
-            r[0].as_ref().err().map(|e| e.code),
-            Some(Code::ServerFailed)
+            r[0].as_ref().err().map(|e| e.kind),
+            Some(Kind::ServerFailed)
         );
     }
     let statuses: Vec<_> = reg

@@ -515,7 +515,7 @@ impl ServerSpec {
     /// `untrusted_config` for this server, whose launch is `Launch::Untrusted` with `u`: a
     /// `[[server]]` of an untrusted lspgate.toml, or a preset that would run the repository's
     /// code on an untrusted workspace.
-    pub fn untrusted_error(&self, u: &super::trust::Untrusted) -> crate::error::ToolError {
+    pub fn untrusted_error(&self, u: &super::trust::Untrusted) -> crate::error::CoreError {
         let what = format!("server `{}`", self.name);
         match &self.restricted {
             Some(r) => u.refuse(&what, r.note),

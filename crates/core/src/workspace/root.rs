@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::{Code, ToolError};
+use crate::error::{CoreError, Kind};
 
 /// Symlinks followed while confining one path, at most (the kernel's own limit).
 const MAX_LINKS: usize = 40;
@@ -28,26 +28,26 @@ impl Root {
     /// The workspace root at `dir`, canonical; refused (`invalid_params`) when it is no
     /// project's folder (`refusal`): every door that takes a root (`--root`, a session, the
     /// LSP face's client, a hook's event) comes through here.
-    pub fn new(dir: &Path) -> Result<Root, ToolError> {
+    pub fn new(dir: &Path) -> Result<Root, CoreError> {
         Root::new_for(dir, None)
     }
 
     /// `new`, with the home folder of the client that asks (its `HOME`) refused too.
-    pub fn new_for(dir: &Path, client_home: Option<&Path>) -> Result<Root, ToolError> {
+    pub fn new_for(dir: &Path, client_home: Option<&Path>) -> Result<Root, CoreError> {
         let path = dir.canonicalize().map_err(|e| {
-            ToolError::new(
-                Code::FileNotFound,
+            CoreError::new(
+                Kind::FileNotFound,
                 format!("workspace root {}: {e}", dir.display()),
             )
         })?;
         if !path.is_dir() {
-            return Err(ToolError::invalid(format!(
+            return Err(CoreError::invalid(format!(
                 "workspace root {} is not a directory",
                 path.display()
             )));
         }
         if let Some(why) = refusal(&path, client_home) {
-            return Err(ToolError::invalid(format!(
+            return Err(CoreError::invalid(format!(
                 "workspace root {} is refused: {why}; lspgate would watch and index all of \
                  it. Open a project's folder instead (--root DIR)",
                 path.display()
@@ -70,7 +70,7 @@ impl Root {
     /// This is the only place that decides confinement. Writers call it again at the moment of
     /// writing and then walk to the file without following symlinks (`edits::fs`), so a path
     /// that changed in between cannot lead out.
-    pub fn confine(&self, path: &Path) -> Result<PathBuf, ToolError> {
+    pub fn confine(&self, path: &Path) -> Result<PathBuf, CoreError> {
         let joined = if path.is_absolute() {
             path.to_path_buf()
         } else {
@@ -78,7 +78,7 @@ impl Root {
         };
         let real = canonical(&normalize(&joined), MAX_LINKS).map_err(|e| match e {
             Canon::Loop => self.outside_symlinks(path),
-            Canon::Io(e) => ToolError::io("read", &path.display().to_string(), &e),
+            Canon::Io(e) => CoreError::io("read", &path.display().to_string(), &e),
         })?;
         if real.starts_with(&self.path) {
             Ok(real)
@@ -90,36 +90,36 @@ impl Root {
     /// Resolves an agent's `file` (root-relative, absolute, or `file://` URI) to a canonical path
     /// inside the root. Symlinks and `..` that lead out are `outside_root`; a missing file is
     /// `file_not_found`.
-    pub fn resolve(&self, file: &str) -> Result<PathBuf, ToolError> {
+    pub fn resolve(&self, file: &str) -> Result<PathBuf, CoreError> {
         if file.trim().is_empty() {
-            return Err(ToolError::invalid("`file` is empty"));
+            return Err(CoreError::invalid("`file` is empty"));
         }
         let given = if file.starts_with("file:") {
             url::Url::parse(file)
                 .ok()
                 .and_then(|u| u.to_file_path().ok())
-                .ok_or_else(|| ToolError::invalid(format!("`{file}` is not a valid file URI")))?
+                .ok_or_else(|| CoreError::invalid(format!("`{file}` is not a valid file URI")))?
         } else {
             PathBuf::from(file)
         };
-        let real = self.confine(&given).map_err(|e| match e.code {
-            Code::OutsideRoot => self.outside(file),
+        let real = self.confine(&given).map_err(|e| match e.kind {
+            Kind::OutsideRoot => self.outside(file),
             _ => e,
         })?;
         match std::fs::symlink_metadata(&real) {
             Ok(_) => Ok(real),
-            Err(e) if e.kind() == ErrorKind::NotFound => Err(ToolError::new(
-                Code::FileNotFound,
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(CoreError::new(
+                Kind::FileNotFound,
                 format!("no file `{file}` in the workspace"),
             )
             .with_data(serde_json::json!({"file": file}))),
-            Err(e) => Err(ToolError::io("read", file, &e)),
+            Err(e) => Err(CoreError::io("read", file, &e)),
         }
     }
 
-    fn outside(&self, file: &str) -> ToolError {
-        ToolError::new(
-            Code::OutsideRoot,
+    fn outside(&self, file: &str) -> CoreError {
+        CoreError::new(
+            Kind::OutsideRoot,
             format!(
                 "`{file}` is outside the workspace root {}",
                 self.path.display()
@@ -128,9 +128,9 @@ impl Root {
         .with_data(serde_json::json!({"file": file, "root": self.path}))
     }
 
-    fn outside_symlinks(&self, path: &Path) -> ToolError {
-        ToolError::new(
-            Code::OutsideRoot,
+    fn outside_symlinks(&self, path: &Path) -> CoreError {
+        CoreError::new(
+            Kind::OutsideRoot,
             format!(
                 "`{}` goes through more than {MAX_LINKS} symbolic links; lspgate cannot tell where it leads",
                 path.display()
@@ -346,22 +346,22 @@ mod tests {
             "../nope.py",
         ] {
             assert_eq!(
-                root.resolve(out).unwrap_err().code,
-                Code::OutsideRoot,
+                root.resolve(out).unwrap_err().kind,
+                Kind::OutsideRoot,
                 "{out}"
             );
         }
         let secret = url::Url::from_file_path(outside.join("secret.txt")).unwrap();
         assert_eq!(
-            root.resolve(secret.as_str()).unwrap_err().code,
-            Code::OutsideRoot
+            root.resolve(secret.as_str()).unwrap_err().kind,
+            Kind::OutsideRoot
         );
         assert_eq!(
-            root.resolve("src/nope.py").unwrap_err().code,
-            Code::FileNotFound
+            root.resolve("src/nope.py").unwrap_err().kind,
+            Kind::FileNotFound
         );
         symlink(outside.join("secret.txt"), root.path().join("link")).unwrap();
-        assert_eq!(root.resolve("link").unwrap_err().code, Code::OutsideRoot);
+        assert_eq!(root.resolve("link").unwrap_err().kind, Kind::OutsideRoot);
     }
 
     #[test]
@@ -372,7 +372,7 @@ mod tests {
         // Under a symlinked folder that leads out, however deep the missing part.
         for p in ["out/new.txt", "out/a/b/c/new.txt", "out/../out/x"] {
             let e = root.confine(Path::new(p)).unwrap_err();
-            assert_eq!(e.code, Code::OutsideRoot, "{p}");
+            assert_eq!(e.kind, Kind::OutsideRoot, "{p}");
         }
         // Under one that stays inside: the canonical path, missing parts appended.
         assert_eq!(
@@ -427,15 +427,15 @@ mod tests {
         assert!(refusal(home.parent().unwrap(), Some(&home)).is_some());
         assert_eq!(refusal(&inside, Some(&home)), None);
         let e = Root::new_for(&inside.join(".."), Some(&home)).unwrap_err();
-        assert_eq!(e.code, Code::InvalidParams);
+        assert_eq!(e.kind, Kind::InvalidParams);
         assert!(
             e.message.contains("is refused: it is the home folder"),
             "{}",
             e.message
         );
         assert_eq!(
-            Root::new(Path::new("/")).unwrap_err().code,
-            Code::InvalidParams
+            Root::new(Path::new("/")).unwrap_err().kind,
+            Kind::InvalidParams
         );
         assert!(Root::new_for(&inside, Some(&home)).is_ok());
     }
@@ -452,22 +452,22 @@ mod tests {
         symlink("loop-b", root.path().join("loop-a")).unwrap();
         symlink("loop-a", root.path().join("loop-b")).unwrap();
         let e = root.confine(Path::new("dangling-out")).unwrap_err();
-        assert_eq!(e.code, Code::OutsideRoot);
+        assert_eq!(e.kind, Kind::OutsideRoot);
         assert_eq!(
-            root.resolve("dangling-out").unwrap_err().code,
-            Code::OutsideRoot
+            root.resolve("dangling-out").unwrap_err().kind,
+            Kind::OutsideRoot
         );
         assert_eq!(
             root.confine(Path::new("dangling-in")).unwrap(),
             root.path().join("src/later.py")
         );
         assert_eq!(
-            root.resolve("dangling-in").unwrap_err().code,
-            Code::FileNotFound
+            root.resolve("dangling-in").unwrap_err().kind,
+            Kind::FileNotFound
         );
         assert_eq!(
-            root.confine(Path::new("loop-a/x")).unwrap_err().code,
-            Code::OutsideRoot
+            root.confine(Path::new("loop-a/x")).unwrap_err().kind,
+            Kind::OutsideRoot
         );
     }
 }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::error::{Code, ToolError};
+use crate::error::{CoreError, Kind};
 
 /// A workspace config whose commands may not run, or a workspace that is not trusted (then
 /// `config` is the root itself: it has no lspgate.toml): what was loaded, and how to trust it.
@@ -71,9 +71,9 @@ impl Untrusted {
     /// `untrusted_config` for `what` (`server \`builtin/nimlangserver\``, `run_task \`make\`
     /// with extra args`), which would run the repository's own code or commands as `runs` says,
     /// on this workspace that is not trusted.
-    pub fn refuse(&self, what: &str, runs: &str) -> ToolError {
-        ToolError::new(
-            Code::UntrustedConfig,
+    pub fn refuse(&self, what: &str, runs: &str) -> CoreError {
+        CoreError::new(
+            Kind::UntrustedConfig,
             format!(
                 "{what} is refused: {runs}, and the workspace {} is not trusted ({}); review the repository, then run `{}`",
                 self.root.display(),
@@ -90,14 +90,14 @@ impl Untrusted {
     }
 
     /// `untrusted_config` for `what` (`server \`local/x\``, `task \`build\``) defined in the file.
-    pub fn error(&self, what: &str) -> ToolError {
+    pub fn error(&self, what: &str) -> CoreError {
         let why = if self.changed {
             "it changed since it was trusted"
         } else {
             "it was never trusted"
         };
-        ToolError::new(
-            Code::UntrustedConfig,
+        CoreError::new(
+            Kind::UntrustedConfig,
             format!(
                 "{what} is defined in {}, which is not trusted ({why}), so lspgate does not run its commands; review the file, then run `{}`",
                 self.config.display(),

@@ -58,7 +58,7 @@ impl Task {
     /// `lspgate trust` in another terminal takes effect at once).
     pub fn runnable(&self) -> Result<(), ToolError> {
         match &self.untrusted {
-            Some(u) if !u.granted() => Err(u.error(&format!("task `{}`", self.name))),
+            Some(u) if !u.granted() => Err(u.error(&format!("task `{}`", self.name)).into()),
             _ => Ok(()),
         }
     }
@@ -67,16 +67,18 @@ impl Task {
     /// and the workspace is not trusted (checked again at each use).
     pub fn accepts(&self, args: &[String]) -> Result<(), ToolError> {
         match &self.args_untrusted {
-            Some(u) if !args.is_empty() && !u.granted() => Err(u.refuse(
-                &format!("run_task `{}` with extra args", self.name),
-                &format!(
-                    "`{}`'s arguments can make it run commands or write files anywhere",
-                    self.steps
-                        .first()
-                        .and_then(|s| s.first())
-                        .map_or(self.name.as_str(), String::as_str)
-                ),
-            )),
+            Some(u) if !args.is_empty() && !u.granted() => Err(u
+                .refuse(
+                    &format!("run_task `{}` with extra args", self.name),
+                    &format!(
+                        "`{}`'s arguments can make it run commands or write files anywhere",
+                        self.steps
+                            .first()
+                            .and_then(|s| s.first())
+                            .map_or(self.name.as_str(), String::as_str)
+                    ),
+                )
+                .into()),
             _ => Ok(()),
         }
     }

@@ -443,7 +443,7 @@ impl Task {
         let n = match begun {
             Ok(n) => n,
             Err(e) => {
-                let _ = told.send(Err(e));
+                let _ = told.send(Err(e.into()));
                 return;
             }
         };

@@ -143,7 +143,7 @@ impl Engine {
         let language = self.languages().detect(&path);
         let servers = self.registry.servers_for(&path, &language).await;
         if servers.is_empty() {
-            return Err(self.registry.no_server(&language, &path));
+            return Err(self.registry.no_server(&language, &path).into());
         }
         let mut merged: Vec<Diag> = Vec::new();
         let mut failures = Vec::new();
@@ -151,7 +151,7 @@ impl Engine {
             let server = match server {
                 Ok(s) => s,
                 Err(e) => {
-                    failures.push(e);
+                    failures.push(ToolError::from(e));
                     continue;
                 }
             };
@@ -232,7 +232,8 @@ impl Engine {
         let first = server
             .docs
             .diagnostics(lease, self.opts.diagnostics_timeout)
-            .await;
+            .await
+            .map_err(ToolError::from);
         let died = match &first {
             Err(e) => e.code == Code::ServerFailed,
             Ok(d) => !d.fresh && !client.is_alive(),
@@ -248,6 +249,7 @@ impl Engine {
                     .docs
                     .diagnostics(lease, self.opts.diagnostics_timeout)
                     .await
+                    .map_err(ToolError::from)
             }
             Err(why) => Err(ToolError::new(Code::ServerFailed, why)),
         };

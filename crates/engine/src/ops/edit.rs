@@ -45,7 +45,7 @@ type DiagSet = (Vec<FileDiag>, Option<String>);
 
 impl super::Workspace {
     pub(super) fn journal(&self) -> Result<&Journal, ToolError> {
-        self.state.journal()
+        self.state.journal().map_err(ToolError::from)
     }
 
     /// `edit_applied` (or `edit_undone`, naming the edit it undid) in the event log, before
@@ -651,7 +651,7 @@ impl Engine {
         let language = self.languages().detect(&path);
         let servers: Vec<Arc<Server>> = self.registry.started_for(&path, &language).await;
         if servers.is_empty() {
-            return Err(self.registry.no_server(&language, &path));
+            return Err(self.registry.no_server(&language, &path).into());
         }
         let mut after = Vec::new();
         let mut reason = r1;

@@ -340,7 +340,7 @@ impl Engine {
                     if let Err(e) = started
                         && name == &p.server
                     {
-                        return Err(e);
+                        return Err(e.into());
                     }
                 }
                 running(&self.registry).ok_or_else(|| {

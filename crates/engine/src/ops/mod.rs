@@ -204,7 +204,7 @@ impl Engine {
     // ---- helpers ----
 
     fn resolve(&self, file: &str) -> Result<PathBuf, ToolError> {
-        self.root().resolve(file)
+        Ok(self.root().resolve(file)?)
     }
 
     async fn hold(
@@ -574,7 +574,7 @@ fn position(snap: &Snapshot, p: &PositionParams) -> Result<crate::lsp::wire::Wir
         }
         (None, None) => return Err(ToolError::invalid("give `column` or `symbol`")),
     };
-    snap.to_wire(line, column)
+    Ok(snap.to_wire(line, column)?)
 }
 
 /// Where a page starts: 0, or the `next_cursor` a previous page gave.

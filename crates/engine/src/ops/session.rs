@@ -91,7 +91,7 @@ impl SessionSpec {
     /// client's home folder among those).
     pub fn root(&self) -> Result<Root, ToolError> {
         let home = self.var("HOME").map(PathBuf::from);
-        Root::new_for(&self.root, home.as_deref())
+        Ok(Root::new_for(&self.root, home.as_deref())?)
     }
 
     /// The engine of a command: a workspace of its own (no provider), or a session on the

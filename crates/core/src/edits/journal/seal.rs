@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::error::ToolError;
+use crate::error::CoreError;
 
 /// The key's length in bytes.
 const KEY_LEN: usize = 32;
@@ -39,17 +39,17 @@ impl Key {
     /// written to a temporary file and linked into place, so two processes making it at once
     /// agree on one. A key that is not lspgate's (wrong size, a symlink, readable by others) is
     /// refused.
-    pub(super) fn load(dir: &Path) -> Result<Key, ToolError> {
+    pub(super) fn load(dir: &Path) -> Result<Key, CoreError> {
         let path = dir.join("journal.key");
         let fail = |action: &str, e: std::io::Error| {
-            ToolError::internal(format!(
+            CoreError::internal(format!(
                 "the edit journal's key {}: cannot {action}: {e}",
                 path.display()
             ))
         };
         // Its folder is this user's and no one else's to write (made so when missing).
         crate::workspace::dirs::private_dir(dir, dir).map_err(|e| {
-            ToolError::internal(format!("the edit journal's key {}: {e}", path.display()))
+            CoreError::internal(format!("the edit journal's key {}: {e}", path.display()))
         })?;
         if let Some(key) = Key::read(&path).map_err(|e| fail("read it", e))? {
             return Ok(key);

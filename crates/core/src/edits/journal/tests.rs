@@ -117,7 +117,7 @@ fn the_intent_is_durable_before_any_file_is_written() {
     // A conflict: nothing is written and the attempt leaves no entry.
     std::fs::write(ws.path("b.txt"), "someone else\n").unwrap();
     let e = j.apply("edit", "x", &ws.plan(), None).unwrap_err();
-    assert_eq!(e.code, Code::RevisionConflict);
+    assert_eq!(e.kind, Kind::RevisionConflict);
     assert_eq!(ws.read("a.txt").as_deref(), Some("a0\n"));
     let count: i64 = j
         .conn()
@@ -131,7 +131,7 @@ fn the_intent_is_durable_before_any_file_is_written() {
         "CREATE TRIGGER no_intent BEFORE INSERT ON edits BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
     );
     let e = j.apply("edit", "x", &ws.plan(), None).unwrap_err();
-    assert_eq!(e.code, Code::Internal, "{e}");
+    assert_eq!(e.kind, Kind::Internal, "{e}");
     assert_eq!(ws.read("a.txt").as_deref(), Some("a0\n"));
     assert_eq!(ws.read("c/new.txt"), None);
     ws.sql("DROP TRIGGER no_intent;");
@@ -141,7 +141,7 @@ fn the_intent_is_durable_before_any_file_is_written() {
          BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
     );
     let e = j.apply("edit", "x", &ws.plan(), None).unwrap_err();
-    assert_eq!(e.code, Code::Internal, "{e}");
+    assert_eq!(e.kind, Kind::Internal, "{e}");
     assert_eq!(ws.read("a.txt").as_deref(), Some("a0\n"));
     assert_eq!(ws.read("b.txt").as_deref(), Some("b0\n"));
     assert_eq!(ws.read("c/new.txt"), None);
@@ -261,7 +261,7 @@ fn entries_pointing_outside_the_root_are_refused() {
             "UPDATE files SET path = '{crafted}' WHERE edit_id = {id} AND seq = 0;"
         ));
         let e = j.get(id).unwrap_err();
-        assert_eq!(e.code, Code::OutsideRoot, "{crafted}: {e}");
+        assert_eq!(e.kind, Kind::OutsideRoot, "{crafted}: {e}");
     }
     // A crafted pending entry is never replayed by recovery.
     ws.sql(&format!(
@@ -286,7 +286,7 @@ fn a_damaged_entry_is_not_replayed() {
     ws.sql(&format!(
         "UPDATE files SET before = X'00' WHERE edit_id = {id} AND seq = 0;"
     ));
-    assert_eq!(j.get(id).unwrap_err().code, Code::Internal);
+    assert_eq!(j.get(id).unwrap_err().kind, Kind::Internal);
 }
 
 #[test]
@@ -296,7 +296,7 @@ fn a_symlinked_state_folder_is_refused() {
     symlink(&ws.outside, ws.state()).unwrap();
     let before = ws.outside_tree();
     let e = Journal::open(&ws.state(), &ws.root).err().unwrap();
-    assert_eq!(e.code, Code::OutsideRoot, "{e}");
+    assert_eq!(e.kind, Kind::OutsideRoot, "{e}");
     assert_eq!(ws.outside_tree(), before);
     assert!(!Journal::exists(&ws.state()));
     // Leading inside: refused too (lspgate would write its `.gitignore` of `*` there).
@@ -304,7 +304,7 @@ fn a_symlinked_state_folder_is_refused() {
     std::fs::create_dir(ws.path("src")).unwrap();
     symlink(ws.path("src"), ws.state()).unwrap();
     let e = Journal::open(&ws.state(), &ws.root).err().unwrap();
-    assert_eq!(e.code, Code::Internal, "{e}");
+    assert_eq!(e.kind, Kind::Internal, "{e}");
     assert!(e.message.contains("symbolic link"), "{e}");
     assert_eq!(std::fs::read_dir(ws.path("src")).unwrap().count(), 0);
     // A real folder whose database is a symlink leading out.
@@ -314,7 +314,7 @@ fn a_symlinked_state_folder_is_refused() {
     let before = ws.outside_tree();
     symlink(ws.outside.join("other.db"), ws.state().join(DB)).unwrap();
     let e = Journal::open(&ws.state(), &ws.root).err().unwrap();
-    assert_eq!(e.code, Code::OutsideRoot, "{e}");
+    assert_eq!(e.kind, Kind::OutsideRoot, "{e}");
     assert_eq!(ws.outside_tree(), before);
     // Nested: a symlinked folder above the state folder.
     std::fs::remove_file(ws.state().join(DB)).unwrap();
@@ -322,7 +322,7 @@ fn a_symlinked_state_folder_is_refused() {
     let e = Journal::open(&ws.path("cache/lspgate"), &ws.root)
         .err()
         .unwrap();
-    assert_eq!(e.code, Code::OutsideRoot, "{e}");
+    assert_eq!(e.kind, Kind::OutsideRoot, "{e}");
     assert_eq!(ws.outside_tree(), before);
 }
 
@@ -390,7 +390,7 @@ fn an_unsealed_journal_is_never_replayed() {
     assert!(!ws.path(".git/hooks/post-checkout").exists());
     for id in [1, 2, 3] {
         let e = j.get(id).unwrap_err();
-        assert_eq!(e.code, Code::InvalidParams, "{e}");
+        assert_eq!(e.kind, Kind::InvalidParams, "{e}");
         assert!(e.message.contains("not recorded by lspgate"), "{e}");
     }
     let states: Vec<String> = j
@@ -444,7 +444,7 @@ fn recovery_and_undo_never_write_into_a_vcs_folder() {
     assert_eq!(state, "refused");
     // An apply (an undo is one) is refused the same way, and writes nothing.
     let e = j.apply("undo", "undo", &plan.reversed(), None).unwrap_err();
-    assert_eq!(e.code, Code::OutsideRoot, "{e}");
+    assert_eq!(e.kind, Kind::OutsideRoot, "{e}");
     assert!(e.message.contains("lspgate never writes"), "{e}");
     assert_eq!(ws.read(".git/config").as_deref(), Some("[core]\n"));
 }

@@ -220,7 +220,7 @@ mod tests {
             panic!("{:?}", spec.launch)
         };
         let e = spec.untrusted_error(u);
-        assert_eq!(e.code, crate::error::Code::UntrustedConfig);
+        assert_eq!(e.kind, crate::error::Kind::UntrustedConfig);
         assert!(
             e.message
                 .contains("server `builtin/nimlangserver` is refused: nimsuggest")

@@ -16,6 +16,7 @@ use crate::lsp::wire::{WireFileOp, WireRange};
 use crate::registry::Server;
 use crate::text::{self, Encoding, LineIndex};
 use crate::workspace::Root;
+use lspgate_core::error::Kind;
 
 impl Engine {
     /// A plan from a server's workspace edit, computed against the files as they are now.
@@ -39,8 +40,8 @@ fn confine(root: &Root, uri: &Url) -> Result<PathBuf, ToolError> {
     let path = uri
         .to_file_path()
         .map_err(|_| ToolError::invalid(format!("the server named a non-file URI {uri}")))?;
-    root.confine(&path).map_err(|e| match e.code {
-        Code::OutsideRoot => ToolError::new(
+    root.confine(&path).map_err(|e| match e.kind {
+        Kind::OutsideRoot => ToolError::new(
             Code::OutsideRoot,
             format!(
                 "the edit touches {}, outside the workspace; nothing was written",
@@ -48,7 +49,7 @@ fn confine(root: &Root, uri: &Url) -> Result<PathBuf, ToolError> {
             ),
         )
         .with_data(json!({"file": uri.as_str(), "root": root.path()})),
-        _ => e,
+        _ => e.into(),
     })
 }
 

@@ -313,6 +313,10 @@ impl Engine {
         for path in files {
             let language = self.languages().detect(&path);
             let servers = self.registry.servers_for(&path, &language).await;
+            let servers = servers
+                .into_iter()
+                .map(|s| s.map_err(ToolError::from))
+                .collect();
             plan.push(Planned {
                 path,
                 language,
@@ -430,7 +434,7 @@ impl Engine {
             reused: false,
         };
         if servers.is_empty() {
-            let e = self.registry.no_server(&r.language, &r.path);
+            let e = ToolError::from(self.registry.no_server(&r.language, &r.path));
             r.problems.push(Problem::of(None, &e));
             return r;
         }
@@ -509,7 +513,7 @@ impl Engine {
             .docs
             .lease_current(path, language)
             .await
-            .map_err(|e| Problem::of(name.clone(), &e))?;
+            .map_err(|e| Problem::of(name.clone(), &e.into()))?;
         match self.file_diagnostics(server, &lease).await {
             Ok(d) if d.fresh => Ok(diags(&lease.snap, d.diagnostics)),
             Ok(_) => Err(Problem {

@@ -1,7 +1,12 @@
-//! The error every operation returns: a protocol §2 code, a message for people, data for agents.
+//! The agent-facing error every operation returns: a protocol §2 code, a message for people,
+//! data for agents. The layers below fail with their own errors (`CoreError`, `LspError`), turned
+//! into this one here, at the operations boundary.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use lspgate_core::error::{CoreError, Kind};
+use lspgate_lsp::LspError;
 
 /// The error codes of protocol §2 (docs/protocol.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,40 +88,9 @@ impl ToolError {
         ToolError::new(Code::Internal, message)
     }
 
-    /// A failed file operation on `file` (as the agent names it), by what the disk said: a
-    /// missing file is `file_not_found`; a folder or anything else that is not a regular file (or
-    /// a file where a folder should be),
-    /// a name the file system cannot hold,
-    /// and a permission the user lacks, are `invalid_params` (the request cannot be served as
-    /// asked and retrying will not help; data says `not_a_file` / `permission_denied`);
-    /// anything else (disk full, I/O error) is lspgate's own failure, `internal`.
+    /// A failed file operation on `file`, by what the disk said (see `CoreError::io`).
     pub fn io(action: &str, file: &str, e: &std::io::Error) -> ToolError {
-        let data = |reason: &str| serde_json::json!({"file": file, "reason": reason, "os_error": e.to_string()});
-        match e.kind() {
-            std::io::ErrorKind::NotFound => ToolError::new(
-                Code::FileNotFound,
-                format!("cannot {action} {file}: no such file"),
-            )
-            .with_data(data("not_found")),
-            std::io::ErrorKind::InvalidInput
-            | std::io::ErrorKind::IsADirectory
-            | std::io::ErrorKind::NotADirectory => {
-                ToolError::new(Code::InvalidParams, format!("cannot {action} {file}: {e}"))
-                    .with_data(data("not_a_file"))
-            }
-            // A name the file system cannot hold (too long): no such file can be reached.
-            std::io::ErrorKind::InvalidFilename => {
-                ToolError::new(Code::InvalidParams, format!("cannot {action} {file}: {e}"))
-                    .with_data(data("invalid_name"))
-            }
-            std::io::ErrorKind::PermissionDenied => ToolError::new(
-                Code::InvalidParams,
-                format!("permission denied: lspgate cannot {action} {file} ({e})"),
-            )
-            .with_data(data("permission_denied")),
-            _ => ToolError::internal(format!("cannot {action} {file}: {e}"))
-                .with_data(data("io_error")),
-        }
+        CoreError::io(action, file, e).into()
     }
 
     /// The `{"error": {...}}` object of protocol §2.
@@ -126,6 +100,42 @@ impl ToolError {
             "message": self.message,
             "data": self.data.clone().unwrap_or(Value::Null),
         }})
+    }
+}
+
+impl From<Kind> for Code {
+    fn from(kind: Kind) -> Code {
+        match kind {
+            Kind::OutsideRoot => Code::OutsideRoot,
+            Kind::FileNotFound => Code::FileNotFound,
+            Kind::InvalidParams => Code::InvalidParams,
+            Kind::NoServer => Code::NoServer,
+            Kind::NotSupported => Code::NotSupported,
+            Kind::ServerFailed => Code::ServerFailed,
+            Kind::ServerError => Code::ServerError,
+            Kind::Timeout => Code::Timeout,
+            Kind::RevisionConflict => Code::RevisionConflict,
+            Kind::UntrustedConfig => Code::UntrustedConfig,
+            Kind::Internal => Code::Internal,
+        }
+    }
+}
+
+/// The operations boundary: what the core failed with, as agents see it.
+impl From<CoreError> for ToolError {
+    fn from(e: CoreError) -> ToolError {
+        ToolError {
+            code: e.kind.into(),
+            message: e.message,
+            data: e.data,
+        }
+    }
+}
+
+/// What talking to a server failed with, by cause (the core's mapping, `CoreError`'s `From`).
+impl From<LspError> for ToolError {
+    fn from(e: LspError) -> ToolError {
+        CoreError::from(e).into()
     }
 }
 
@@ -140,11 +150,19 @@ mod tests {
         assert_eq!(e.code, Code::FileNotFound);
         let e = ToolError::io("write", "a.py", &Error::from(ErrorKind::PermissionDenied));
         assert_eq!(e.code, Code::InvalidParams);
-        assert!(e.message.starts_with("permission denied"), "{}", e.message);
         assert_eq!(e.data.unwrap()["reason"], "permission_denied");
-        let full = Error::from_raw_os_error(libc::ENOSPC);
-        let e = ToolError::io("write", "a.py", &full);
+        let e = ToolError::io("write", "a.py", &Error::from(ErrorKind::StorageFull));
         assert_eq!((e.code, e.code.as_str()), (Code::Internal, "internal"));
         assert!(e.to_string().starts_with("internal: cannot write a.py"));
+    }
+
+    #[test]
+    fn a_server_that_stopped_is_server_failed_with_its_stderr() {
+        let e = ToolError::from(LspError::StreamClosed {
+            reason: "EOF".into(),
+            stderr: "Traceback".into(),
+        });
+        assert_eq!(e.code, Code::ServerFailed);
+        assert_eq!(e.data.unwrap()["stderr_tail"], "Traceback");
     }
 }
