@@ -498,3 +498,50 @@ async fn diagnostics_of_every_file_are_as_fresh_as_one_files() {
     }
     gate.stop().await;
 }
+
+/// The consistency point is a guard, not a call each entry point must remember: a server handed
+/// out by the registry (here to a caller that never calls `sync`) has been told of a write made
+/// just before. (Without the guard the write waits for the debounce loop, and the server
+/// answers first.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_handed_out_has_heard_of_every_write_before_it() {
+    use lspgate::registry::{Registry, RegistryOptions};
+    use lspgate::workspace::presets::ServerSpec;
+    use lspgate::workspace::{Languages, Root};
+
+    let ws = workspace(&[("a.py", "a = 1\n")]);
+    let log = ws.path().join("fixture.log");
+    let root = Root::new(ws.path()).unwrap();
+    let languages = Languages::new(root.path(), &Default::default());
+    let registry = Registry::new(root, languages, RegistryOptions::default());
+    let argv: Vec<String> = [
+        FIXTURE,
+        "--watch",
+        "**/*.py",
+        "--log",
+        log.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .into();
+    let mut spec = ServerSpec::explicit(&argv).unwrap();
+    spec.languages = vec!["python".into()];
+    registry.register(spec);
+    let a = ws.path().join("a.py");
+    assert_eq!(registry.started_for(&a, "python").await.len(), 1);
+    log_has(&log, "watching registered").await;
+    let uri = |f: &str| url::Url::from_file_path(ws.path().join(f)).unwrap();
+
+    for round in 0..5 {
+        let name = format!("b{round}.py");
+        std::fs::write(ws.path().join(&name), "b = 1\n").unwrap();
+        let server = registry.started_for(&a, "python").await.remove(0);
+        // The fixture serves in order: its answer comes after it logged what it heard before.
+        server.client().workspace_symbols("b").await.unwrap();
+        assert!(
+            heard(&log).contains(&format!("1 {}", uri(&name))),
+            "round {round}: the server answered before it heard of {name}: {:?}",
+            heard(&log)
+        );
+    }
+    registry.stop_all().await;
+}

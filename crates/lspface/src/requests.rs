@@ -231,7 +231,8 @@ async fn execute(face: &Arc<Face>, params: Value) -> Answer {
     let server = face
         .engine
         .registry()
-        .running()
+        .serving()
+        .await
         .into_iter()
         .find(|s| face.only.admits(s) && s.client().commands().contains(&command))
         .ok_or((

@@ -2,8 +2,10 @@
 //! found, config overrides, register/replace/remove, one start for concurrent first uses.
 
 use super::*;
+use crate::error::Kind;
 use crate::workspace::config::Config;
 use crate::workspace::trust::Untrusted;
+use std::path::Path;
 
 fn opts() -> RegistryOptions {
     RegistryOptions {

@@ -205,9 +205,8 @@ impl Engine {
         serves: impl Fn(&Server) -> bool,
         busy: &Busy<'_>,
     ) -> Vec<(Arc<Server>, Value)> {
-        self.registry.sync().await;
         let mut out = Vec::new();
-        for server in self.registry.running() {
+        for server in self.registry.serving().await {
             if !serves(&server) {
                 continue;
             }
