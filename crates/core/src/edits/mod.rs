@@ -419,7 +419,7 @@ mod fault {
     }
 
     #[cfg(not(debug_assertions))]
-    pub fn after_write(_: usize) {}
+    pub(super) fn after_write(_: usize) {}
 }
 
 #[cfg(test)]
