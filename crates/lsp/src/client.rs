@@ -378,7 +378,7 @@ impl LspClient {
         loop {
             let r = self
                 .transport
-                .request(method, params.clone(), timeout)
+                .request_raw(method, params.clone(), timeout)
                 .await;
             match r {
                 Err(LspError::Server { code, .. })
@@ -388,8 +388,8 @@ impl LspClient {
                     tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
                 }
                 Err(e) => return Err(e),
-                Ok(v) => {
-                    return serde_json::from_value(v)
+                Ok(raw) => {
+                    return serde_json::from_str(raw.get())
                         .map_err(|e| LspError::Protocol(format!("{method}: {e}")));
                 }
             }

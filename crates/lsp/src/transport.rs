@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
@@ -37,7 +39,9 @@ pub enum Inbound {
     },
 }
 
-type Reply = Result<Value, LspError>;
+/// A response's `result`, as the server wrote it: a typed answer is parsed from it once, with
+/// no JSON tree between.
+type Reply = Result<Box<RawValue>, LspError>;
 type PendingMap = HashMap<i64, oneshot::Sender<Reply>>;
 
 /// How to start a server process.
@@ -293,6 +297,22 @@ impl Transport {
         params: Value,
         timeout: Duration,
     ) -> impl Future<Output = Result<Value, LspError>> + Send + 'static {
+        let method_name = method.to_string();
+        let raw = self.request_raw(method, params, timeout);
+        async move {
+            let raw = raw.await?;
+            serde_json::from_str(raw.get())
+                .map_err(|e| LspError::Protocol(format!("{method_name}: {e}")))
+        }
+    }
+
+    /// `request`, its answer as the server wrote it (for a caller that parses it into its type).
+    pub fn request_raw(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> impl Future<Output = Reply> + Send + 'static {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         let queued = if self.is_closed() {
@@ -436,12 +456,13 @@ impl Reader {
         let mut reader = BufReader::with_capacity(64 * 1024, stdout);
         let why = loop {
             match framing::read_frame(&mut reader, MAX_SERVER_FRAME).await {
-                Ok(body) => match serde_json::from_slice::<Value>(&body) {
-                    Ok(msg) => {
+                Ok(body) => match parse_message(&body) {
+                    Ok(Some(msg)) => {
                         if dispatch(msg, &self.pending, &self.inbound) {
                             self.answered.fetch_add(1, Ordering::Relaxed);
                         }
                     }
+                    Ok(None) => {}
                     Err(e) => break format!("server sent invalid JSON: {e}"),
                 },
                 Err(FrameError::Eof) => break "server closed its output".to_string(),
@@ -531,29 +552,55 @@ impl Drop for CancelGuard {
     }
 }
 
+/// A message from the server, its parts as sent: `result` kept raw for the typed parse of its
+/// request; `method` and `id` as any JSON (a malformed one is ignored, not fatal).
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default)]
+    result: Option<Box<RawValue>>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// Parses a frame's body into a message: `None` when it is not JSON (or not an object).
+fn parse_message(body: &[u8]) -> Result<Option<Message>, serde_json::Error> {
+    match serde_json::from_slice::<Message>(body) {
+        Ok(m) => Ok(Some(m)),
+        // Valid JSON that is no object (an array, a number): ignored, as before.
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            tracing::debug!("server sent a non-object message");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Routes one message; returns whether it was a response to one of our requests.
 fn dispatch(
-    msg: Value,
+    msg: Message,
     pending: &Mutex<PendingMap>,
     inbound: &mpsc::UnboundedSender<Inbound>,
 ) -> bool {
-    let Value::Object(mut obj) = msg else {
-        tracing::debug!("server sent a non-object message");
-        return false;
-    };
-    let method = obj.remove("method").and_then(|m| match m {
+    let method = msg.method.and_then(|m| match m {
         Value::String(s) => Some(s),
         _ => None,
     });
-    let id = obj.remove("id");
+    // `"id": null` is no id (as an absent one was before).
+    let id = msg.id.filter(|id| !id.is_null());
     match (method, id) {
         (Some(method), Some(id)) => {
-            let params = obj.remove("params").unwrap_or(Value::Null);
+            let params = msg.params.unwrap_or(Value::Null);
             let _ = inbound.send(Inbound::Request { id, method, params });
             false
         }
         (Some(method), None) => {
-            let params = obj.remove("params").unwrap_or(Value::Null);
+            let params = msg.params.unwrap_or(Value::Null);
             let _ = inbound.send(Inbound::Notification { method, params });
             false
         }
@@ -561,8 +608,7 @@ fn dispatch(
             let Some(id) = id.as_i64() else { return false };
             let tx = pending.lock().ok().and_then(|mut p| p.remove(&id));
             let Some(tx) = tx else { return false };
-            tracing::trace!(id, "response {obj:?}");
-            let reply = if let Some(err) = obj.remove("error") {
+            let reply = if let Some(err) = msg.error.filter(|e| !e.is_null()) {
                 Err(LspError::Server {
                     code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
                     message: err
@@ -572,7 +618,8 @@ fn dispatch(
                         .to_string(),
                 })
             } else {
-                Ok(obj.remove("result").unwrap_or(Value::Null))
+                tracing::trace!(id, "response {:?}", msg.result.as_ref().map(|r| r.get()));
+                Ok(msg.result.unwrap_or_else(null))
             };
             let _ = tx.send(reply);
             true
@@ -584,8 +631,64 @@ fn dispatch(
     }
 }
 
+/// A raw `null` (an absent or null `result`).
+fn null() -> Box<RawValue> {
+    RawValue::NULL.to_owned()
+}
+
 fn tail_text(tail: &Mutex<VecDeque<String>>) -> String {
     tail.lock()
         .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(body: &str) -> (bool, Option<Reply>, Option<Inbound>) {
+        let pending: Mutex<PendingMap> = Mutex::default();
+        let (tx, mut rx) = oneshot::channel();
+        pending.lock().unwrap().insert(7, tx);
+        let (inbound, mut heard) = mpsc::unbounded_channel();
+        let answered = match parse_message(body.as_bytes()).unwrap() {
+            Some(msg) => dispatch(msg, &pending, &inbound),
+            None => false,
+        };
+        (answered, rx.try_recv().ok(), heard.try_recv().ok())
+    }
+
+    #[test]
+    fn a_result_reaches_its_request_as_the_server_wrote_it() {
+        let (answered, reply, _) = route(r#"{"jsonrpc":"2.0","id":7,"result":[{"a": 1}]}"#);
+        assert!(answered);
+        assert_eq!(reply.unwrap().unwrap().get(), r#"[{"a": 1}]"#);
+        // No result, or `"error": null` beside one: the result (null when absent).
+        let (_, reply, _) = route(r#"{"id":7}"#);
+        assert_eq!(reply.unwrap().unwrap().get(), "null");
+        let (_, reply, _) = route(r#"{"id":7,"result":2,"error":null}"#);
+        assert_eq!(reply.unwrap().unwrap().get(), "2");
+        let (_, reply, _) = route(r#"{"id":7,"error":{"code":-32801,"message":"m"}}"#);
+        assert!(matches!(
+            reply.unwrap(),
+            Err(LspError::Server { code: -32801, .. })
+        ));
+    }
+
+    #[test]
+    fn what_is_not_a_message_is_ignored_and_what_is_not_json_is_an_error() {
+        for body in ["[1, 2]", "3", r#"{"id":7,"id":8}"#] {
+            let (answered, reply, heard) = route(body);
+            assert!(!answered && reply.is_none() && heard.is_none(), "{body}");
+        }
+        // A method that is no string: neither a request nor a notification.
+        let (answered, _, heard) = route(r#"{"method":5,"params":{}}"#);
+        assert!(!answered && heard.is_none());
+        assert!(parse_message(b"{\"id\": 7,").is_err());
+        assert!(parse_message(b"not json").is_err());
+        let (_, _, heard) = route(r#"{"method":"window/logMessage","params":{"message":"m"}}"#);
+        assert!(
+            matches!(heard, Some(Inbound::Notification { method, .. }) if method == "window/logMessage")
+        );
+    }
 }
