@@ -280,14 +280,26 @@ pub(crate) fn tree(pid: u32) -> Vec<u32> {
 
 /// Resident memory of these processes (each counted once), in KiB.
 pub(crate) fn rss_kib(pids: impl IntoIterator<Item = u32>) -> u64 {
+    proc_kib(pids, "status", "VmRSS:")
+}
+
+/// Proportional memory of these processes (each counted once), in KiB: their resident pages,
+/// each shared one divided among the processes that map it (one binary's pages shared by a
+/// server and its clients count once in all, where `rss_kib` counts them in each).
+pub(crate) fn pss_kib(pids: impl IntoIterator<Item = u32>) -> u64 {
+    proc_kib(pids, "smaps_rollup", "Pss:")
+}
+
+/// The sum over `pids` (each once) of the KiB figure `key` in `/proc/PID/FILE`.
+fn proc_kib(pids: impl IntoIterator<Item = u32>, file: &str, key: &str) -> u64 {
     let mut seen = std::collections::HashSet::new();
     pids.into_iter()
         .filter(|p| seen.insert(*p))
         .map(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/status"))
+            std::fs::read_to_string(format!("/proc/{p}/{file}"))
                 .unwrap_or_default()
                 .lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .find_map(|l| l.strip_prefix(key))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
                 .unwrap_or(0)
         })
