@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use super::{Admit, Registry, Server};
 use crate::error::CoreError;
-use crate::workspace::server_root;
 
 /// A server for a file, as it stands.
 pub enum Routed {
@@ -29,7 +28,7 @@ impl Registry {
             if !admit(&e.name, &e.languages) {
                 continue;
             }
-            let root = server_root(self.root.path(), path, &e.roots);
+            let root = self.server_root_of(path, &e.roots);
             let inst = e.instances.lock().ok().and_then(|m| m.get(&root).cloned());
             match inst.as_ref().and_then(|i| i.cell.get()) {
                 Some(Ok(s)) if s.client().is_alive() => out.push(Routed::Running(s.clone())),
@@ -57,7 +56,7 @@ impl Registry {
             if !admit(&e.name, &e.languages) {
                 continue;
             }
-            let root = server_root(self.root.path(), path, &e.roots);
+            let root = self.server_root_of(path, &e.roots);
             match self.instance(&e, &root).await {
                 Ok(s) => started.push(s),
                 Err(err) => failed.push(err),

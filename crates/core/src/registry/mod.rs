@@ -218,6 +218,8 @@ pub struct Registry {
     /// The workspace's trust when it is not trusted (`Config::workspace`): a preset installed
     /// on first use is restricted as the others are.
     workspace: std::sync::OnceLock<crate::workspace::trust::Untrusted>,
+    /// The server roots found for a folder and a set of markers (`route::server_root_of`).
+    roots: route::RootsSeen,
 }
 
 /// lspgate's own writes in flight (see `Registry::claim_writes`).
@@ -269,6 +271,7 @@ impl Registry {
             clock: sync::ChangeClock::default(),
             _alive: tokio::sync::watch::channel(()).0,
             workspace: std::sync::OnceLock::new(),
+            roots: route::RootsSeen::default(),
         })
     }
 

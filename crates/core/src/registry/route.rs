@@ -2,8 +2,10 @@
 //! (or its failure kept), and the running ones. Every server anyone is handed comes through
 //! `instance`, which is the consistency point's guard (`sync` first).
 
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
 
@@ -69,7 +71,7 @@ impl Registry {
     ) -> Vec<Result<Arc<Server>, CoreError>> {
         let mut out = Vec::new();
         for e in self.routed(language) {
-            let root = server_root(self.root.path(), path, &e.roots);
+            let root = self.server_root_of(path, &e.roots);
             out.push(self.instance(&e, &root).await);
         }
         out
@@ -97,7 +99,7 @@ impl Registry {
             if !admit(&e.name, &e.languages) {
                 continue;
             }
-            let root = server_root(self.root.path(), path, &e.roots);
+            let root = self.server_root_of(path, &e.roots);
             if let Ok(s) = self.instance(&e, &root).await {
                 out.push(s);
             }
@@ -117,7 +119,7 @@ impl Registry {
         let mut failure = None;
         let mut lacking = Vec::new();
         for e in self.routed(language) {
-            let root = server_root(self.root.path(), path, &e.roots);
+            let root = self.server_root_of(path, &e.roots);
             match self.instance(&e, &root).await {
                 Ok(s) if s.supports(cap) => return Ok(s),
                 Ok(s) => lacking.push(s.name.clone()),
@@ -208,5 +210,53 @@ impl Registry {
             }
         }
         out
+    }
+}
+
+/// How long a server root found for a folder is used without looking again, at most: changes
+/// the watcher delivers forget them all at once, and this bounds what it cannot see (a marker
+/// made in an ignored folder).
+const ROOT_SEEN_FOR: Duration = Duration::from_secs(5);
+
+/// A file and the markers looked for.
+type RootKey = (PathBuf, Vec<String>);
+
+/// The server roots found, by file and markers, with when each was found.
+#[derive(Default)]
+pub(super) struct RootsSeen(Mutex<HashMap<RootKey, (PathBuf, Instant)>>);
+
+impl RootsSeen {
+    /// Forgets them all (files were created, removed or changed).
+    pub(super) fn forget(&self) {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.clear();
+        }
+    }
+}
+
+impl Registry {
+    /// The root a server with `markers` uses for `path` (`workspace::server_root`): found again
+    /// only after the watcher delivered a change or `ROOT_SEEN_FOR`, since looking costs a
+    /// `stat` per marker and folder on every request. Without a watcher, always looked for.
+    pub(super) fn server_root_of(&self, path: &Path, markers: &[String]) -> PathBuf {
+        if markers.is_empty() || self.watcher.get().is_none() {
+            return server_root(self.root.path(), path, markers);
+        }
+        let key = (path.to_path_buf(), markers.to_vec());
+        if let Ok(seen) = self.roots.0.lock()
+            && let Some((root, at)) = seen.get(&key)
+            && at.elapsed() < ROOT_SEEN_FOR
+        {
+            return root.clone();
+        }
+        let root = server_root(self.root.path(), path, markers);
+        if let Ok(mut seen) = self.roots.0.lock() {
+            // Bounded: a check visits every file once.
+            if seen.len() >= 4096 {
+                seen.clear();
+            }
+            seen.insert(key, (root.clone(), Instant::now()));
+        }
+        root
     }
 }

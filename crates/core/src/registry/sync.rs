@@ -86,6 +86,8 @@ impl Registry {
 
     /// Delivers a batch; `own` are the files lspgate's edit handed over with it.
     async fn deliver(&self, batch: Batch, own: &[PathBuf]) {
+        // A marker may have come or gone: servers' roots are found again.
+        self.roots.forget();
         let delivered: Vec<PathBuf> = batch.changes.iter().map(|c| c.path.clone()).collect();
         let mut changes = batch.changes;
         if batch.rescan {

@@ -61,6 +61,15 @@ impl Languages {
 
     /// The language of `path`.
     pub fn detect(&self, path: &Path) -> String {
+        // Decided by the path alone (a configured pattern, or an extension): nothing to read.
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        if let Some(&i) = self.globs.matches(rel).first() {
+            return self.ids[i].clone();
+        }
+        if path.extension().is_some() {
+            return detect_language(path).to_string();
+        }
+        // Else by its first line, kept while the file's modification time holds.
         let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
         if let Ok(c) = self.cache.lock()
             && let Some((t, lang)) = c.get(path)
@@ -68,11 +77,7 @@ impl Languages {
         {
             return lang.clone();
         }
-        let rel = path.strip_prefix(&self.root).unwrap_or(path);
-        let lang = match self.globs.matches(rel).first() {
-            Some(&i) => self.ids[i].clone(),
-            None => detect_language(path).to_string(),
-        };
+        let lang = detect_language(path).to_string();
         if let Ok(mut c) = self.cache.lock() {
             c.insert(path.to_path_buf(), (mtime, lang.clone()));
         }
