@@ -1,8 +1,9 @@
 //! `lspgate lsp`: a language server on stdio for an editor or a harness's LSP client. Without
 //! `--root`, the root is the client's (`rootUri`, its first workspace folder, `rootPath`),
-//! read from its `initialize` here, before the session is sent; then this process relays
-//! the connection to the per-user daemon (`lspface` there), or, standalone or with no daemon
-//! to be had, serves it itself.
+//! read from its `initialize` here, before the session is sent; then this process hands its
+//! stdin and stdout to the per-user daemon (`lspface` there) and waits, or relays them when
+//! they cannot be handed (not pipes or sockets), or, standalone or with no daemon to be had,
+//! serves it itself.
 //! A refused root answers that `initialize` with `-32602` and ends; the relay is `Request::Lsp`.
 
 use std::path::PathBuf;
@@ -48,11 +49,20 @@ pub(super) async fn serve(cli: &Cli, server: &[String], only: Only) -> i32 {
         return 2;
     }
     let first = first.map(|body| encode(&body)).unwrap_or_default();
+    if !standalone(cli) {
+        // The daemon reads and writes the client itself, with what was read ahead of it here.
+        let mut ahead = first.clone();
+        ahead.extend_from_slice(input.buffer());
+        match crate::daemon::lsp_session::handed(session.clone(), only.clone(), &ahead).await {
+            Ok(code) => return code,
+            Err(why) => tracing::info!("the client's connection is relayed: {why}"),
+        }
+    }
     let input = std::io::Cursor::new(first).chain(input);
     if standalone(cli) {
         return in_process(session, only, Box::new(input), output).await;
     }
-    match crate::daemon::client::lsp(session.clone(), only.clone(), input, output).await {
+    match crate::daemon::lsp_session::relayed(session.clone(), only.clone(), input, output).await {
         Ok(code) => code,
         Err((why, input, output)) => {
             tracing::warn!("no daemon ({why}); serving in this process");

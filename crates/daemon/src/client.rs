@@ -4,7 +4,7 @@
 //! daemon. When the daemon stops or dies under a session, the calls it had taken fail with
 //! `server_failed`, those it never read go to a new daemon at once, and otherwise the session's
 //! next request reconnects to a new daemon (started then, not before), replaying the client's
-//! `initialize`. `lsp` relays an LSP client, and ends with exit 1 when its daemon goes first.
+//! `initialize`. (`lsp_session` is `lspgate lsp`'s side.)
 //! `daemon stop` and `daemon status`: a stopping daemon is said to be, and `stop` returns once
 //! the daemon and its servers are gone.
 //!
@@ -12,8 +12,7 @@
 //! and another is started once the lock is free; one that closes without answering (a killed
 //! daemon's last moments) is waited out. `serve` relays as `Request::Mcp` with acks: the daemon
 //! acknowledges each request it reads (`mcp::stdio::TOOK`), so the relay knows which calls a dying
-//! daemon took; `RESENDS` (three) daemons lost in a row fail the calls. `lsp` relays the client's
-//! frames one by one, to see its `exit`.
+//! daemon took; `RESENDS` (three) daemons lost in a row fail the calls.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -25,7 +24,6 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::paths;
 use super::protocol::{Answer, CallLine, Hello, Request, STOPPING, Stopped, VERSION};
-use crate::lsp::framing::{encode, read_frame};
 use crate::ops::session::SessionSpec;
 use crate::procfs::alive;
 
@@ -34,14 +32,14 @@ const START_WAIT: Duration = Duration::from_secs(30);
 
 /// A connection to a daemon, its answer read: the reader keeps whatever the daemon sent
 /// after the answer line (a quick call's outcome may come in the same read).
-pub(super) struct Opened {
+pub(crate) struct Opened {
     pub read: BufReader<OwnedReadHalf>,
     pub write: OwnedWriteHalf,
     pub answer: Answer,
 }
 
 /// A connection to a daemon of this version that took `request`, and its answer.
-pub(super) async fn open(request: &Request) -> Result<Opened, String> {
+pub(crate) async fn open(request: &Request) -> Result<Opened, String> {
     let dir = paths::runtime_dir()?;
     let socket = paths::socket(&dir);
     // Twice at most: a daemon of another version drains and leaves the socket to ours; one
@@ -229,82 +227,6 @@ async fn run(
             Err(e) => return Err(format!("the daemon's answer is not understood ({e})")),
         }
     }
-}
-
-/// `lspgate lsp` attached to the daemon: relays the client's LSP connection (`input`,
-/// `output`) to the daemon's face for `session` until either end closes; the exit code. Err,
-/// with the streams given back, when no daemon can be had (the caller serves them itself).
-/// The client's messages are relayed frame by frame, so that its `exit` is seen: when the
-/// daemon closes before that (it stopped or died, taking the session's documents with it, so
-/// the session cannot be carried to another), this process says so on stderr and exits 1 at
-/// once, and the client (an editor) starts it again as it would a crashed server.
-#[allow(clippy::type_complexity)]
-pub async fn lsp<R, W>(
-    session: SessionSpec,
-    only: crate::lspface::Only,
-    mut input: R,
-    mut output: W,
-) -> Result<i32, (String, R, W)>
-where
-    R: tokio::io::AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let Opened {
-        mut read,
-        mut write,
-        answer,
-    } = match open(&Request::Lsp { session, only }).await {
-        Ok(o) => o,
-        Err(e) => return Err((e, input, output)),
-    };
-    if !answer.ok {
-        // The user's root or config: not a reason to fall back.
-        eprintln!("{}", answer.error.unwrap_or_default());
-        return Ok(2);
-    }
-    // The client ended the session: it sent `exit`, or closed (or garbled) its input.
-    let ended = std::sync::atomic::AtomicBool::new(false);
-    let up = async {
-        let mut frames = BufReader::new(&mut input);
-        loop {
-            let Ok(body) = read_frame(&mut frames, crate::lspface::MAX_FRAME).await else {
-                // The face would close on it all the same.
-                ended.store(true, std::sync::atomic::Ordering::Release);
-                break;
-            };
-            if is_exit(&body) {
-                ended.store(true, std::sync::atomic::Ordering::Release);
-            }
-            if write.write_all(&encode(&body)).await.is_err() {
-                break;
-            }
-        }
-        let _ = write.shutdown().await;
-        // The daemon closes once the client's last messages are answered.
-        std::future::pending::<()>().await;
-    };
-    tokio::select! {
-        () = up => {}
-        _ = tokio::io::copy_buf(&mut read, &mut output) => {}
-    }
-    let _ = output.flush().await;
-    if ended.load(std::sync::atomic::Ordering::Acquire) {
-        return Ok(0);
-    }
-    eprintln!(
-        "lspgate lsp: the lspgate daemon stopped under this session, and the documents it had \
-         open went with it: restart the language server (`lspgate lsp`) to go on"
-    );
-    Ok(1)
-}
-
-/// Whether an LSP message is the `exit` notification.
-fn is_exit(body: &[u8]) -> bool {
-    // `{"jsonrpc":"2.0","method":"exit"}`, give or take its spaces and `params`.
-    body.len() < 1024
-        && serde_json::from_slice::<Value>(body).is_ok_and(|m| {
-            m.get("method").and_then(Value::as_str) == Some("exit") && m.get("id").is_none()
-        })
 }
 
 /// The running daemon's status (`daemon status`), as JSON; one that is stopping is said to

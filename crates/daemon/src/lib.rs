@@ -34,6 +34,7 @@ use lspgate_mcp as mcp;
 
 pub mod client;
 pub mod http;
+pub mod lsp_session;
 mod page;
 pub mod paths;
 pub mod protocol;
@@ -46,13 +47,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::mcp::http::HttpArgs;
 use crate::ops::Workspace;
 use crate::ops::session::{Provider, SessionSpec};
-use protocol::{Answer, CallLine, Hello, Request, VERSION};
+use protocol::{Answer, CallLine, Request, VERSION, answer, line, read_hello};
 
 /// The daemon's lifecycle settings.
 #[derive(Debug, Clone)]
@@ -363,12 +364,20 @@ async fn answer_request(
             daemon.sessions.fetch_sub(1, Ordering::AcqRel);
             daemon.touch();
         }
-        Request::Lsp { session, only } => {
+        Request::Lsp {
+            session,
+            only,
+            handed,
+        } => {
             let attached = daemon.conns.attach("lsp", &session.root);
             let observer: crate::lspface::Observer = attached.observer();
             let engine = |p: Provider| async move { session.engine(Some(&p)).map(Arc::new) };
-            let serve = |e, read, write| {
-                crate::lspface::serve_observed(e, read, write, only, Some(observer))
+            let serve = move |e, read, write| async move {
+                if handed {
+                    lsp_session::serve(e, read, write, only, observer).await;
+                } else {
+                    crate::lspface::serve_observed(e, read, write, only, Some(observer)).await;
+                }
             };
             daemon.connected(engine, read, write, serve).await;
         }
@@ -388,37 +397,6 @@ async fn answer_request(
                 }
             };
             daemon.connected(engine, read, write, serve).await;
-        }
-    }
-}
-
-/// The largest hello read: a hook's carries the written files' old contents (`cli::hook`
-/// tells 8 MiB of them at most).
-const MAX_HELLO: u64 = 64 << 20;
-
-/// The client's hello line (bounded in time and size: no more than `MAX_HELLO` is read);
-/// `None` when there is none to read, or (answered so) it is too long or not understood.
-async fn read_hello(
-    read: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
-    write: &mut tokio::net::unix::OwnedWriteHalf,
-) -> Option<Hello> {
-    let mut line = String::new();
-    let mut bounded = read.take(MAX_HELLO + 1);
-    let said = tokio::time::timeout(Duration::from_secs(10), bounded.read_line(&mut line)).await;
-    match said {
-        Ok(Ok(n)) if n as u64 > MAX_HELLO => {
-            let why = format!("the request is over {} MiB", MAX_HELLO >> 20);
-            let _ = answer(write, &Answer::refused(why)).await;
-            return None;
-        }
-        Ok(Ok(n)) if n > 0 => {}
-        _ => return None,
-    }
-    match serde_json::from_str(&line) {
-        Ok(h) => Some(h),
-        Err(e) => {
-            let _ = answer(write, &Answer::refused(format!("bad hello: {e}"))).await;
-            None
         }
     }
 }
@@ -481,22 +459,6 @@ impl Work {
             Work::Hook(_) => "hook",
         }
     }
-}
-
-/// Writes one answer line.
-async fn answer(write: &mut tokio::net::unix::OwnedWriteHalf, a: &Answer) -> std::io::Result<()> {
-    line(write, a).await
-}
-
-/// Writes `value` as one JSON line.
-async fn line(
-    write: &mut tokio::net::unix::OwnedWriteHalf,
-    value: &impl serde::Serialize,
-) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(value).unwrap_or_default();
-    line.push(b'\n');
-    write.write_all(&line).await?;
-    write.flush().await
 }
 
 /// Resolves on SIGINT or SIGTERM: how the daemon, and every front end of lspgate, is asked

@@ -1,10 +1,14 @@
 //! What a client and the daemon say before the connection carries MCP (or instead of it): one
 //! JSON line each way. The client says what it wants, in typed requests (the session it asks
 //! for, resolved in its own process, then a tool call, an MCP session or an HTTP listener);
-//! the daemon answers. Command lines are parsed and rendered by the client alone.
+//! the daemon answers (`read_hello`, `answer`). Command lines are parsed and rendered by the
+//! client alone.
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 use crate::error::ToolError;
 use crate::mcp::http::HttpArgs;
@@ -42,6 +46,10 @@ pub enum Request {
         /// The servers to front (`--language`, `--server`).
         #[serde(default)]
         only: crate::lspface::Only,
+        /// After the answer, the client's stdin and stdout come over the connection
+        /// (`handoff`), and the connection only says when the session ended.
+        #[serde(default)]
+        handed: bool,
     },
     /// One tool call (a tool subcommand, `check`, `call`): after the answer, the daemon sends
     /// `CallLine`s, progress then the outcome. The call is dropped (cancelled) if the client
@@ -163,4 +171,54 @@ pub struct Hosting {
     pub keep: Keep,
     /// What `serve` prints on stderr.
     pub announce: String,
+}
+
+/// The largest hello read: a hook's carries the written files' old contents (`cli::hook`
+/// tells 8 MiB of them at most).
+const MAX_HELLO: u64 = 64 << 20;
+
+/// The client's hello line (bounded in time and size: no more than `MAX_HELLO` is read);
+/// `None` when there is none to read, or (answered so) it is too long or not understood.
+pub(crate) async fn read_hello(
+    read: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+) -> Option<Hello> {
+    let mut line = String::new();
+    let mut bounded = read.take(MAX_HELLO + 1);
+    let said = tokio::time::timeout(Duration::from_secs(10), bounded.read_line(&mut line)).await;
+    match said {
+        Ok(Ok(n)) if n as u64 > MAX_HELLO => {
+            let why = format!("the request is over {} MiB", MAX_HELLO >> 20);
+            let _ = answer(write, &Answer::refused(why)).await;
+            return None;
+        }
+        Ok(Ok(n)) if n > 0 => {}
+        _ => return None,
+    }
+    match serde_json::from_str(&line) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            let _ = answer(write, &Answer::refused(format!("bad hello: {e}"))).await;
+            None
+        }
+    }
+}
+
+/// Writes one answer line.
+pub(crate) async fn answer(
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    a: &Answer,
+) -> std::io::Result<()> {
+    line(write, a).await
+}
+
+/// Writes `value` as one JSON line.
+pub(crate) async fn line(
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    value: &impl serde::Serialize,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(value).unwrap_or_default();
+    line.push(b'\n');
+    write.write_all(&line).await?;
+    write.flush().await
 }

@@ -350,6 +350,27 @@ pub fn client_io() -> (
     (input, output)
 }
 
+/// A client's input and output handed over by its process (`lspgate lsp`'s stdin and stdout,
+/// received by the daemon) as streams the runtime polls; `None` unless both are pipes or
+/// sockets. The originals are closed (the streams hold duplicates).
+pub fn polled_io(
+    input: OwnedFd,
+    output: OwnedFd,
+) -> Option<(
+    Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    Box<dyn AsyncWrite + Unpin + Send>,
+)> {
+    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match polled(&input)? {
+        Polled::Pipe(fd) => Box::new(pipe::Receiver::from_owned_fd(fd).ok()?),
+        Polled::Socket(s) => Box::new(s),
+    };
+    let output: Box<dyn AsyncWrite + Unpin + Send> = match polled(&output)? {
+        Polled::Pipe(fd) => Box::new(pipe::Sender::from_owned_fd(fd).ok()?),
+        Polled::Socket(s) => Box::new(s),
+    };
+    Some((input, output))
+}
+
 /// The flags of stdin and stdout as the client gave them, saved by `client_io`.
 static CLIENT_FLAGS: std::sync::OnceLock<[Option<OFlags>; 2]> = std::sync::OnceLock::new();
 

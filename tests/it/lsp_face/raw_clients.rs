@@ -1,6 +1,7 @@
 //! `lspgate lsp` against clients that misbehave or lose their daemon: a garbage-sending client
-//! cut off while the others go on, a killed daemon ending a session clearly, and a buffer
-//! reloaded from disk getting its diagnostics again.
+//! cut off while the others go on, a killed daemon ending a session clearly, a buffer
+//! reloaded from disk getting its diagnostics again, and the client's pipes handed to the
+//! daemon (the relay reading nothing more, a killed relay ending the session).
 
 use super::*;
 
@@ -148,9 +149,14 @@ struct Hand {
 
 impl Hand {
     fn start(root: &std::path::Path, env: &[(&str, &str)]) -> Hand {
+        Hand::spawn(&["--root".as_ref(), root.as_os_str()], env)
+    }
+
+    /// `lspgate lsp` with `args`.
+    fn spawn(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Hand {
         let mut child = std::process::Command::new(LSPGATE)
-            .args(["lsp", "--root"])
-            .arg(root)
+            .arg("lsp")
+            .args(args)
             .env("PATH", test_path())
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())
@@ -298,5 +304,99 @@ async fn a_reloaded_buffer_gets_its_diagnostics_again() {
     a.assert_clean();
     for label in ["first", "reloaded", "twice"] {
         assert!(!a.result(label).is_null(), "{label}\n{}", a.dump());
+    }
+}
+
+/// `lspgate lsp` hands its client's pipes to the daemon and reads nothing more itself: the
+/// daemon holds the client's stdin and the relay's read count stands still over 20 hovers.
+/// What the relay read ahead of the handover is served: the client's `initialize` (its root
+/// taken from it) and a hover sent with it in one write, answered `-32002` as any request
+/// before the initialize answer is. A relay killed by its editor ends the session: the
+/// daemon lets the client's pipes go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_is_handed_to_the_daemon_and_the_relay_only_waits() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = python_workspace();
+    let env = d.env(&[]);
+    let app = ws.path().join("app.py");
+    let hover = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": uri_of(&app)}, "position": {"line": 3, "character": 8}}})
+    };
+    let mut hand = Hand::spawn(&[], &env);
+    let mut burst = frame(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": uri_of(ws.path()), "capabilities": {}}}));
+    burst.extend(frame(&hover(2)));
+    {
+        use std::io::Write;
+        hand.stdin.write_all(&burst).unwrap();
+    }
+    let mut answered = std::collections::BTreeMap::new();
+    while answered.len() < 2 {
+        let m = hand
+            .messages
+            .recv_timeout(Duration::from_secs(90))
+            .unwrap_or_else(|_| panic!("answers so far: {answered:?}"));
+        if let Some(id) = m["id"].as_u64().filter(|_| m.get("method").is_none()) {
+            answered.insert(id, m);
+        }
+    }
+    assert!(
+        answered[&1]["result"]["capabilities"].is_object(),
+        "{answered:?}"
+    );
+    assert_eq!(answered[&2]["error"]["code"], -32002, "{answered:?}");
+    hand.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    hand.send(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri_of(&app), "languageId": "python", "version": 1, "text": APP}}}),
+    );
+    hand.send(hover(3));
+    let first = hand.answer(3);
+    assert!(first["result"].to_string().contains("compute"), "{first}");
+
+    let relay = hand.child.id();
+    let pipe = std::fs::read_link(format!("/proc/{relay}/fd/0")).unwrap();
+    let daemon = d.pid();
+    let held = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .any(|l| l == pipe)
+    };
+    assert!(
+        held(daemon),
+        "the daemon does not hold the client's stdin ({pipe:?})"
+    );
+    let read_by_relay = || {
+        let io = std::fs::read_to_string(format!("/proc/{relay}/io")).unwrap();
+        io.lines()
+            .find_map(|l| l.strip_prefix("rchar:"))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap()
+    };
+    let before = read_by_relay();
+    for id in 4..24 {
+        hand.send(hover(id));
+        let h = hand.answer(id);
+        assert!(h["result"].to_string().contains("compute"), "{h}");
+    }
+    // 20 requests relayed would be read twice over (the client's, the daemon's answers).
+    let read = read_by_relay() - before;
+    assert!(
+        read < 1000,
+        "the relay read {read} bytes while its client talked"
+    );
+
+    hand.child.kill().unwrap();
+    hand.child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while held(daemon) {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon kept the client's pipes after its relay was killed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
