@@ -265,7 +265,7 @@ fn canonical(lexical: &Path, links: usize) -> Result<PathBuf, Canon> {
     let mut existing = lexical.to_path_buf();
     let mut missing: Vec<OsString> = Vec::new();
     loop {
-        match real_path(&existing) {
+        match existing.canonicalize() {
             Ok(mut real) => {
                 real.extend(missing.iter().rev());
                 return Ok(real);
@@ -293,24 +293,6 @@ fn canonical(lexical: &Path, links: usize) -> Result<PathBuf, Canon> {
         };
         missing.push(name.to_os_string());
         existing = parent.to_path_buf();
-    }
-}
-
-/// `path.canonicalize()` in one walk: the path opened (`O_PATH`, following every symlink, so
-/// the errors are `canonicalize`'s) and the kernel's name of what was reached read back from
-/// `/proc/self/fd`. The C library's `realpath` walks the path again from `/` for each of its
-/// components; on every request the face serves, that was a tenth of the daemon's work. Where
-/// `/proc` does not answer (or the file went meanwhile), `canonicalize` itself.
-fn real_path(path: &Path) -> std::io::Result<PathBuf> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let flags = rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC;
-    let fd = rustix::fs::open(path, flags, rustix::fs::Mode::empty())?;
-    match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
-        Ok(real) if real.is_absolute() && !real.as_os_str().as_bytes().ends_with(b" (deleted)") => {
-            Ok(real)
-        }
-        _ => path.canonicalize(),
     }
 }
 
@@ -487,48 +469,5 @@ mod tests {
             root.confine(Path::new("loop-a/x")).unwrap_err().kind,
             Kind::OutsideRoot
         );
-    }
-
-    /// `real_path` names what `canonicalize` names, and fails as it does: through relative
-    /// and absolute links, for a folder, a FIFO, a name ending as the kernel marks a deleted
-    /// file, a missing file, a file taken for a folder and a loop.
-    #[test]
-    fn real_path_is_canonicalize() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        std::fs::create_dir_all(d.join("a/b")).unwrap();
-        std::fs::write(d.join("a/b/f.py"), "x").unwrap();
-        std::fs::write(d.join("a/b/g (deleted)"), "x").unwrap();
-        symlink("a/b", d.join("rel")).unwrap();
-        symlink(d.join("a"), d.join("abs")).unwrap();
-        symlink("loop2", d.join("loop1")).unwrap();
-        symlink("loop1", d.join("loop2")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            d.join("fifo"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
-        for p in [
-            "a/b/f.py",
-            "rel/f.py",
-            "abs/b/../b/f.py",
-            "abs",
-            "fifo",
-            "a/b/g (deleted)",
-        ] {
-            let p = d.join(p);
-            assert_eq!(real_path(&p).unwrap(), p.canonicalize().unwrap(), "{p:?}");
-        }
-        for p in ["a/nope", "a/b/f.py/x", "loop1"] {
-            let p = d.join(p);
-            assert_eq!(
-                real_path(&p).unwrap_err().kind(),
-                p.canonicalize().unwrap_err().kind(),
-                "{p:?}"
-            );
-        }
     }
 }
