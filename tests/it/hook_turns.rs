@@ -321,3 +321,75 @@ fn count_after(report: &str, prefix: &str) -> usize {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
+
+/// A body edit that changes only what is inferred of a function (its header stands): the
+/// post-edit answers after the written file, says the function's importers are being checked
+/// behind it, and names none of them; what they show comes with the next answer, and the
+/// turn-end gate holds the turn while it remains. A changed header is waited for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inferred_only_change_is_checked_behind_the_answer() {
+    require("pyright-langserver");
+    let ws = workspace(&[
+        ("pyproject.toml", "[project]\nname = \"h\"\n"),
+        ("lib.py", "def total(x):\n    return x + 1\n"),
+        ("app.py", "from lib import total\n\nn: int = total(1)\n"),
+        ("other.py", "y = 1\n"),
+    ]);
+    let root = ws.path();
+    let d = Daemon::new();
+    let s = "behind-1";
+    let (code, out, err) = d.cli(root, &["check", "--json"]);
+    assert!(code == 0 || code == 1, "{out}{err}");
+
+    // The body now returns text: what is inferred of `total` changes, its header does not.
+    let out = write(
+        &d,
+        root,
+        s,
+        "Edit",
+        "lib.py",
+        "def total(x):\n    return str(x)\n",
+    );
+    let first = context(&out);
+    assert!(
+        first.contains("changed what is inferred of total, not its declaration"),
+        "{first}"
+    );
+    assert!(!first.contains("app.py"), "{first}");
+
+    // The next answer tells app.py's error, once it is checked.
+    let mut later = String::new();
+    for _ in 0..60 {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let out = write(&d, root, s, "Edit", "other.py", "y = 2\n");
+        later = context(&out);
+        if later.contains("app.py:3:10 error") {
+            break;
+        }
+    }
+    assert!(
+        later.contains("since your edit of lib.py") && later.contains("app.py:3:10 error"),
+        "{later}"
+    );
+    // The gate holds the turn while it remains.
+    let stop = claude(root, s, "Stop", json!({"stop_hook_active": false}));
+    let (code, out, err) = hook(&d, root, &["stop"], &stop);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        block_reason(&out, "block").contains("app.py:3:10 error"),
+        "{out}"
+    );
+
+    // A header change (a parameter added) is waited for: its importer's error is in the answer.
+    let out = write(
+        &d,
+        root,
+        s,
+        "Edit",
+        "lib.py",
+        "def total(x, y):\n    return x + 1\n",
+    );
+    let said = context(&out);
+    assert!(said.contains("app.py:3:10 error"), "{said}");
+    assert!(!said.contains("what is inferred"), "{said}");
+}

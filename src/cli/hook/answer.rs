@@ -21,6 +21,7 @@ pub(super) fn report(v: &HookVerdict, style: &Style) -> Option<String> {
         && v.present.is_empty()
         && v.unchecked == 0
         && v.notes.is_empty()
+        && v.behind.is_empty()
         && later.is_none()
     {
         return None;
@@ -54,6 +55,19 @@ pub(super) fn report(v: &HookVerdict, style: &Style) -> Option<String> {
             plural(v.unchecked, "file"),
             style.budget_secs,
             names(&v.unchecked_files, v.unchecked)
+        ));
+    }
+    if !v.behind.is_empty() {
+        out.push(format!(
+            "lspgate: the edit changed what is inferred of {}, not {}: the files that use {} \
+             are being checked behind this answer, and what they show comes with the next answer",
+            names(&v.behind, v.behind.len()),
+            if v.behind.len() == 1 {
+                "its declaration"
+            } else {
+                "their declarations"
+            },
+            if v.behind.len() == 1 { "it" } else { "them" },
         ));
     }
     if let Some(l) = later {

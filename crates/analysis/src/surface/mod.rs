@@ -6,12 +6,14 @@
 //! module-level `if`, a call): then anything may be.
 
 mod go;
+mod headers;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::imports::Family;
 use crate::lexer::Lang;
 use go::go;
+pub use headers::headers_unchanged;
 
 /// The names whose top-level definitions differ between `old` and `new`; `None`: cannot tell.
 pub fn changed_names(family: Family, old: &str, new: &str) -> Option<BTreeSet<String>> {

@@ -54,6 +54,9 @@ struct Relay {
     planned: bool,
     /// The hook answered: what is found from now on goes to the session's ledger.
     handed_off: bool,
+    /// Only what is inferred of these names changed, not what they declare: the hook does not
+    /// wait for their importers (`importers`).
+    behind: Vec<String>,
 }
 
 /// What the importers' task needs to know of the write.
@@ -154,7 +157,9 @@ impl Engine {
             unchecked.extend(self.importers_until(job, deadline, v).await);
         }
         v.unchecked = unchecked.len();
-        v.timed_out = v.unchecked > 0;
+        // Importers left behind by choice (`behind`) are not a budget run out.
+        v.timed_out =
+            !(unchecked.is_empty() || (!v.behind.is_empty() && answered.len() == existing.len()));
         v.unchecked_files = unchecked
             .iter()
             .take(MAX_LISTED)
@@ -209,24 +214,32 @@ impl Engine {
     ) -> Vec<PathBuf> {
         let relay = Arc::new(Mutex::new(Relay::default()));
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+        let (plan_tx, plan_rx) = tokio::sync::oneshot::channel::<bool>();
         let engine = Engine::session(self.shared().clone(), self.options().clone());
         let shared = relay.clone();
         let session = job.session.clone();
         let from = job.from.clone();
         tokio::spawn(async move {
             let session = job.session.clone();
-            let work = engine.importers(job, &shared);
+            let work = engine.importers(job, &shared, plan_tx);
             if tokio::time::timeout(BACKGROUND, work).await.is_err() {
                 tracing::info!("hook: {session}: importers not all checked in {BACKGROUND:?}");
             }
             drop(done_tx);
         });
-        // The sender is dropped when the task ends, however it ends.
-        let _ = tokio::time::timeout_at(deadline, done_rx).await;
+        // Until the importers are checked (the sender is dropped when the task ends, however
+        // it ends), unless the plan is not to wait for them.
+        let waited = async move {
+            if plan_rx.await != Ok(false) {
+                let _ = done_rx.await;
+            }
+        };
+        let _ = tokio::time::timeout_at(deadline, waited).await;
         let Ok(mut r) = relay.lock() else {
             return Vec::new();
         };
         r.handed_off = true;
+        v.behind = std::mem::take(&mut r.behind);
         v.checked += r.checked;
         v.unknown += r.unknown;
         v.introduced.append(&mut r.found);
@@ -235,7 +248,7 @@ impl Engine {
         if !left.is_empty() || !r.planned {
             let names = left.iter().map(|p| self.root().relative(p)).collect();
             self.ledger.tell_later(&session, &from, Vec::new(), names);
-            if !r.planned {
+            if !r.planned && v.behind.is_empty() {
                 v.notes
                     .push("the files that import the written ones are still being found".into());
             }
@@ -246,7 +259,12 @@ impl Engine {
     /// The importers' check: the files that import the written ones and mention a name the
     /// write changed, unless every such name shows importers the same as before; each asked
     /// and compared, its findings to the hook while it waits, else to the session's ledger.
-    async fn importers(&self, job: Job, relay: &Mutex<Relay>) {
+    async fn importers(
+        &self,
+        job: Job,
+        relay: &Mutex<Relay>,
+        plan: tokio::sync::oneshot::Sender<bool>,
+    ) {
         let same = match (&job.changed, job.written.as_slice()) {
             (Some(c), [f]) if !c.names.is_empty() => {
                 self.look_the_same(f, &c.names, &job.before, job.kept.as_deref())
@@ -254,6 +272,14 @@ impl Engine {
             }
             _ => false,
         };
+        // Hovers that differ while every changed name's header is the same: its body changed
+        // what is inferred of it. Its importers are checked behind the answer (most such
+        // edits break none; a changed declaration or a name gone is waited for).
+        let behind = !same && self.only_inferred(&job);
+        if behind && let (Ok(mut r), Some(c)) = (relay.lock(), job.changed.as_ref()) {
+            r.behind = c.names.iter().cloned().collect();
+        }
+        let _ = plan.send(!behind);
         let deps: Vec<PathBuf> = if same {
             Vec::new()
         } else {
@@ -382,6 +408,24 @@ impl Engine {
             }
         }
         c
+    }
+
+    /// Whether the write (of one file) changed only what is inferred of the names it changed:
+    /// each a function whose header (decorators, parameters, return type) stands as before.
+    fn only_inferred(&self, job: &Job) -> bool {
+        let (Some(c), [f]) = (&job.changed, job.written.as_slice()) else {
+            return false;
+        };
+        let Some(family) = imports::Family::of(f) else {
+            return false;
+        };
+        let Some((_, Before::Text(old))) = job.before.iter().find(|(p, _)| p == f) else {
+            return false;
+        };
+        let Ok(Some(new)) = text_in_root(self.root(), f) else {
+            return false;
+        };
+        surface::headers_unchanged(family, old, &new, &c.names)
     }
 
     /// Whether every one of `names` (changed in `f`) shows importers the same as before the

@@ -156,6 +156,10 @@ pub struct HookVerdict {
     /// by an earlier gate (not named again).
     #[serde(default)]
     pub named_before: usize,
+    /// Names only the inferred type of which the write changed (not their declarations):
+    /// their importers, among `unchecked_files`, are checked behind the answer by choice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub behind: Vec<String>,
     /// The budget ran out.
     pub timed_out: bool,
     /// What else went wrong (a server that failed or did not answer in time).
