@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{code_lines, python_names};
+use super::{CodeLine, code_lines, python_names};
 use crate::imports::Family;
 use crate::lexer::Lang;
 
@@ -37,18 +37,8 @@ fn python_headers(text: &str) -> BTreeMap<String, Option<String>> {
     let mut depth = 0i32;
     for line in code_lines(Lang::Python, text) {
         let balance = super::bracket_balance(&line.code);
-        if let Some((name, mut header, d)) = open.take() {
-            match header_end(&line.code, d) {
-                Ok(end) => {
-                    header.push_str(line.written.get(..end).unwrap_or(&line.written));
-                    add(&mut out, name, header);
-                }
-                Err(d) => {
-                    header.push_str(&line.written);
-                    header.push('\n');
-                    open = Some((name, header, d));
-                }
-            }
+        if let Some((name, header, d)) = open.take() {
+            open = extend(&mut out, &line, name, header, d);
             depth = (depth + balance).max(0);
             continue;
         }
@@ -82,20 +72,32 @@ fn python_headers(text: &str) -> BTreeMap<String, Option<String>> {
         let Some(name) = python_names(&line.written).into_iter().next() else {
             continue;
         };
-        let mut header = above;
-        match header_end(&line.code, 0) {
-            Ok(end) => {
-                header.push_str(line.written.get(..end).unwrap_or(&line.written));
-                add(&mut out, name, header);
-            }
-            Err(d) => {
-                header.push_str(&line.written);
-                header.push('\n');
-                open = Some((name, header, d));
-            }
-        }
+        open = extend(&mut out, &line, name, above, 0);
     }
     out
+}
+
+/// `line` added to the header of `name` read so far (`header`, its brackets `depth` deep at
+/// the line's start): the header kept when it ends on this line, else what is still open.
+fn extend(
+    out: &mut BTreeMap<String, Option<String>>,
+    line: &CodeLine,
+    name: String,
+    mut header: String,
+    depth: i32,
+) -> Option<(String, String, i32)> {
+    match header_end(&line.code, depth) {
+        Ok(end) => {
+            header.push_str(line.written.get(..end).unwrap_or(&line.written));
+            add(out, name, header);
+            None
+        }
+        Err(d) => {
+            header.push_str(&line.written);
+            header.push('\n');
+            Some((name, header, d))
+        }
+    }
 }
 
 /// Where the header ends in a line of code (literals and comments blanked), its brackets
