@@ -17,7 +17,8 @@
 //! Run: `cargo bench --bench hook_recall` (pyright from `.tools/`, see scripts/). Knobs:
 //! `BENCH_KINDS=body,local,...` (a subset), `BENCH_PER_KIND=N` (the first N of each kind: a
 //! quick smoke run), `BENCH_LATER_WAIT` (seconds the later answers are waited for, default 30),
-//! `BENCH_WARM_WAIT` (seconds the session start's baseline pass is waited for, default 900).
+//! `BENCH_WARM_WAIT` (seconds the session start's baseline pass is waited for, default 900),
+//! `BENCH_LOG` (the daemon's `LSPGATE_LOG`, default `lspgate=info`; with `BENCH_KEEP_LOG=FILE`).
 //! Skipped under `cargo test`'s smoke run, as the other pyright benches are.
 
 #![allow(clippy::disallowed_methods)]
@@ -58,7 +59,10 @@ impl Env {
             .env("LSPGATE_HOME", self.home.path())
             .env("LSPGATE_STANDALONE", "0")
             .env("LSPGATE_IDLE_EXIT", "600")
-            .env("LSPGATE_LOG", "lspgate=info")
+            .env(
+                "LSPGATE_LOG",
+                std::env::var("BENCH_LOG").unwrap_or_else(|_| "lspgate=info".into()),
+            )
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -129,6 +129,11 @@ impl Engine {
         let asked = self
             .ask_all(&existing, Stage::PostEdit, now, deadline)
             .await;
+        tracing::debug!(
+            "hook: {}: the written files answered, {:?} of the budget left",
+            ask.session,
+            deadline.saturating_duration_since(Instant::now())
+        );
         let answered: HashSet<PathBuf> = asked.iter().map(|(p, _)| p.clone()).collect();
         let mut unchecked: Vec<PathBuf> = existing
             .iter()
@@ -280,6 +285,7 @@ impl Engine {
             r.behind = c.names.iter().cloned().collect();
         }
         let _ = plan.send(!behind);
+        let began = Instant::now();
         let deps: Vec<PathBuf> = if same {
             Vec::new()
         } else {
@@ -301,6 +307,12 @@ impl Engine {
             self.ledger
                 .tell_later(&job.session, &job.from, Vec::new(), names);
         }
+        tracing::debug!(
+            "hook: {}: {} importers to ask, found in {:?}",
+            job.session,
+            deps.len(),
+            began.elapsed()
+        );
         if deps.is_empty() {
             return;
         }
@@ -318,8 +330,19 @@ impl Engine {
             )
             .await;
         let baselines = self.baselines(&deps, &Contents::new(), job.write_tick, &rebuilt);
+        tracing::debug!(
+            "hook: {}: importers' baselines ready at {:?}",
+            job.session,
+            began.elapsed()
+        );
         let each = |_: usize, path: &Path, asked: Asked| {
             let c = self.compare(path, asked, &baselines, &job.session, job.severity, false);
+            tracing::debug!(
+                "hook: {}: {} answered at {:?}",
+                job.session,
+                self.root().relative(path),
+                began.elapsed()
+            );
             let Ok(mut r) = relay.lock() else { return };
             r.left.remove(path);
             if r.handed_off {
@@ -523,14 +546,17 @@ impl Engine {
                 .collect();
             // A re-exporting importer may give a name another (`total as sum`).
             let names = with_aliases(&names, &texts);
-            // Those that use the names most first: within a budget, most of what broke.
-            let mut found: Vec<(usize, PathBuf)> = all
+            // Those that use the names most for their size first: a server checks a file in
+            // about the time its size takes, so within a budget, most of what broke.
+            let mut found: Vec<(u64, PathBuf)> = all
                 .into_iter()
                 .zip(texts)
-                .map(|(d, t)| (surface::mention_count(&t, &names), d))
-                .filter(|(n, _)| *n > 0)
+                .filter_map(|(d, t)| {
+                    let n = surface::mention_count(&t, &names) as u64;
+                    (n > 0).then(|| (n * 1_000_000 / (t.len() as u64).max(1), d))
+                })
                 .collect();
-            found.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+            found.sort_by_key(|(density, _)| std::cmp::Reverse(*density));
             found.into_iter().map(|(_, d)| d).collect()
         })
         .await
