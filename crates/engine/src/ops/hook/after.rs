@@ -258,6 +258,10 @@ impl Engine {
                     .push("the files that import the written ones are still being found".into());
             }
         }
+        if !v.behind.is_empty() {
+            // Left behind by choice, and said so (`behind`): not cut by the budget.
+            return Vec::new();
+        }
         left
     }
 
