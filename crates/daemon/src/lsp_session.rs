@@ -287,19 +287,68 @@ pub(crate) async fn serve(
         tracing::warn!("an LSP client's handed input or output is neither a pipe nor a socket");
         return;
     };
-    let input = tokio::io::BufReader::new(std::io::Cursor::new(handed.prefix).chain(input));
-    let served = crate::lspface::serve_observed(engine, input, output, only, Some(observer));
+    let gone = std::sync::Arc::new(Gone::default());
+    let input = UntilGone {
+        inner: std::io::Cursor::new(handed.prefix).chain(input),
+        gone: gone.clone(),
+    };
+    let served = crate::lspface::serve_observed(
+        engine,
+        tokio::io::BufReader::new(input),
+        output,
+        only,
+        Some(observer),
+    );
+    tokio::pin!(served);
     // The relay writes nothing more: a read ends only when it goes.
     let relay_gone = async {
         let mut byte = [0u8; 1];
         while matches!(read.read(&mut byte).await, Ok(n) if n > 0) {}
     };
     tokio::select! {
-        () = served => {
+        () = &mut served => {
             let _ = write.write_all(ENDED).await;
+            return;
         }
-        () = relay_gone => {
-            tracing::debug!("an LSP relay went before its client ended the session");
+        () = relay_gone => {}
+    }
+    // Its editor killed it: the face sees the end of the client's input and ends the session
+    // as on any end (its requests cancelled, its documents and buffers let go).
+    tracing::debug!("an LSP relay went before its client ended the session");
+    gone.set();
+    served.await;
+}
+
+/// Whether a relay is gone, and who to wake when it goes.
+#[derive(Default)]
+struct Gone {
+    flag: std::sync::atomic::AtomicBool,
+    waker: futures::task::AtomicWaker,
+}
+
+impl Gone {
+    fn set(&self) {
+        self.flag.store(true, std::sync::atomic::Ordering::Release);
+        self.waker.wake();
+    }
+}
+
+/// A client's input until its relay goes (`Gone`), then its end.
+struct UntilGone<R> {
+    inner: R,
+    gone: std::sync::Arc<Gone>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for UntilGone<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.gone.waker.register(cx.waker());
+        if self.gone.flag.load(std::sync::atomic::Ordering::Acquire) {
+            return std::task::Poll::Ready(Ok(()));
         }
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }

@@ -162,9 +162,8 @@ impl Engine {
             unchecked.extend(self.importers_until(job, deadline, v).await);
         }
         v.unchecked = unchecked.len();
-        // Importers left behind by choice (`behind`) are not a budget run out.
-        v.timed_out =
-            !(unchecked.is_empty() || (!v.behind.is_empty() && answered.len() == existing.len()));
+        // Importers left behind by choice (`behind`) are not among them.
+        v.timed_out = v.unchecked > 0;
         v.unchecked_files = unchecked
             .iter()
             .take(MAX_LISTED)
