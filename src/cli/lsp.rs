@@ -53,9 +53,15 @@ pub(super) async fn serve(cli: &Cli, server: &[String], only: Only) -> i32 {
         // The daemon reads and writes the client itself, with what was read ahead of it here.
         let mut ahead = first.clone();
         ahead.extend_from_slice(input.buffer());
-        match crate::daemon::lsp_session::handed(session.clone(), only.clone(), &ahead).await {
+        use crate::daemon::lsp_session::{NotHanded, handed};
+        match handed(session.clone(), only.clone(), &ahead).await {
             Ok(code) => return code,
-            Err(why) => tracing::info!("the client's connection is relayed: {why}"),
+            Err(NotHanded::NoDaemon(why)) => {
+                tracing::warn!("no daemon ({why}); serving in this process");
+                let input = std::io::Cursor::new(first).chain(input);
+                return in_process(session, only, Box::new(input), output).await;
+            }
+            Err(why) => tracing::info!("the client's connection is relayed: {why:?}"),
         }
     }
     let input = std::io::Cursor::new(first).chain(input);

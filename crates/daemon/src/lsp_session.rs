@@ -29,15 +29,15 @@ use crate::ops::session::SessionSpec;
 /// `ahead` is what was read of stdin already (the client's `initialize`). The daemon's face
 /// then reads and writes the client itself; this process waits for its word that the client
 /// ended the session (exit 0), or says the daemon went first (exit 1), as `relayed` does.
-/// Err, with nothing of stdin read, when no daemon can be had or stdin and stdout cannot be
-/// handed (not pipes or sockets): the caller relays or serves them itself.
+/// Err, with nothing of stdin read, when it is not handed over (`NotHanded`): the caller
+/// relays it or serves it itself.
 pub async fn handed(
     session: SessionSpec,
     only: crate::lspface::Only,
     ahead: &[u8],
-) -> Result<i32, String> {
+) -> Result<i32, NotHanded> {
     if !stdio_can_be_handed() {
-        return Err("stdin or stdout is neither a pipe nor a socket".into());
+        return Err(NotHanded::Unpollable);
     }
     let request = Request::Lsp {
         session,
@@ -48,14 +48,14 @@ pub async fn handed(
         mut read,
         mut write,
         answer,
-    } = open(&request).await?;
+    } = open(&request).await.map_err(NotHanded::NoDaemon)?;
     if !answer.ok {
         // The user's root or config: not a reason to fall back.
         eprintln!("{}", answer.error.unwrap_or_default());
         return Ok(2);
     }
     if let Err(e) = send_stdio(&mut write, ahead).await {
-        return Err(format!("the handover to the daemon failed: {e}"));
+        return Err(NotHanded::Failed(e.to_string()));
     }
     let mut word = Vec::new();
     let _ = read.read_until(b'\n', &mut word).await;
@@ -64,6 +64,17 @@ pub async fn handed(
     }
     eprintln!("{DAEMON_WENT}");
     Ok(1)
+}
+
+/// Why a client's connection was not handed over.
+#[derive(Debug)]
+pub enum NotHanded {
+    /// Its stdin or stdout is neither a pipe nor a socket: relay it.
+    Unpollable,
+    /// No daemon could be had (why): serve it in this process.
+    NoDaemon(String),
+    /// The handover itself failed (why): relay it.
+    Failed(String),
 }
 
 /// What `lspgate lsp` says when its daemon goes before its client ends the session.

@@ -400,3 +400,39 @@ async fn the_client_is_handed_to_the_daemon_and_the_relay_only_waits() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// No daemon can be had (its runtime folder is a file): `lspgate lsp` serves its client in
+/// its own process, at once, and its answers are pyright's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_daemon_the_client_is_served_in_process() {
+    require("pyright-langserver");
+    let d = Daemon::new();
+    let ws = python_workspace();
+    let blocked = ws.path().join("not-a-folder");
+    std::fs::write(&blocked, "").unwrap();
+    let mut env = d.env(&[]);
+    env.retain(|(k, _)| *k != "XDG_RUNTIME_DIR");
+    env.push(("XDG_RUNTIME_DIR", blocked.to_str().unwrap()));
+    let app = ws.path().join("app.py");
+    let mut hand = Hand::start(ws.path(), &env);
+    hand.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": uri_of(ws.path()), "capabilities": {}}}));
+    assert!(hand.answer(1)["result"]["capabilities"].is_object());
+    hand.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    hand.send(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri_of(&app), "languageId": "python", "version": 1, "text": APP}}}),
+    );
+    hand.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": uri_of(&app)}, "position": {"line": 3, "character": 8}}}),
+    );
+    let hover = hand.answer(2);
+    assert!(hover["result"].to_string().contains("compute"), "{hover}");
+    hand.send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    hand.answer(3);
+    hand.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    let (code, err) = hand.exited(20).await;
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("serving in this process"), "{err}");
+}
