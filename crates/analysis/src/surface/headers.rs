@@ -26,7 +26,8 @@ pub fn headers_unchanged(family: Family, old: &str, new: &str, names: &BTreeSet<
     })
 }
 
-/// Each top-level function's header by name (`None`: defined twice).
+/// Each top-level function's header by name (`None`: defined twice, or bound by another
+/// top-level statement too).
 fn python_headers(text: &str) -> BTreeMap<String, Option<String>> {
     let mut out: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut decorators = String::new();
@@ -67,6 +68,11 @@ fn python_headers(text: &str) -> BTreeMap<String, Option<String>> {
         let above = std::mem::take(&mut decorators);
         let t = line.code.trim_start_matches("async ");
         if !t.starts_with("def ") {
+            // A name bound by another statement too (`f = wrap(f)`): its header is not all
+            // it declares.
+            for n in python_names(&line.written) {
+                out.insert(n, None);
+            }
             continue;
         }
         let Some(name) = python_names(&line.written).into_iter().next() else {
@@ -206,5 +212,15 @@ def twice(x, y): return x
             class,
             &names(&["A"])
         ));
+        // Rebound after its definition, or before it.
+        for wrapped in [
+            "def f(x):\n    return x\n\nf = wrap(f)\n",
+            "f = None\n\ndef f(x):\n    return x\n",
+        ] {
+            assert!(
+                !headers_unchanged(Family::Python, wrapped, wrapped, &names(&["f"])),
+                "{wrapped}"
+            );
+        }
     }
 }
