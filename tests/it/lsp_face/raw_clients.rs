@@ -26,6 +26,12 @@ fn read_frame(from: &mut impl std::io::BufRead) -> Option<Value> {
     serde_json::from_slice(&body).ok()
 }
 
+/// A hover on `compute` in `app` (`APP`'s line 3), as request `id`.
+fn hover_compute(app: &std::path::Path, id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": uri_of(app)}, "position": {"line": 3, "character": 8}}})
+}
+
 /// One LSP frame.
 fn frame(body: &Value) -> Vec<u8> {
     let body = body.to_string();
@@ -192,6 +198,20 @@ impl Hand {
         self.stdin.write_all(&frame(&message)).unwrap();
     }
 
+    /// Opens `app` (its text `APP`).
+    fn open_app(&mut self, app: &std::path::Path) {
+        self.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": uri_of(app), "languageId": "python", "version": 1, "text": APP}}}));
+    }
+
+    /// Hovers `compute` in `app` as request `id`: the answer, which must name it.
+    fn hover_compute(&mut self, app: &std::path::Path, id: u64) -> Value {
+        self.send(hover_compute(app, id));
+        let h = self.answer(id);
+        assert!(h["result"].to_string().contains("compute"), "{h}");
+        h
+    }
+
     /// The answer to request `id` (within 90 s).
     fn answer(&mut self, id: u64) -> Value {
         loop {
@@ -255,16 +275,8 @@ async fn a_daemon_killed_under_an_lsp_session_ends_it_clearly() {
     assert!(hand.answer(1)["result"]["capabilities"].is_object());
     hand.send(initialized);
     let app = ws.path().join("app.py");
-    hand.send(
-        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": uri_of(&app), "languageId": "python", "version": 1, "text": APP}}}),
-    );
-    hand.send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
-        "textDocument": {"uri": uri_of(&app)}, "position": {"line": 3, "character": 8}}}),
-    );
-    let hover = hand.answer(2);
-    assert!(hover["result"].to_string().contains("compute"), "{hover}");
+    hand.open_app(&app);
+    hand.hover_compute(&app, 2);
     let daemon = d.pid();
     // SAFETY: a signal to the daemon this test started.
     unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
@@ -320,14 +332,10 @@ async fn the_client_is_handed_to_the_daemon_and_the_relay_only_waits() {
     let ws = python_workspace();
     let env = d.env(&[]);
     let app = ws.path().join("app.py");
-    let hover = |id: u64| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover", "params": {
-        "textDocument": {"uri": uri_of(&app)}, "position": {"line": 3, "character": 8}}})
-    };
     let mut hand = Hand::spawn(&[], &env);
     let mut burst = frame(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"processId": null, "rootUri": uri_of(ws.path()), "capabilities": {}}}));
-    burst.extend(frame(&hover(2)));
+    burst.extend(frame(&hover_compute(&app, 2)));
     {
         use std::io::Write;
         hand.stdin.write_all(&burst).unwrap();
@@ -348,13 +356,8 @@ async fn the_client_is_handed_to_the_daemon_and_the_relay_only_waits() {
     );
     assert_eq!(answered[&2]["error"]["code"], -32002, "{answered:?}");
     hand.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    hand.send(
-        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": uri_of(&app), "languageId": "python", "version": 1, "text": APP}}}),
-    );
-    hand.send(hover(3));
-    let first = hand.answer(3);
-    assert!(first["result"].to_string().contains("compute"), "{first}");
+    hand.open_app(&app);
+    hand.hover_compute(&app, 3);
 
     let relay = hand.child.id();
     let pipe = std::fs::read_link(format!("/proc/{relay}/fd/0")).unwrap();
@@ -378,9 +381,7 @@ async fn the_client_is_handed_to_the_daemon_and_the_relay_only_waits() {
     };
     let before = read_by_relay();
     for id in 4..24 {
-        hand.send(hover(id));
-        let h = hand.answer(id);
-        assert!(h["result"].to_string().contains("compute"), "{h}");
+        hand.hover_compute(&app, id);
     }
     // 20 requests relayed would be read twice over (the client's, the daemon's answers).
     let read = read_by_relay() - before;
@@ -419,16 +420,8 @@ async fn without_a_daemon_the_client_is_served_in_process() {
         "params": {"processId": null, "rootUri": uri_of(ws.path()), "capabilities": {}}}));
     assert!(hand.answer(1)["result"]["capabilities"].is_object());
     hand.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    hand.send(
-        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": uri_of(&app), "languageId": "python", "version": 1, "text": APP}}}),
-    );
-    hand.send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
-        "textDocument": {"uri": uri_of(&app)}, "position": {"line": 3, "character": 8}}}),
-    );
-    let hover = hand.answer(2);
-    assert!(hover["result"].to_string().contains("compute"), "{hover}");
+    hand.open_app(&app);
+    hand.hover_compute(&app, 2);
     hand.send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
     hand.answer(3);
     hand.send(json!({"jsonrpc": "2.0", "method": "exit"}));
