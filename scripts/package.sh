@@ -103,7 +103,14 @@ PY
 }
 
 crate() {
-  cargo publish --dry-run --workspace --locked --allow-dirty
+  # Cargo verifies each crate against the others packaged into a registry of its own, and it
+  # trusts what it unpacked or built from that registry before as long as the version is the
+  # same: a machine that ran this step at an earlier commit would compile the crates against
+  # their old sources (CI did, on 2026-12-06). So the step unpacks and builds them afresh.
+  local home="${CARGO_HOME:-$HOME/.cargo}" check="${CARGO_TARGET_DIR:-target}/crate-check"
+  rm -rf "$home"/registry/src/*/lspgate-* "$home"/registry/cache/*/lspgate-*
+  rm -rf "$check"/package "$check"/debug/.fingerprint/lspgate-*
+  CARGO_TARGET_DIR="$check" cargo publish --dry-run --workspace --locked --allow-dirty
   echo "crate: cargo publish --dry-run passed"
 }
 
