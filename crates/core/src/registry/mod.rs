@@ -30,6 +30,7 @@ mod server;
 mod status;
 mod supervisor;
 mod sync;
+mod tree;
 
 use crate::watch::{WatchOptions, Watcher};
 use crate::workspace::presets::{Launch, Origin, ServerSpec};
@@ -220,6 +221,8 @@ pub struct Registry {
     workspace: std::sync::OnceLock<crate::workspace::trust::Untrusted>,
     /// The server roots found for a folder and a set of markers (`route::server_root_of`).
     roots: route::RootsSeen,
+    /// The workspace's files, kept while the watcher vouches for them (`tree::Tree`).
+    tree: tree::Tree,
 }
 
 /// lspgate's own writes in flight (see `Registry::claim_writes`).
@@ -272,6 +275,7 @@ impl Registry {
             _alive: tokio::sync::watch::channel(()).0,
             workspace: std::sync::OnceLock::new(),
             roots: route::RootsSeen::default(),
+            tree: tree::Tree::default(),
         })
     }
 

@@ -114,6 +114,8 @@ impl Registry {
             .await
             .unwrap_or_default();
         }
+        self.tree
+            .delivered(self.root.path(), &changes, batch.rescan);
         tracing::debug!(changes = changes.len(), "delivering changes on disk");
         // Ticked before any server is told: whatever was computed at an earlier tick knew
         // nothing of these changes.

@@ -207,3 +207,48 @@ async fn concurrent_first_use_starts_one_instance() {
     assert_eq!(statuses.len(), 1, "one instance for one (server, root)");
     assert_eq!(statuses[0].state, "failed");
 }
+
+#[tokio::test]
+async fn the_kept_walk_follows_files_created_replaced_and_deleted() {
+    let (dir, reg) = registry("", &[]);
+    let root = reg.root().path().to_path_buf();
+    std::fs::create_dir(root.join("pkg")).unwrap();
+    for f in ["a.py", "pkg/b.py"] {
+        std::fs::write(root.join(f), "x = 1\n").unwrap();
+    }
+    let names = |t: &[PathBuf]| -> Vec<String> {
+        t.iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect()
+    };
+    // No watcher yet: walked every time.
+    let first = reg.tree();
+    assert!(!Arc::ptr_eq(&first, &reg.tree()));
+    assert_eq!(reg.start_watching().await.mode, "inotify");
+    let kept = reg.tree();
+    assert_eq!(names(&kept), ["a.py", "pkg/b.py"]);
+    assert!(Arc::ptr_eq(&kept, &reg.tree()), "nothing changed: kept");
+
+    // A file written in place, and one replaced by a rename (an editor's atomic save), change
+    // what they hold, not the walk.
+    std::fs::write(root.join("a.py"), "x = 2\n").unwrap();
+    std::fs::write(root.join("pkg/.b.py.tmp"), "x = 3\n").unwrap();
+    std::fs::rename(root.join("pkg/.b.py.tmp"), root.join("pkg/b.py")).unwrap();
+    reg.sync().await;
+    assert!(Arc::ptr_eq(&kept, &reg.tree()), "contents only: kept");
+
+    std::fs::write(root.join("pkg/c.py"), "y = 1\n").unwrap();
+    reg.sync().await;
+    let grown = reg.tree();
+    assert_eq!(names(&grown), ["a.py", "pkg/b.py", "pkg/c.py"]);
+
+    std::fs::remove_file(root.join("a.py")).unwrap();
+    reg.sync().await;
+    assert_eq!(names(&reg.tree()), ["pkg/b.py", "pkg/c.py"]);
+
+    // A .gitignore that now leaves a file out.
+    std::fs::write(root.join(".gitignore"), "pkg/c.py\n").unwrap();
+    reg.sync().await;
+    assert_eq!(names(&reg.tree()), ["pkg/b.py"]);
+    drop(dir);
+}

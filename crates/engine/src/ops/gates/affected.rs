@@ -79,11 +79,11 @@ pub(super) struct Survey {
 type Fresh = (PathBuf, String, Weak<Server>, u64, Vec<Diag>);
 
 impl Answers {
-    /// Reads the workspace's source files (Python, JavaScript, TypeScript) and keys them, at
-    /// `tick` (taken after the changes before the check were delivered). Blocking.
-    pub(super) fn survey(self: &Arc<Self>, root: &Root, tick: u64) -> Survey {
+    /// Reads the workspace's source files (Python, JavaScript, TypeScript) among `tree` (its
+    /// walk) and keys them, at `tick` (taken after the changes before the check were
+    /// delivered). Blocking.
+    pub(super) fn survey(self: &Arc<Self>, root: &Root, tree: &[PathBuf], tick: u64) -> Survey {
         let clock = std::time::Instant::now();
-        let tree = crate::workspace::walk(root.path(), crate::workspace::WALK_LIMIT);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         tree.hash(&mut h);
         // What the walk and the watcher skip but imports read: installed packages.
@@ -655,6 +655,11 @@ fn components(edges: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
 mod tests {
     use super::*;
 
+    /// The root's walk, as a check's survey gets it from the registry.
+    pub(super) fn walk(root: &Root) -> Vec<PathBuf> {
+        crate::workspace::walk(root.path(), crate::workspace::WALK_LIMIT)
+    }
+
     #[test]
     fn components_come_after_what_they_reach() {
         // 0 → 1 ⇄ 2 → 3; 4 alone.
@@ -687,12 +692,12 @@ mod tests {
         let root_ = Root::new(root).unwrap();
         let answers = Arc::new(Answers::default());
         let key = |s: &Survey, p: &str| s.keys[&root_.path().join(p)];
-        let first = answers.survey(&root_, 0);
+        let first = answers.survey(&root_, &walk(&root_), 0);
         write(
             "core.ts",
             "export function f(a: number): number {\n  return a + 1;\n}\n",
         );
-        let body = answers.survey(&root_, 1);
+        let body = answers.survey(&root_, &walk(&root_), 1);
         for p in ["mid.ts", "user.ts", "other.ts"] {
             assert_eq!(key(&first, p), key(&body, p), "{p}");
         }
@@ -701,12 +706,12 @@ mod tests {
             "core.ts",
             "export function f(a: string): number {\n  return 1;\n}\n",
         );
-        let sig = answers.survey(&root_, 2);
+        let sig = answers.survey(&root_, &walk(&root_), 2);
         assert_ne!(key(&body, "user.ts"), key(&sig, "user.ts"));
         assert_ne!(key(&body, "mid.ts"), key(&sig, "mid.ts"));
         assert_eq!(key(&body, "other.ts"), key(&sig, "other.ts"));
         write("new.ts", "export {};\n");
-        let created = answers.survey(&root_, 3);
+        let created = answers.survey(&root_, &walk(&root_), 3);
         assert_ne!(key(&sig, "other.ts"), key(&created, "other.ts"));
     }
 }
@@ -714,6 +719,7 @@ mod tests {
 #[cfg(test)]
 mod probe {
     use super::*;
+    use tests::walk;
 
     /// `AFFECTED_PROBE=DIR`: how many keys a signature change of rxjs's lift.ts keeps.
     #[test]
@@ -725,7 +731,7 @@ mod probe {
         let root = Root::new(Path::new(&dir)).unwrap();
         let answers = Arc::new(Answers::default());
         let t = std::time::Instant::now();
-        let before = answers.survey(&root, 0);
+        let before = answers.survey(&root, &walk(&root), 0);
         eprintln!("first survey {:?}", t.elapsed());
         let lift = root.path().join("src/internal/util/lift.ts");
         let text = std::fs::read_to_string(&lift).unwrap();
@@ -739,7 +745,7 @@ mod probe {
         )
         .unwrap();
         let t = std::time::Instant::now();
-        let after = answers.survey(&root, 1);
+        let after = answers.survey(&root, &walk(&root), 1);
         eprintln!("second survey {:?}", t.elapsed());
         std::fs::write(&lift, text).unwrap();
         let same = before

@@ -302,7 +302,8 @@ impl Engine {
         }
         let root = self.root().clone();
         let fallback = answers.clone();
-        tokio::task::spawn_blocking(move || answers.survey(&root, tick))
+        let registry = self.registry.clone();
+        tokio::task::spawn_blocking(move || answers.survey(&root, &registry.tree(), tick))
             .await
             .unwrap_or_else(|_| Survey::none(&fallback, tick))
     }

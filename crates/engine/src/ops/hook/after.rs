@@ -273,28 +273,34 @@ impl Engine {
         relay: &Mutex<Relay>,
         plan: tokio::sync::oneshot::Sender<bool>,
     ) {
-        let same = match (&job.changed, job.written.as_slice()) {
-            (Some(c), [f]) if !c.names.is_empty() => {
-                self.look_the_same(f, &c.names, &job.before, job.kept.as_deref())
-                    .await
-            }
-            _ => false,
-        };
-        // Hovers that differ while every changed name's header is the same: its body changed
-        // what is inferred of it. Its importers are checked behind the answer (most such
-        // edits break none; a changed declaration or a name gone is waited for).
-        let behind = !same && self.only_inferred(&job);
-        if behind && let (Ok(mut r), Some(c)) = (relay.lock(), job.changed.as_ref()) {
-            r.behind = c.names.iter().cloned().collect();
-        }
-        let _ = plan.send(!behind);
         let began = Instant::now();
+        // Whether importers see the names the same, and who they are, found side by side: the
+        // hovers wait for the server, the import walk for the disk.
+        let decided = async {
+            let same = match (&job.changed, job.written.as_slice()) {
+                (Some(c), [f]) if !c.names.is_empty() => {
+                    self.look_the_same(f, &c.names, &job.before, job.kept.as_deref())
+                        .await
+                }
+                _ => false,
+            };
+            // Hovers that differ while every changed name's header is the same: its body
+            // changed what is inferred of it. Its importers are checked behind the answer
+            // (most such edits break none; a changed declaration or a name gone is waited
+            // for).
+            let behind = !same && self.only_inferred(&job);
+            if behind && let (Ok(mut r), Some(c)) = (relay.lock(), job.changed.as_ref()) {
+                r.behind = c.names.iter().cloned().collect();
+            }
+            let _ = plan.send(!behind);
+            same
+        };
+        let reach = job.changed.as_ref().map(|c| c.reaching.clone());
+        let (same, found) = tokio::join!(decided, self.dependents(&job.written, reach));
         let deps: Vec<PathBuf> = if same {
             Vec::new()
         } else {
-            let reach = job.changed.as_ref().map(|c| c.reaching.clone());
-            self.dependents(&job.written, reach)
-                .await
+            found
                 .into_iter()
                 .filter(|p| self.served(p) && !job.written.contains(p))
                 .collect()
@@ -528,7 +534,7 @@ impl Engine {
         let written = written.to_vec();
         tokio::task::spawn_blocking(move || {
             let root = ws.registry.root().path();
-            let tree = crate::workspace::walk(root, crate::ops::WALK_LIMIT);
+            let tree = ws.registry.tree();
             let all = ws.imports.dependents(root, &tree, &written);
             let Some(names) = names else {
                 return all;

@@ -54,15 +54,14 @@ impl Engine {
     async fn baseline_pass(&self, session: &str) {
         let started = Instant::now();
         let ws = self.shared().clone();
-        let files: Vec<PathBuf> = tokio::task::spawn_blocking(move || {
-            crate::workspace::walk(ws.registry.root().path(), crate::ops::WALK_LIMIT)
-        })
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| self.served(p))
-        .take(PASS_FILES)
-        .collect();
+        let files: Vec<PathBuf> = tokio::task::spawn_blocking(move || ws.registry.tree())
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| self.served(p))
+            .take(PASS_FILES)
+            .cloned()
+            .collect();
         self.registry.sync().await;
         let now = self.registry.tick();
         self.ask_each(&files, Stage::PreEdit, now, |_, _, _| {})
