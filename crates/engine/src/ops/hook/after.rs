@@ -274,8 +274,8 @@ impl Engine {
         plan: tokio::sync::oneshot::Sender<bool>,
     ) {
         let began = Instant::now();
-        // Whether importers see the names the same, and who they are, found side by side: the
-        // hovers wait for the server, the import walk for the disk.
+        // Whether importers see the names the same, and who imports them, found side by side:
+        // the hovers wait for the server, the import walk for the disk.
         let decided = async {
             let same = match (&job.changed, job.written.as_slice()) {
                 (Some(c), [f]) if !c.names.is_empty() => {
@@ -295,11 +295,15 @@ impl Engine {
             let _ = plan.send(!behind);
             same
         };
-        let reach = job.changed.as_ref().map(|c| c.reaching.clone());
-        let (same, found) = tokio::join!(decided, self.dependents(&job.written, reach));
+        // The import walk beside the hovers; which importers use the names only once needed.
+        let (same, all) = tokio::join!(decided, self.importers_of(&job.written));
         let deps: Vec<PathBuf> = if same {
             Vec::new()
         } else {
+            let found = match job.changed.as_ref().map(|c| c.reaching.clone()) {
+                Some(names) => self.mentioning(all, names).await,
+                None => all,
+            };
             found
                 .into_iter()
                 .filter(|p| self.served(p) && !job.written.contains(p))
@@ -530,17 +534,34 @@ impl Engine {
         written: &[PathBuf],
         names: Option<BTreeSet<String>>,
     ) -> Vec<PathBuf> {
+        let all = self.importers_of(written).await;
+        match names {
+            Some(names) => self.mentioning(all, names).await,
+            None => all,
+        }
+    }
+
+    /// The files that import the written ones, or a file re-exporting them (`Imports`), in
+    /// path order. Blocking work on the blocking pool.
+    async fn importers_of(&self, written: &[PathBuf]) -> Vec<PathBuf> {
         let ws = self.shared().clone();
         let written = written.to_vec();
         tokio::task::spawn_blocking(move || {
-            let root = ws.registry.root().path();
             let tree = ws.registry.tree();
-            let all = ws.imports.dependents(root, &tree, &written);
-            let Some(names) = names else {
-                return all;
-            };
+            ws.imports
+                .dependents(ws.registry.root().path(), &tree, &written)
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    /// Those of `files` whose code (comments aside) mentions one of `names` or an alias a
+    /// re-exporting file gives one, those mentioning them most for their size first.
+    async fn mentioning(&self, files: Vec<PathBuf>, names: BTreeSet<String>) -> Vec<PathBuf> {
+        let ws = self.shared().clone();
+        tokio::task::spawn_blocking(move || {
             // Their code without comments: a name in a comment reaches nothing.
-            let texts: Vec<String> = all
+            let texts: Vec<String> = files
                 .iter()
                 .map(|d| {
                     let text = text_in_root(ws.registry.root(), d)
@@ -557,7 +578,7 @@ impl Engine {
             let names = with_aliases(&names, &texts);
             // Those that use the names most for their size first: a server checks a file in
             // about the time its size takes, so within a budget, most of what broke.
-            let mut found: Vec<(u64, PathBuf)> = all
+            let mut found: Vec<(u64, PathBuf)> = files
                 .into_iter()
                 .zip(texts)
                 .filter_map(|(d, t)| {
