@@ -3,7 +3,8 @@
 //! lspgate) of a body-only edit, every other file's earlier answer is taken again
 //! (`summary.reused`); a signature change, and an unannotated body change that changes an
 //! inferred type, have the importers asked again; creating or deleting a file, or changing the
-//! project's config, asks every file. Every answer equals a from-scratch check (a new lspgate
+//! project's config, asks every file; a build info or a log written beside the sources asks
+//! none. Every answer equals a from-scratch check (a new lspgate
 //! on a copy of the tree) after the same edits, and `diagnostics` without a file says the same.
 
 use crate::common;
@@ -204,6 +205,19 @@ async fn scenario(fx: Fixture) {
     // Nothing changed: every answer again.
     let again = check(&gate).await;
     assert_eq!(reused(&again), n, "{again}");
+
+    // (a0) Files no server reads, created and then changed beside the sources, as a user's
+    // `tsc --incremental` and test runs leave them: every answer again.
+    for round in 0..2 {
+        std::fs::write(
+            root.join("tsconfig.tsbuildinfo"),
+            format!("{{\"r\": {round}}}"),
+        )
+        .unwrap();
+        std::fs::write(root.join("src/run.log"), format!("round {round}\n")).unwrap();
+        let r = after(&gate, root, "build info written").await;
+        assert_eq!(reused(&r), n, "round {round}: {r}");
+    }
 
     // (a) A body-only edit of an annotated function, by a plain write.
     edit(root, &core, fx.body);

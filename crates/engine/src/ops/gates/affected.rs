@@ -6,9 +6,10 @@
 //! of its project sees (global scripts, module augmentations). A later check takes the answer
 //! again iff the server instance is the same (no restart since), the key is the same, and the
 //! clock still knows every change since that tick and each was to a source file of the graph
-//! (a change to anything else — tsconfig.json, package.json, pyrightconfig.json, a lockfile, a
-//! hidden file — and any file created or deleted makes every file be asked again). When in
-//! doubt, the server is asked.
+//! or to a file no server reads for an answer (`INERT`: a compiler's build info, logs,
+//! documentation, pictures). A change to anything else — tsconfig.json, package.json,
+//! pyrightconfig.json, a lockfile, a hidden file — and any other file created or deleted
+//! makes every file be asked again. When in doubt, the server is asked.
 //! `tests/it/recheck.rs` holds a taken-again answer to what a check from scratch says.
 
 use std::collections::{HashMap, HashSet};
@@ -85,7 +86,10 @@ impl Answers {
     pub(super) fn survey(self: &Arc<Self>, root: &Root, tree: &[PathBuf], tick: u64) -> Survey {
         let clock = std::time::Instant::now();
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        tree.hash(&mut h);
+        // Files no server reads for an answer (build info, logs, pictures) come and go freely.
+        tree.iter()
+            .filter(|p| !inert(p))
+            .for_each(|p| p.hash(&mut h));
         // What the walk and the watcher skip but imports read: installed packages.
         installs(root.path()).hash(&mut h);
         let tree_digest = h.finish();
@@ -188,7 +192,9 @@ impl Survey {
         }
         let quiet = match registry.changed_since_complete(tick) {
             Some(changed) => {
-                let other = changed.iter().find(|p| !self.sources.contains(*p));
+                let other = changed
+                    .iter()
+                    .find(|p| !self.sources.contains(*p) && !inert(p));
                 if let Some(p) = other {
                     tracing::debug!(file = %p.display(), "a change to a file outside the import graph: every file is asked again");
                 }
@@ -254,6 +260,40 @@ impl Survey {
             inner.answers.retain(|_, a| a.tick >= keep_from);
         }
     }
+}
+
+/// Kinds of files no language server lspgate runs reads to answer for a source file: the
+/// build info and maps a compiler writes beside the sources, logs, documentation, pictures,
+/// translations and templates (not style sheets: a tsserver plugin may type CSS modules). A
+/// change to one leaves every answer as it was.
+const INERT: &[&str] = &[
+    "tsbuildinfo",
+    "map",
+    "log",
+    "pyc",
+    "pyo",
+    "md",
+    "markdown",
+    "rst",
+    "txt",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "ico",
+    "webp",
+    "po",
+    "mo",
+    "html",
+    "htm",
+];
+
+/// Whether `path` is of a kind in `INERT`.
+fn inert(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| INERT.iter().any(|i| e.eq_ignore_ascii_case(i)))
 }
 
 /// Reads one source file's declarations and imports.
@@ -710,6 +750,13 @@ mod tests {
         assert_ne!(key(&body, "user.ts"), key(&sig, "user.ts"));
         assert_ne!(key(&body, "mid.ts"), key(&sig, "mid.ts"));
         assert_eq!(key(&body, "other.ts"), key(&sig, "other.ts"));
+        // What tsc --incremental and a writer of notes leave beside the sources.
+        write("tsconfig.tsbuildinfo", "{}");
+        write("NOTES.md", "# notes\n");
+        let inert = answers.survey(&root_, &walk(&root_), 3);
+        for p in ["core.ts", "mid.ts", "user.ts", "other.ts"] {
+            assert_eq!(key(&sig, p), key(&inert, p), "{p}");
+        }
         write("new.ts", "export {};\n");
         let created = answers.survey(&root_, &walk(&root_), 3);
         assert_ne!(key(&sig, "other.ts"), key(&created, "other.ts"));
