@@ -146,9 +146,12 @@ pub(super) fn script_function(
         }
     }
     let open = open?;
-    // `f(): A | { kind: "s" };` has no body: its last braces are a type.
-    let before = mask[..open].iter().rev().find(|c| !c.is_whitespace());
-    if matches!(before, Some('|' | '&' | ':' | ',' | '<' | '>' | '?' | '='))
+    // `f(): A | { kind: "s" };` has no body: its last braces are a type, as after an arrow
+    // (`f(): () => { a: A }`); after a generic's close (`f(): Array<T> {`) they are the body.
+    let before = mask[..open].iter().rposition(|c| !c.is_whitespace());
+    let arrow = before.is_some_and(|i| mask[i] == '>' && i > 0 && mask[i - 1] == '=');
+    if arrow
+        || before.is_some_and(|i| matches!(mask[i], '|' | '&' | ':' | ',' | '<' | '?' | '='))
         || mask[end..].contains(&';')
     {
         return None;
