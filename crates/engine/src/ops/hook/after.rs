@@ -274,41 +274,7 @@ impl Engine {
         plan: tokio::sync::oneshot::Sender<bool>,
     ) {
         let began = Instant::now();
-        // Whether importers see the names the same, and who imports them, found side by side:
-        // the hovers wait for the server, the import walk for the disk.
-        let decided = async {
-            let same = match (&job.changed, job.written.as_slice()) {
-                (Some(c), [f]) if !c.names.is_empty() => {
-                    self.look_the_same(f, &c.names, &job.before, job.kept.as_deref())
-                        .await
-                }
-                _ => false,
-            };
-            // Hovers that differ while every changed name's header is the same: its body
-            // changed what is inferred of it. Its importers are checked behind the answer
-            // (most such edits break none; a changed declaration or a name gone is waited
-            // for).
-            let behind = !same && self.only_inferred(&job);
-            if behind && let (Ok(mut r), Some(c)) = (relay.lock(), job.changed.as_ref()) {
-                r.behind = c.names.iter().cloned().collect();
-            }
-            let _ = plan.send(!behind);
-            same
-        };
-        // The import walk beside the hovers; which importers use the names only once needed.
-        let (same, all) = tokio::join!(decided, self.importers_of(&job.written));
-        let deps: Vec<PathBuf> = if same {
-            Vec::new()
-        } else {
-            let found = match job.changed.as_ref().map(|c| c.reaching.clone()) {
-                Some(names) => self.mentioning(all, names).await,
-                None => all,
-            };
-            found
-                .into_iter()
-                .filter(|p| self.served(p) && !job.written.contains(p))
-                .collect()
-        };
+        let deps = self.importers_to_ask(&job, relay, plan).await;
         let handed_off = {
             let Ok(mut r) = relay.lock() else { return };
             r.left = deps.iter().cloned().collect();
@@ -373,6 +339,52 @@ impl Engine {
             }
         };
         self.ask_each(&deps, Stage::PostEdit, job.now, each).await;
+    }
+
+    /// The importers the write may break, the densest users of its changed names first: none
+    /// when every changed name shows importers the same as before. Sends `plan` whether the
+    /// hook waits for them (not when only what is inferred changed).
+    async fn importers_to_ask(
+        &self,
+        job: &Job,
+        relay: &Mutex<Relay>,
+        plan: tokio::sync::oneshot::Sender<bool>,
+    ) -> Vec<PathBuf> {
+        // Whether importers see the names the same, and who imports them, found side by side:
+        // the hovers wait for the server, the import walk for the disk.
+        let decided = async {
+            let same = match (&job.changed, job.written.as_slice()) {
+                (Some(c), [f]) if !c.names.is_empty() => {
+                    self.look_the_same(f, &c.names, &job.before, job.kept.as_deref())
+                        .await
+                }
+                _ => false,
+            };
+            // Hovers that differ while every changed name's header is the same: its body
+            // changed what is inferred of it. Its importers are checked behind the answer
+            // (most such edits break none; a changed declaration or a name gone is waited
+            // for).
+            let behind = !same && self.only_inferred(job);
+            if behind && let (Ok(mut r), Some(c)) = (relay.lock(), job.changed.as_ref()) {
+                r.behind = c.names.iter().cloned().collect();
+            }
+            let _ = plan.send(!behind);
+            same
+        };
+        // The import walk beside the hovers; which importers use the names only once needed.
+        let (same, all) = tokio::join!(decided, self.importers_of(&job.written));
+        if same {
+            Vec::new()
+        } else {
+            let found = match job.changed.as_ref().map(|c| c.reaching.clone()) {
+                Some(names) => self.mentioning(all, names).await,
+                None => all,
+            };
+            found
+                .into_iter()
+                .filter(|p| self.served(p) && !job.written.contains(p))
+                .collect()
+        }
     }
 
     /// Each target's baseline per server: asked when nothing else had changed since (exact),
