@@ -250,5 +250,15 @@ async fn the_kept_walk_follows_files_created_replaced_and_deleted() {
     std::fs::write(root.join(".gitignore"), "pkg/c.py\n").unwrap();
     reg.sync().await;
     assert_eq!(names(&reg.tree()), ["pkg/b.py"]);
+
+    // A folder moved out of the workspace whole (one event, for the folder).
+    let away = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
+    std::fs::rename(root.join("pkg"), away.path().join("pkg")).unwrap();
+    reg.sync().await;
+    assert!(reg.tree().is_empty(), "{:?}", names(&reg.tree()));
+    // And back in.
+    std::fs::rename(away.path().join("pkg"), root.join("lib")).unwrap();
+    reg.sync().await;
+    assert_eq!(names(&reg.tree()), ["lib/b.py", "lib/c.py"]);
     drop(dir);
 }

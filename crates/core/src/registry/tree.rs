@@ -34,8 +34,8 @@ struct Kept {
 impl Tree {
     /// Takes note of delivered changes: a file created that the walk did not hold (an
     /// existing file replaced by a rename is held; a hidden one or one gone again would not
-    /// be), one deleted that it held, an ignore file changed, or a rescan, and the next walk is
-    /// a fresh one.
+    /// be; a folder moved in counts), one deleted that it held or a folder holding some, an ignore file changed, or a
+    /// rescan, and the next walk is a fresh one.
     pub(super) fn delivered(&self, root: &Path, changes: &[Change], rescan: bool) {
         let kept = match self.kept.lock() {
             Ok(k) => k.as_ref().map(|k| k.files.clone()),
@@ -46,6 +46,12 @@ impl Tree {
             return;
         };
         let held = |p: &Path| files.binary_search_by(|f| f.as_path().cmp(p)).is_ok();
+        // A folder deleted or moved away: the first file at or after it in path order is in
+        // it, if any is.
+        let holds_under = |dir: &Path| {
+            let at = files.partition_point(|f| f.as_path() < dir);
+            files.get(at).is_some_and(|f| f.starts_with(dir))
+        };
         let moved = rescan
             || changes.iter().any(|c| {
                 let ignore_file = c
@@ -56,9 +62,9 @@ impl Tree {
                 ignore_file
                     || match c.kind {
                         ChangeKind::Created => {
-                            !held(&c.path) && !hidden(root, &c.path) && c.path.is_file()
+                            !held(&c.path) && !hidden(root, &c.path) && c.path.exists()
                         }
-                        ChangeKind::Deleted => held(&c.path),
+                        ChangeKind::Deleted => held(&c.path) || holds_under(&c.path),
                         ChangeKind::Changed => false,
                     }
             });
