@@ -10,7 +10,7 @@
 
 use std::io::{IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
 use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
@@ -170,16 +170,8 @@ const MAX_PREFIX: u64 = 64 << 20;
 /// Whether this process's stdin and stdout are what the daemon can poll (pipes or sockets):
 /// only then are they handed over.
 pub(crate) fn stdio_can_be_handed() -> bool {
-    let pollable = |fd: BorrowedFd<'_>| {
-        rustix::fs::fstat(fd).is_ok_and(|st| {
-            let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
-            matches!(
-                kind,
-                rustix::fs::FileType::Fifo | rustix::fs::FileType::Socket
-            )
-        })
-    };
-    pollable(std::io::stdin().as_fd()) && pollable(std::io::stdout().as_fd())
+    use crate::mcp::stdio::pollable;
+    pollable(std::io::stdin()) && pollable(std::io::stdout())
 }
 
 /// Sends this process's stdin and stdout over `socket`, then `prefix` (bytes already read

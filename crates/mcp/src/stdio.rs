@@ -405,21 +405,31 @@ enum Polled {
     Socket(tokio::net::UnixStream),
 }
 
+/// Whether `fd` is what the runtime can poll: a pipe or a socket (not a file, nor a terminal).
+pub fn pollable(fd: impl AsFd) -> bool {
+    rustix::fs::fstat(fd).is_ok_and(|st| {
+        matches!(
+            rustix::fs::FileType::from_raw_mode(st.st_mode),
+            rustix::fs::FileType::Fifo | rustix::fs::FileType::Socket
+        )
+    })
+}
+
 /// A duplicate of standard descriptor `fd` that the runtime can poll, if it is a pipe or a
-/// Unix socket.
+/// Unix socket (`pollable`).
 fn polled(fd: impl AsFd) -> Option<Polled> {
     // A duplicate (close-on-exec) this process owns; none if `fd` is closed.
     let dup = rustix::io::fcntl_dupfd_cloexec(fd, 0).ok()?;
+    if !pollable(&dup) {
+        return None;
+    }
     let file = std::fs::File::from(dup);
-    let kind = file.metadata().ok()?.file_type();
-    if kind.is_fifo() {
+    if file.metadata().ok()?.file_type().is_fifo() {
         Some(Polled::Pipe(OwnedFd::from(file)))
-    } else if kind.is_socket() {
+    } else {
         let s = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
         s.set_nonblocking(true).ok()?;
         tokio::net::UnixStream::from_std(s).ok().map(Polled::Socket)
-    } else {
-        None
     }
 }
 

@@ -376,11 +376,9 @@ impl Engine {
         if same {
             Vec::new()
         } else {
-            let found = match job.changed.as_ref().map(|c| c.reaching.clone()) {
-                Some(names) => self.mentioning(all, names).await,
-                None => all,
-            };
-            found
+            let reach = job.changed.as_ref().map(|c| c.reaching.clone());
+            self.mentioning(all, reach)
+                .await
                 .into_iter()
                 .filter(|p| self.served(p) && !job.written.contains(p))
                 .collect()
@@ -547,10 +545,7 @@ impl Engine {
         names: Option<BTreeSet<String>>,
     ) -> Vec<PathBuf> {
         let all = self.importers_of(written).await;
-        match names {
-            Some(names) => self.mentioning(all, names).await,
-            None => all,
-        }
+        self.mentioning(all, names).await
     }
 
     /// The files that import the written ones, or a file re-exporting them (`Imports`), in
@@ -568,8 +563,16 @@ impl Engine {
     }
 
     /// Those of `files` whose code (comments aside) mentions one of `names` or an alias a
-    /// re-exporting file gives one, those mentioning them most for their size first.
-    async fn mentioning(&self, files: Vec<PathBuf>, names: BTreeSet<String>) -> Vec<PathBuf> {
+    /// re-exporting file gives one, those mentioning them most for their size first; all of
+    /// them, as they are, when the names are not known.
+    async fn mentioning(
+        &self,
+        files: Vec<PathBuf>,
+        names: Option<BTreeSet<String>>,
+    ) -> Vec<PathBuf> {
+        let Some(names) = names else {
+            return files;
+        };
         let ws = self.shared().clone();
         tokio::task::spawn_blocking(move || {
             // Their code without comments: a name in a comment reaches nothing.
